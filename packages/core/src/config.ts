@@ -1,0 +1,252 @@
+import { z } from "zod";
+import { DomainError } from "./errors.ts";
+
+/**
+ * Every number the product's rules name lives here, typed and validated, with per-environment
+ * overrides. Code elsewhere reads these values; a literal duplicating one of them is a defect.
+ * Durations are in seconds unless the key says otherwise (`…Ms`, `…Days`, `…Bytes`).
+ */
+
+export const ENVIRONMENTS = ["dev", "prod"] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const QUEUE_PURPOSES = [
+  "agent-wakeups",
+  "integration",
+  "indexing",
+  "verification",
+  "release",
+  "dead-letter",
+] as const;
+export type QueuePurpose = (typeof QUEUE_PURPOSES)[number];
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const cron = z.string().regex(/^(\S+\s+){4}\S+$/, "a five-field cron expression");
+
+const queuePolicy = z.object({
+  batchSize: positiveInt,
+  /** How many deliveries run at once for this queue (indexing is single-flight). */
+  concurrency: positiveInt,
+  maxRetries: nonNegativeInt,
+  retryDelaySeconds: nonNegativeInt,
+  /** Where a message goes when its retries run out; null means the rule in `onExhaustion`. */
+  deadLetterQueue: z.enum(QUEUE_PURPOSES).nullable(),
+  onExhaustion: z.enum(["dead-letter", "record-index-failure", "drop-and-log"]),
+});
+
+export const configSchema = z
+  .object({
+    env: z.enum(ENVIRONMENTS),
+    streams: z.object({
+      count: positiveInt,
+      /** Refuse a stream set larger than this in prod. */
+      maxStreamsInProd: positiveInt,
+      retentionSeconds: positiveInt,
+      /** The cron sweep visits one stream per tick. */
+      sweepCron: cron,
+    }),
+    outbox: z.object({
+      maxRowsPerProjectPerPublish: positiveInt,
+      backoffBaseSeconds: positiveInt,
+      backoffMaxSeconds: positiveInt,
+      /** The row goes to `failed` on this failed attempt. */
+      maxAttempts: positiveInt,
+    }),
+    eventRouter: z.object({
+      consumesPerSubscriptionPerRun: positiveInt,
+      projectorMaxApplyCallsPerRun: positiveInt,
+      batchFailuresBeforeDeadLetter: positiveInt,
+      archiveRetentionDays: positiveInt,
+      metricsDataset: z.string().regex(/^[a-z0-9_]+$/),
+    }),
+    queues: z.object({
+      messageRetentionSeconds: positiveInt,
+      /** How long a consumer's lease on a message lasts before another consumer may take it. */
+      leaseSeconds: positiveInt,
+      policies: z.record(z.enum(QUEUE_PURPOSES), queuePolicy),
+    }),
+    integration: z.object({
+      maxDeliveriesPerCommand: positiveInt,
+      maintenanceCron: cron,
+    }),
+    causal: z.object({
+      maxActiveAgentsPerChange: positiveInt,
+      commandsPerChangePerDay: positiveInt,
+      classifierAbstainBelow: z.number().min(0).max(1),
+      classifierDailyCallCap: positiveInt,
+    }),
+    source: z.object({
+      repoTokenTtlSeconds: positiveInt,
+      patchMaxBytes: positiveInt,
+      codeStoreMaxBlobBytes: positiveInt,
+      forkRetentionDays: positiveInt,
+      forksSweepCron: cron,
+    }),
+    sandbox: z.object({
+      openWorkspacesPerChange: positiveInt,
+      monthlySeconds: positiveInt,
+      agentReservationSeconds: positiveInt,
+      candidateReservationSeconds: positiveInt,
+      agentIdleTailSeconds: positiveInt,
+      candidateIdleTailSeconds: positiveInt,
+      commandTimeoutSeconds: positiveInt,
+    }),
+    browser: z.object({
+      sessionMaxSeconds: positiveInt,
+      maxRunsPerCandidate: positiveInt,
+    }),
+    checks: z.object({
+      timeoutsSeconds: z.object({
+        build: positiveInt,
+        unit: positiveInt,
+        contract: positiveInt,
+        "protected-invariant-cart": positiveInt,
+        performance: positiveInt,
+        security: positiveInt,
+        browser: positiveInt,
+      }),
+      defaultP95LimitMs: positiveInt,
+    }),
+    worker: z.object({
+      heartbeatCron: cron,
+      /** The health endpoint calls the worker stale when its last beat is older than this. */
+      heartbeatStaleSeconds: positiveInt,
+    }),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.env === "prod" && cfg.streams.count > cfg.streams.maxStreamsInProd) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["streams", "count"],
+        message: `prod allows at most ${cfg.streams.maxStreamsInProd} streams, got ${cfg.streams.count}`,
+      });
+    }
+    if (cfg.outbox.backoffBaseSeconds > cfg.outbox.backoffMaxSeconds) {
+      ctx.addIssue({ code: "custom", path: ["outbox"], message: "backoff base exceeds backoff cap" });
+    }
+  });
+
+export type RhumbatronConfig = z.infer<typeof configSchema>;
+
+const queue = (p: z.input<typeof queuePolicy>) => p;
+
+const base: RhumbatronConfig = {
+  env: "dev",
+  streams: { count: 8, maxStreamsInProd: 20, retentionSeconds: 7 * 24 * 3600, sweepCron: "* * * * *" },
+  outbox: { maxRowsPerProjectPerPublish: 100, backoffBaseSeconds: 1, backoffMaxSeconds: 300, maxAttempts: 10 },
+  eventRouter: {
+    consumesPerSubscriptionPerRun: 2,
+    projectorMaxApplyCallsPerRun: 15,
+    batchFailuresBeforeDeadLetter: 5,
+    archiveRetentionDays: 30,
+    metricsDataset: "rhumbatron_event_metrics_dev",
+  },
+  queues: {
+    messageRetentionSeconds: 24 * 3600,
+    leaseSeconds: 300,
+    policies: {
+      "agent-wakeups": queue({ batchSize: 10, concurrency: 1, maxRetries: 3, retryDelaySeconds: 30, deadLetterQueue: "dead-letter", onExhaustion: "dead-letter" }),
+      integration: queue({ batchSize: 10, concurrency: 1, maxRetries: 3, retryDelaySeconds: 30, deadLetterQueue: "dead-letter", onExhaustion: "dead-letter" }),
+      indexing: queue({ batchSize: 1, concurrency: 1, maxRetries: 3, retryDelaySeconds: 30, deadLetterQueue: null, onExhaustion: "record-index-failure" }),
+      verification: queue({ batchSize: 5, concurrency: 1, maxRetries: 3, retryDelaySeconds: 30, deadLetterQueue: "dead-letter", onExhaustion: "dead-letter" }),
+      release: queue({ batchSize: 5, concurrency: 1, maxRetries: 3, retryDelaySeconds: 30, deadLetterQueue: "dead-letter", onExhaustion: "dead-letter" }),
+      "dead-letter": queue({ batchSize: 5, concurrency: 1, maxRetries: 5, retryDelaySeconds: 60, deadLetterQueue: null, onExhaustion: "drop-and-log" }),
+    },
+  },
+  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *" },
+  causal: {
+    maxActiveAgentsPerChange: 8,
+    commandsPerChangePerDay: 1000,
+    classifierAbstainBelow: 0.7,
+    classifierDailyCallCap: 200,
+  },
+  source: {
+    repoTokenTtlSeconds: 600,
+    patchMaxBytes: 512 * 1024,
+    codeStoreMaxBlobBytes: 1024 * 1024,
+    forkRetentionDays: 7,
+    forksSweepCron: "0 3 * * *",
+  },
+  sandbox: {
+    openWorkspacesPerChange: 4,
+    monthlySeconds: 18_000,
+    agentReservationSeconds: 300,
+    candidateReservationSeconds: 900,
+    agentIdleTailSeconds: 600,
+    candidateIdleTailSeconds: 120,
+    commandTimeoutSeconds: 180,
+  },
+  browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
+  checks: {
+    timeoutsSeconds: {
+      build: 120,
+      unit: 180,
+      contract: 120,
+      "protected-invariant-cart": 120,
+      performance: 120,
+      security: 180,
+      browser: 90,
+    },
+    defaultP95LimitMs: 200,
+  },
+  worker: { heartbeatCron: "* * * * *", heartbeatStaleSeconds: 180 },
+};
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type ConfigOverrides = DeepPartial<RhumbatronConfig>;
+
+/** What differs in each environment from the base values above. */
+const perEnvironment: Record<Environment, ConfigOverrides> = {
+  dev: {},
+  prod: {
+    env: "prod",
+    eventRouter: { archiveRetentionDays: 365, metricsDataset: "rhumbatron_event_metrics_prod" },
+    source: { forkRetentionDays: 30 },
+  },
+};
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function merge<T>(target: T, patch: unknown): T {
+  if (!isPlainObject(patch) || !isPlainObject(target)) return (patch === undefined ? target : patch) as T;
+  const out: Record<string, unknown> = { ...target };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? merge(out[k], v) : v;
+  }
+  return out as T;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (isPlainObject(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/**
+ * Builds the validated configuration for one environment. `overrides` (for example from tests or
+ * from settings) apply last. Invalid values throw a DomainError INVALID_CONFIG naming each path.
+ */
+export function loadConfig(env: Environment = "dev", overrides: ConfigOverrides = {}): RhumbatronConfig {
+  const merged = merge(merge(structuredClone(base), perEnvironment[env]), { ...overrides, env });
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new DomainError("INVALID_CONFIG", `invalid configuration: ${issues.join("; ")}`, { issues });
+  }
+  return deepFreeze(parsed.data);
+}
+
+export function parseEnvironment(value: string | undefined): Environment {
+  if (value === undefined || value === "") return "dev";
+  const parsed = z.enum(ENVIRONMENTS).safeParse(value);
+  if (!parsed.success) {
+    throw new DomainError("INVALID_CONFIG", `RHUMBATRON_ENV must be one of ${ENVIRONMENTS.join(", ")}, got "${value}"`);
+  }
+  return parsed.data;
+}

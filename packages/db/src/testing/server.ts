@@ -1,0 +1,104 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { startEmbeddedPostgres } from "../embedded.ts";
+import { migrate, readMigrations } from "../migrate.ts";
+
+/**
+ * The Postgres server a test run uses: the one in DATABASE_URL when set, otherwise one embedded
+ * instance for the whole run. A migrated template database, named by a hash of the migrations, is
+ * made once; each test file then gets its own copy (`CREATE DATABASE … TEMPLATE …`), which is fast.
+ */
+export interface TestServer {
+  /** URL of a database on the server with rights to create databases. */
+  adminUrl: string;
+  template: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export function databaseUrl(adminUrl: string, database: string): string {
+  const u = new URL(adminUrl);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export function migrationsHash(): string {
+  const h = createHash("sha256");
+  for (const m of readMigrations()) h.update(`${m.name}:${m.checksum}\n`);
+  return h.digest("hex").slice(0, 12);
+}
+
+export async function adminQuery<T extends pg.QueryResultRow>(adminUrl: string, sql: string, params: unknown[] = []) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await client.query<T>(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startTestServer(): Promise<TestServer> {
+  let adminUrl: string;
+  let stopServer = async () => {};
+  const external = process.env.DATABASE_URL;
+  if (external) {
+    adminUrl = external;
+  } else {
+    const dataDir = mkdtempSync(join(tmpdir(), "rhumbatron-test-pg-"));
+    const server = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
+    adminUrl = server.url("postgres");
+    stopServer = async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+  }
+  const template = `rhumbatron_tpl_${migrationsHash()}`;
+  const exists = await adminQuery(adminUrl, "SELECT 1 FROM pg_database WHERE datname = $1", [template]);
+  if (!exists.rowCount) {
+    // Build under a temporary name and rename, so a crashed run never leaves a half-migrated template.
+    const building = `${template}_b${process.pid}`;
+    await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${building}"`);
+    await adminQuery(adminUrl, `CREATE DATABASE "${building}"`);
+    await migrate(databaseUrl(adminUrl, building));
+    await adminQuery(adminUrl, `ALTER DATABASE "${building}" RENAME TO "${template}"`).catch(async (err) => {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${building}"`);
+      const again = await adminQuery(adminUrl, "SELECT 1 FROM pg_database WHERE datname = $1", [template]);
+      if (!again.rowCount) throw err;
+    });
+  }
+  return { adminUrl, template, stop: stopServer };
+}
+
+/** A fresh migrated database copied from the template; retried because copies of one template serialise. */
+export async function createTestDatabase(adminUrl: string, template: string, name: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(adminUrl, `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+      return databaseUrl(adminUrl, name);
+    } catch (err) {
+      const busy = err instanceof Error && /being accessed by other users/.test(err.message);
+      if (!busy || attempt >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+}
+
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+}
