@@ -1,0 +1,28 @@
+import { defineConfig } from "@playwright/test";
+import { CHROMIUM_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./support/chromium.ts";
+
+const executablePath = findChromium();
+if (!executablePath) throw new Error(CHROMIUM_INSTALL_HINT);
+const port = Number(process.env.E2E_PORT ?? 3199);
+
+// The whole product (Postgres, migrations, seed, worker, web) is started once by global-setup.ts
+// on its own fresh database; specs drive it in Chromium.
+export default defineConfig({
+  testDir: "./specs",
+  globalSetup: "./support/global-setup.ts",
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  forbidOnly: true,
+  timeout: 30_000,
+  reporter: process.env.E2E_JSON_REPORT
+    ? [["list"], ["json", { outputFile: process.env.E2E_JSON_REPORT }]]
+    : [["list"]],
+  use: {
+    baseURL: `http://localhost:${port}`,
+    trace: "off",
+    screenshot: "only-on-failure",
+    launchOptions: { executablePath, args: CHROMIUM_ARGS },
+  },
+  outputDir: "../.data/test-results/e2e",
+});

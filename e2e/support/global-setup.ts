@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { freePort } from "../../scripts/lib/ports.ts";
+import { startStack } from "../../scripts/lib/stack.ts";
+
+/**
+ * Starts the product for the e2e run: on DATABASE_URL's server in a fresh database of its own, or on
+ * a throwaway embedded Postgres. Returns the teardown.
+ */
+export default async function globalSetup() {
+  const port = Number(process.env.E2E_PORT ?? 3199);
+  const external = process.env.DATABASE_URL;
+  let databaseUrl: string | undefined;
+  let dropDb = async () => {};
+  if (external) {
+    const name = `rhumbatron_e2e_${randomBytes(4).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: external });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.end();
+    const u = new URL(external);
+    u.pathname = `/${name}`;
+    databaseUrl = u.toString();
+    dropDb = async () => {
+      const c = new pg.Client({ connectionString: external });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), "rhumbatron-e2e-"));
+  const stack = await startStack({
+    databaseUrl,
+    dataDir,
+    embeddedPgPort: await freePort(),
+    port,
+    dev: false,
+    env: { ...process.env, RHUMBATRON_LOG_LEVEL: "warn" },
+    persistentDb: false,
+    quiet: !process.env.E2E_VERBOSE,
+    log: (line) => process.stdout.write(`e2e: ${line}\n`),
+  });
+  process.env.E2E_DEMO_PROJECT_ID = stack.demo.projectId;
+  return async () => {
+    await stack.stop();
+    await dropDb();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}
