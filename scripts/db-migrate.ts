@@ -5,9 +5,9 @@
 import { parseSettings } from "@rhumbatron/core";
 import { migrate } from "@rhumbatron/db";
 import { openDatabase } from "./lib/database.ts";
-import { ROOT as ROOT_DIR } from "./lib/stack.ts";
 import { loadEnvFile } from "./lib/env-file.ts";
 import { exitWith } from "./lib/fail.ts";
+import { ROOT as ROOT_DIR } from "./lib/stack.ts";
 
 async function main() {
   loadEnvFile(ROOT_DIR);
@@ -19,7 +19,9 @@ async function main() {
   });
   try {
     const result = await migrate(db.url, { log: (l) => console.log(l) });
-    console.log(`${result.total} migrations, ${result.applied.length} applied now, ${result.alreadyApplied} already applied`);
+    console.log(
+      `${result.total} migrations, ${result.applied.length} applied now, ${result.alreadyApplied} already applied`,
+    );
   } finally {
     await db.stop();
   }

@@ -14,6 +14,10 @@ try {
   process.exit(1);
 }
 const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" };
-if (!env.PRISMA_SCHEMA_ENGINE_BINARY) env.PRISMA_SCHEMA_ENGINE_BINARY = existsSync("/bin/false") ? "/bin/false" : process.execPath;
-const res = spawnSync(process.execPath, [cli, "generate", "--schema", "prisma/schema.prisma"], { stdio: "inherit", env });
+if (!env.PRISMA_SCHEMA_ENGINE_BINARY)
+  env.PRISMA_SCHEMA_ENGINE_BINARY = existsSync("/bin/false") ? "/bin/false" : process.execPath;
+const res = spawnSync(process.execPath, [cli, "generate", "--schema", "prisma/schema.prisma"], {
+  stdio: "inherit",
+  env,
+});
 process.exit(res.status ?? 1);

@@ -37,7 +37,9 @@ describe("npm start refuses bad settings with one clear line", () => {
   it("malformed DATABASE_URL", async () => {
     const r = await start({ DATABASE_URL: "mysql://nope" });
     expect(r.code).toBe(1);
-    expect(oneClearLine(r.stderr)).toMatch(/^rhumbatron: DATABASE_URL must look like postgresql:\/\/user:password@host:5432\/database$/);
+    expect(oneClearLine(r.stderr)).toMatch(
+      /^rhumbatron: DATABASE_URL must look like postgresql:\/\/user:password@host:5432\/database$/,
+    );
   });
 
   it("unreachable database", async () => {
@@ -53,7 +55,9 @@ describe("npm start refuses bad settings with one clear line", () => {
     try {
       const r = await start({ PORT: String(port) });
       expect(r.code).toBe(1);
-      expect(oneClearLine(r.stderr)).toBe(`rhumbatron: port ${port} is in use; stop what is using it or set PORT to a free port`);
+      expect(oneClearLine(r.stderr)).toBe(
+        `rhumbatron: port ${port} is in use; stop what is using it or set PORT to a free port`,
+      );
     } finally {
       srv.close();
     }

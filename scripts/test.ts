@@ -37,8 +37,18 @@ function readJson(file: string): unknown {
 async function unitStage(): Promise<Tally> {
   const out = join(resultsDir, "vitest.json");
   rmSync(out, { force: true });
-  const code = await run(join(ROOT, "node_modules/.bin/vitest"), ["run", "--reporter=default", "--reporter=json", `--outputFile.json=${out}`]);
-  const r = readJson(out) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number } | null;
+  const code = await run(join(ROOT, "node_modules/.bin/vitest"), [
+    "run",
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${out}`,
+  ]);
+  const r = readJson(out) as {
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+  } | null;
   if (!r) return { passed: 0, failed: 1, skipped: 0 };
   const failed = r.numFailedTests + (code !== 0 && r.numFailedTests === 0 ? 1 : 0);
   return { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests };
@@ -63,7 +73,10 @@ async function main() {
   const stages: [string, Tally][] = [];
   if (only !== "e2e") stages.push(["unit+integration", await unitStage()]);
   if (only !== "unit") stages.push(["e2e", await e2eStage()]);
-  const total = stages.reduce((a, [, t]) => ({ passed: a.passed + t.passed, failed: a.failed + t.failed, skipped: a.skipped + t.skipped }), { passed: 0, failed: 0, skipped: 0 });
+  const total = stages.reduce(
+    (a, [, t]) => ({ passed: a.passed + t.passed, failed: a.failed + t.failed, skipped: a.skipped + t.skipped }),
+    { passed: 0, failed: 0, skipped: 0 },
+  );
   console.log("");
   for (const [name, t] of stages) console.log(`${name}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
   console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);

@@ -1,7 +1,12 @@
 import { existsSync } from "node:fs";
 
 /** Where we look for Chromium, in order: CHROMIUM_PATH, then the usual system locations. */
-export const CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome-stable", "/usr/bin/google-chrome"];
+export const CHROMIUM_CANDIDATES = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome-stable",
+  "/usr/bin/google-chrome",
+];
 
 export const CHROMIUM_INSTALL_HINT =
   "Chromium was not found. Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.";

@@ -1,7 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { freePort } from "../../scripts/lib/ports.ts";
 import { startStack } from "../../scripts/lib/stack.ts";

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
-import pg from "pg";
 import { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "@rhumbatron/db";
+import pg from "pg";
 import { StartupError } from "./fail.ts";
 import { isPortFree } from "./ports.ts";
 
@@ -58,7 +58,9 @@ export async function openDatabase(options: {
     });
   } catch (err) {
     const reason = err instanceof Error && err.message ? err.message : "the server exited during start-up";
-    throw new StartupError(`the embedded Postgres in ${dataDir} did not start (${reason}); see its log above, or remove that folder to start afresh`);
+    throw new StartupError(
+      `the embedded Postgres in ${dataDir} did not start (${reason}); see its log above, or remove that folder to start afresh`,
+    );
   }
   const database = options.database ?? "rhumbatron";
   await ensureDatabase(server.url("postgres"), database);

@@ -13,7 +13,12 @@ export function startProcess(
   args: string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; quiet?: boolean },
 ): Managed {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   const prefix = (chunk: Buffer, stream: NodeJS.WriteStream) => {
     if (options.quiet) return;
     for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) stream.write(`[${name}] ${line}\n`);
@@ -43,7 +48,10 @@ export async function stopProcess(p: Managed, graceMs = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function waitForHttp(url: string, options: { timeoutMs: number; abort?: Promise<unknown> }): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  options: { timeoutMs: number; abort?: Promise<unknown> },
+): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let aborted = false;
   void options.abort?.then(() => {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEMO, createDb, migrate, seedDemo } from "@rhumbatron/db";
+import { createDb, DEMO, migrate, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
 import { isPortFree } from "./ports.ts";
@@ -69,15 +69,25 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   };
   try {
     const migrated = await migrate(db.url, { log: o.log });
-    o.log(`database ready (${db.embedded ? "embedded" : "DATABASE_URL"}), ${migrated.total} migrations, ${migrated.applied.length} newly applied`);
+    o.log(
+      `database ready (${db.embedded ? "embedded" : "DATABASE_URL"}), ${migrated.total} migrations, ${migrated.applied.length} newly applied`,
+    );
     const prisma = createDb(db.url, { maxConnections: 2 });
     const seed = await seedDemo(prisma).finally(() => prisma.$disconnect());
     if (!o.dev && !webBuildExists()) await buildWeb(o.log, o.quiet);
 
     const env = { ...o.env, DATABASE_URL: db.url, PORT: String(o.port), NEXT_TELEMETRY_DISABLED: "1" };
-    const worker = startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], { cwd: ROOT, env, quiet: o.quiet });
+    const worker = startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
+      cwd: ROOT,
+      env,
+      quiet: o.quiet,
+    });
     children.push(worker);
-    const web = startProcess("web", bin("next"), [o.dev ? "dev" : "start", "-p", String(o.port)], { cwd: WEB_DIR, env, quiet: o.quiet });
+    const web = startProcess("web", bin("next"), [o.dev ? "dev" : "start", "-p", String(o.port)], {
+      cwd: WEB_DIR,
+      env,
+      quiet: o.quiet,
+    });
     children.push(web);
     const crashed = Promise.race(children.map((c) => c.exited.then((code) => `${c.name} exited with code ${code}`)));
     const url = `http://localhost:${o.port}`;

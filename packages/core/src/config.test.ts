@@ -7,10 +7,24 @@ describe("configuration", () => {
     const c = loadConfig("dev");
     expect(c.streams.count).toBe(8);
     expect(c.streams.retentionSeconds).toBe(604_800);
-    expect(c.outbox).toEqual({ maxRowsPerProjectPerPublish: 100, backoffBaseSeconds: 1, backoffMaxSeconds: 300, maxAttempts: 10 });
+    expect(c.outbox).toEqual({
+      maxRowsPerProjectPerPublish: 100,
+      backoffBaseSeconds: 1,
+      backoffMaxSeconds: 300,
+      maxAttempts: 10,
+    });
     expect(c.queues.policies["agent-wakeups"]).toMatchObject({ batchSize: 10, maxRetries: 3, retryDelaySeconds: 30 });
-    expect(c.queues.policies["dead-letter"]).toMatchObject({ batchSize: 5, maxRetries: 5, retryDelaySeconds: 60, deadLetterQueue: null });
-    expect(c.queues.policies.indexing).toMatchObject({ batchSize: 1, concurrency: 1, onExhaustion: "record-index-failure" });
+    expect(c.queues.policies["dead-letter"]).toMatchObject({
+      batchSize: 5,
+      maxRetries: 5,
+      retryDelaySeconds: 60,
+      deadLetterQueue: null,
+    });
+    expect(c.queues.policies.indexing).toMatchObject({
+      batchSize: 1,
+      concurrency: 1,
+      onExhaustion: "record-index-failure",
+    });
     expect(c.queues.messageRetentionSeconds).toBe(86_400);
     expect(c.integration).toEqual({ maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *" });
     expect(c.causal).toEqual({

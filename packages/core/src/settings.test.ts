@@ -4,7 +4,12 @@ import { parseSettings } from "./settings.ts";
 describe("settings", () => {
   it("has defaults for everything but the database", () => {
     const s = parseSettings({});
-    expect(s).toMatchObject({ PORT: 3000, RHUMBATRON_ENV: "dev", RHUMBATRON_EXECUTOR: "local", RHUMBATRON_DATA_DIR: ".data" });
+    expect(s).toMatchObject({
+      PORT: 3000,
+      RHUMBATRON_ENV: "dev",
+      RHUMBATRON_EXECUTOR: "local",
+      RHUMBATRON_DATA_DIR: ".data",
+    });
     expect(s.DATABASE_URL).toBeUndefined();
   });
 

@@ -36,7 +36,10 @@ export const settingsSchema = z.object({
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
-  RHUMBATRON_LOCAL_USER_EMAIL: z.preprocess(emptyToUndefined, z.string().email().default("admin@demo.rhumbatron.local")),
+  RHUMBATRON_LOCAL_USER_EMAIL: z.preprocess(
+    emptyToUndefined,
+    z.string().email().default("admin@demo.rhumbatron.local"),
+  ),
   INNGEST_EVENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isDomainError } from "@rhumbatron/core";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { isDomainError } from "@rhumbatron/core";
 import { migrate, readMigrations } from "./migrate.ts";
 import { adminQuery, databaseUrl, dropDatabase } from "./testing/index.ts";
 
@@ -45,10 +45,15 @@ describe("migrate", () => {
     const result = await migrate(url);
     const files = readMigrations();
     expect(result.applied).toEqual(files.map((f) => f.name));
-    const rows = await query<{ id: string; checksum: string; migration_name: string; finished_at: Date | null; applied_steps_count: number; rolled_back_at: Date | null; logs: string | null }>(
-      url,
-      `SELECT * FROM "_prisma_migrations" ORDER BY started_at, migration_name`,
-    );
+    const rows = await query<{
+      id: string;
+      checksum: string;
+      migration_name: string;
+      finished_at: Date | null;
+      applied_steps_count: number;
+      rolled_back_at: Date | null;
+      logs: string | null;
+    }>(url, `SELECT * FROM "_prisma_migrations" ORDER BY started_at, migration_name`);
     expect(rows.map((r) => r.migration_name)).toEqual(files.map((f) => f.name));
     for (const r of rows) {
       expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -75,11 +80,17 @@ describe("migrate", () => {
 
   it("rolls back a failing migration completely and records nothing for it", async () => {
     const url = await emptyDatabase();
-    const dir = migrationsDir({ "001_ok": "CREATE TABLE ok (id int);", "002_bad": "CREATE TABLE half (id int);\nSELECT nope FROM missing;" });
+    const dir = migrationsDir({
+      "001_ok": "CREATE TABLE ok (id int);",
+      "002_bad": "CREATE TABLE half (id int);\nSELECT nope FROM missing;",
+    });
     const err = await migrate(url, { dir }).catch((e: unknown) => e);
     expect(isDomainError(err) && err.code).toBe("PRECONDITION_FAILED");
     expect((err as Error).message).toMatch(/002_bad failed and was rolled back/);
-    const tables = await query<{ tablename: string }>(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
+    const tables = await query<{ tablename: string }>(
+      url,
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    );
     expect(tables.map((t) => t.tablename)).toEqual(["_prisma_migrations", "ok"]);
     const recorded = await query<{ migration_name: string }>(url, `SELECT migration_name FROM "_prisma_migrations"`);
     expect(recorded.map((r) => r.migration_name)).toEqual(["001_ok"]);
@@ -88,7 +99,9 @@ describe("migrate", () => {
   it("refuses a migration that was edited after it was applied", async () => {
     const url = await emptyDatabase();
     await migrate(url, { dir: migrationsDir({ "001_a": "CREATE TABLE a (id int);" }) });
-    const err = await migrate(url, { dir: migrationsDir({ "001_a": "CREATE TABLE a (id bigint);" }) }).catch((e: unknown) => e);
+    const err = await migrate(url, { dir: migrationsDir({ "001_a": "CREATE TABLE a (id bigint);" }) }).catch(
+      (e: unknown) => e,
+    );
     expect((err as Error).message).toMatch(/001_a was changed after it was applied/);
   });
 

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { DomainError } from "@rhumbatron/core";
+import pg from "pg";
 
 /**
  * Applies the SQL migrations in prisma/migrations the way `prisma migrate deploy` does, without

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { listMemberships, listProjects } from "../queries/projects.ts";
 import { useTestDatabase } from "../testing/index.ts";
 import { DEMO, seedDemo } from "./seed-demo.ts";
-import { listMemberships, listProjects } from "../queries/projects.ts";
 
 const t = useTestDatabase();
 

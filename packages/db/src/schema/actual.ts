@@ -3,7 +3,13 @@ import type { ForeignKeyShape, KeyShape, SchemaShape, TableShape } from "./shape
 
 /** Reads the `public` schema of a live database into the shape the drift check compares. */
 
-const ACTIONS: Record<string, string> = { a: "NO ACTION", r: "RESTRICT", c: "CASCADE", n: "SET NULL", d: "SET DEFAULT" };
+const ACTIONS: Record<string, string> = {
+  a: "NO ACTION",
+  r: "RESTRICT",
+  c: "CASCADE",
+  n: "SET NULL",
+  d: "SET DEFAULT",
+};
 
 /** Turns a Postgres default expression into the drift check's normal form. */
 export function normaliseDefault(expr: string | null): string | null {
@@ -28,7 +34,13 @@ export async function actualSchema(databaseUrl: string): Promise<SchemaShape> {
   await client.connect();
   try {
     const tables: Record<string, TableShape> = {};
-    const cols = await client.query<{ table: string; column: string; type: string; notnull: boolean; def: string | null }>(`
+    const cols = await client.query<{
+      table: string;
+      column: string;
+      type: string;
+      notnull: boolean;
+      def: string | null;
+    }>(`
       SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type,
              a.attnotnull AS notnull, pg_get_expr(d.adbin, d.adrelid) AS def
       FROM pg_attribute a
@@ -41,7 +53,13 @@ export async function actualSchema(databaseUrl: string): Promise<SchemaShape> {
       tables[r.table] ??= { columns: {}, primaryKey: null, uniques: [], indexes: [], foreignKeys: [] };
       tables[r.table].columns[r.column] = { type: r.type, nullable: !r.notnull, default: normaliseDefault(r.def) };
     }
-    const idx = await client.query<{ table: string; name: string; columns: string[]; primary: boolean; unique: boolean }>(`
+    const idx = await client.query<{
+      table: string;
+      name: string;
+      columns: string[];
+      primary: boolean;
+      unique: boolean;
+    }>(`
       SELECT t.relname AS table, i.relname AS name, x.indisprimary AS primary, x.indisunique AS unique,
              array(SELECT a.attname FROM unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
                    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum ORDER BY k.ord)::text[] AS columns

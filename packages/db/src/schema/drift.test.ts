@@ -43,17 +43,27 @@ describe("schema.prisma and the migrations agree", () => {
 
   it("fails on a changed type, nullability, default, unique key, index or foreign key", async () => {
     const edited = schemaText
-      .replace('title           String\n  description     String   @default("")', 'title           String?\n  description     String   @default("x")')
+      .replace(
+        'title           String\n  description     String   @default("")',
+        'title           String?\n  description     String   @default("x")',
+      )
       .replace("@@unique([tenantId, name])", "")
       .replace("@@index([userId])", "")
       .replace("pid        Int", "pid        BigInt")
-      .replace("tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Restrict)", "tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Cascade)");
+      .replace(
+        "tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Restrict)",
+        "tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Cascade)",
+      );
     const diff = diffSchemas(expectedSchema(edited), await actualSchema(t.url));
     expect(diff).toContain("changes.title: nullable in schema.prisma, NOT NULL in the database");
     expect(diff).toContain('changes.description: default is "x" in schema.prisma, "" in the database');
     expect(diff).toContain("worker_heartbeats.pid: type is bigint in schema.prisma, integer in the database");
-    expect(diff).toContain("projects: unique projects_tenant_id_name_key(tenant_id,name) is in the database but not in schema.prisma");
-    expect(diff).toContain("memberships: index memberships_user_id_idx(user_id) is in the database but not in schema.prisma");
+    expect(diff).toContain(
+      "projects: unique projects_tenant_id_name_key(tenant_id,name) is in the database but not in schema.prisma",
+    );
+    expect(diff).toContain(
+      "memberships: index memberships_user_id_idx(user_id) is in the database but not in schema.prisma",
+    );
     expect(diff.some((d) => d.startsWith("projects: foreign key projects_tenant_id_fkey"))).toBe(true);
   });
 

@@ -164,14 +164,26 @@ export function expectedSchema(schemaText: string = readFileSync(SCHEMA_PATH, "u
             columns,
             refTable: tableOf(target),
             refColumns: (f.relationToFields ?? []).map((x) => columnOf(target, x)),
-            onDelete: (f.relationOnDelete ?? (f.isRequired ? "Restrict" : "SetNull")).toUpperCase().replace("SETNULL", "SET NULL").replace("NOACTION", "NO ACTION").replace("SETDEFAULT", "SET DEFAULT"),
-            onUpdate: (f.relationOnUpdate ?? "Cascade").toUpperCase().replace("SETNULL", "SET NULL").replace("NOACTION", "NO ACTION").replace("SETDEFAULT", "SET DEFAULT"),
+            onDelete: (f.relationOnDelete ?? (f.isRequired ? "Restrict" : "SetNull"))
+              .toUpperCase()
+              .replace("SETNULL", "SET NULL")
+              .replace("NOACTION", "NO ACTION")
+              .replace("SETDEFAULT", "SET DEFAULT"),
+            onUpdate: (f.relationOnUpdate ?? "Cascade")
+              .toUpperCase()
+              .replace("SETNULL", "SET NULL")
+              .replace("NOACTION", "NO ACTION")
+              .replace("SETDEFAULT", "SET DEFAULT"),
           });
         }
         continue;
       }
       const baseType =
-        f.kind === "enum" ? quoteIdent(enumDbName(f.type)) : f.nativeType ? nativeTypeName(f.nativeType) : SCALAR_TYPES[f.type];
+        f.kind === "enum"
+          ? quoteIdent(enumDbName(f.type))
+          : f.nativeType
+            ? nativeTypeName(f.nativeType)
+            : SCALAR_TYPES[f.type];
       t.columns[f.dbName ?? f.name] = {
         type: `${baseType ?? `unsupported:${f.type}`}${f.isList ? "[]" : ""}`,
         // Prisma creates scalar lists as nullable array columns.
@@ -182,8 +194,10 @@ export function expectedSchema(schemaText: string = readFileSync(SCHEMA_PATH, "u
     for (const idx of datamodel.indexes.filter((i) => i.model === m.name)) {
       const columns = idx.fields.map((x) => columnOf(m, x.name));
       if (idx.type === "id") t.primaryKey = { name: idx.dbName ?? defaultName(table, columns, "pkey"), columns };
-      else if (idx.type === "unique") t.uniques.push({ name: idx.dbName ?? defaultName(table, columns, "key"), columns });
-      else if (idx.type === "normal") t.indexes.push({ name: idx.dbName ?? defaultName(table, columns, "idx"), columns });
+      else if (idx.type === "unique")
+        t.uniques.push({ name: idx.dbName ?? defaultName(table, columns, "key"), columns });
+      else if (idx.type === "normal")
+        t.indexes.push({ name: idx.dbName ?? defaultName(table, columns, "idx"), columns });
     }
     tables[table] = t;
   }

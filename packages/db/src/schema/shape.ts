@@ -36,7 +36,13 @@ const keyText = (k: KeyShape) => `${k.name}(${k.columns.join(",")})`;
 const fkText = (k: ForeignKeyShape) =>
   `${keyText(k)} -> ${k.refTable}(${k.refColumns.join(",")}) on delete ${k.onDelete} on update ${k.onUpdate}`;
 
-function diffKeys<T extends KeyShape>(where: string, what: string, want: T[], have: T[], text: (k: T) => string): string[] {
+function diffKeys<T extends KeyShape>(
+  where: string,
+  what: string,
+  want: T[],
+  have: T[],
+  text: (k: T) => string,
+): string[] {
   const w = new Set(want.map(text));
   const h = new Set(have.map(text));
   return [
@@ -71,13 +77,25 @@ export function diffSchemas(expected: SchemaShape, actual: SchemaShape): string[
       }
       if (w.type !== h.type) out.push(`${name}.${col}: type is ${w.type} in schema.prisma, ${h.type} in the database`);
       if (w.nullable !== h.nullable)
-        out.push(`${name}.${col}: ${w.nullable ? "nullable" : "NOT NULL"} in schema.prisma, ${h.nullable ? "nullable" : "NOT NULL"} in the database`);
+        out.push(
+          `${name}.${col}: ${w.nullable ? "nullable" : "NOT NULL"} in schema.prisma, ${h.nullable ? "nullable" : "NOT NULL"} in the database`,
+        );
       if (w.default !== h.default)
-        out.push(`${name}.${col}: default is ${fmtDefault(w.default)} in schema.prisma, ${fmtDefault(h.default)} in the database`);
+        out.push(
+          `${name}.${col}: default is ${fmtDefault(w.default)} in schema.prisma, ${fmtDefault(h.default)} in the database`,
+        );
     }
     for (const col of Object.keys(have.columns))
       if (!want.columns[col]) out.push(`${name}.${col} is in the database but not in schema.prisma`);
-    out.push(...diffKeys(name, "primary key", want.primaryKey ? [want.primaryKey] : [], have.primaryKey ? [have.primaryKey] : [], keyText));
+    out.push(
+      ...diffKeys(
+        name,
+        "primary key",
+        want.primaryKey ? [want.primaryKey] : [],
+        have.primaryKey ? [have.primaryKey] : [],
+        keyText,
+      ),
+    );
     out.push(...diffKeys(name, "unique", want.uniques, have.uniques, keyText));
     out.push(...diffKeys(name, "index", want.indexes, have.indexes, keyText));
     out.push(...diffKeys(name, "foreign key", want.foreignKeys, have.foreignKeys, fkText));

@@ -1,0 +1,190 @@
+import { z } from "zod";
+
+/**
+ * Every Event type the system writes, its current version, its payload schema, and which owner
+ * writes it: `project-root` facts lock the project row and take a random ID; `resource-shard` facts
+ * lock the resource they concern (for example the change) and take a stable ID (spec: Transactional
+ * outbox). A payload change that breaks readers bumps the version.
+ */
+const id = z.string().min(1);
+const paths = z.array(z.string().min(1));
+const riskTier = z.enum(["low", "medium", "high", "critical"]);
+
+export const EVENT_CATALOGUE = {
+  "project.created": { version: 1, owner: "project-root", payload: z.object({ name: z.string().min(1) }) },
+  "project.archived": { version: 1, owner: "project-root", payload: z.object({}) },
+  "artifact.promoted": {
+    version: 1,
+    owner: "project-root",
+    payload: z.object({
+      candidateId: id,
+      generation: z.number().int().nonnegative(),
+      treeHash: z.string(),
+      commit: z.string(),
+    }),
+  },
+  "canonical.advanced": {
+    version: 1,
+    owner: "project-root",
+    payload: z.object({
+      candidateId: id,
+      fromGeneration: z.number().int().nonnegative(),
+      toGeneration: z.number().int().positive(),
+      treeHash: z.string(),
+    }),
+  },
+  "change.created": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      title: z.string().min(1),
+      riskTier,
+      clientRequestId: z.string().min(1),
+      taskCount: z.number().int().nonnegative(),
+    }),
+  },
+  "change.dispatched": { version: 1, owner: "resource-shard", payload: z.object({ readyTaskIds: z.array(id) }) },
+  "task.ready": { version: 1, owner: "resource-shard", payload: z.object({ key: z.string() }) },
+  "task.started": { version: 1, owner: "resource-shard", payload: z.object({ agentId: id, runId: id }) },
+  "task.completed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ runId: id, changeSetId: id.nullable() }),
+  },
+  "task.failed": { version: 1, owner: "resource-shard", payload: z.object({ reason: z.string() }) },
+  "task.blocked": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ limit: z.string().min(1), reason: z.string() }),
+  },
+  "intent.declared": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ agentId: id, paths, prefixes: paths }),
+  },
+  "challenge.raised": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ agentId: id, paths, reason: z.string() }),
+  },
+  "changeset.published": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ changeSetId: id, agentId: id, paths, patchRef: z.string().nullable() }),
+  },
+  "claim.acquired": { version: 1, owner: "resource-shard", payload: z.object({ agentId: id, paths }) },
+  "claim.released": { version: 1, owner: "resource-shard", payload: z.object({ agentId: id, paths }) },
+  "agent.woken": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ agentId: id, reason: z.string(), stale: z.boolean() }),
+  },
+  "model.routed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ purpose: z.string(), model: z.string() }),
+  },
+  "verification.started": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ reason: z.enum(["work_graph_completed", "manual", "retry"]), candidateId: id.nullable() }),
+  },
+  "candidate.created": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, baseGeneration: z.number().int().nonnegative(), compositionKey: z.string() }),
+  },
+  "candidate.composed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, treeHash: z.string() }),
+  },
+  "candidate.verified": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, humanGate: z.boolean() }),
+  },
+  "candidate.rejected": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, reason: z.string(), gaps: z.array(z.string()) }),
+  },
+  "candidate.stale": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, canonicalGeneration: z.number().int() }),
+  },
+  "evidence.recorded": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      candidateId: id,
+      checkId: z.string(),
+      status: z.enum(["pass", "fail", "error", "skipped"]),
+      coverage: z.enum(["not_checked", "checked_no_signal", "checked_supported"]),
+    }),
+  },
+  "approval.requested": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, treeHash: z.string() }),
+  },
+  "approval.granted": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, treeHash: z.string(), approverId: id }),
+  },
+  "approval.rejected": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, treeHash: z.string(), approverId: id, note: z.string().min(1) }),
+  },
+  "promotion.blocked": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, blocks: z.array(z.string()) }),
+  },
+  "release.started": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ releaseId: id, generation: z.number().int() }),
+  },
+  "release.completed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ releaseId: id, outcome: z.enum(["succeeded", "failed"]) }),
+  },
+} as const satisfies Record<string, { version: number; owner: "project-root" | "resource-shard"; payload: z.ZodType }>;
+
+export type EventType = keyof typeof EVENT_CATALOGUE;
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
+export type EventPayload<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["payload"]>;
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(EVENT_CATALOGUE, value);
+}
+
+/**
+ * Lifecycle Events -> metric names of the analytics dataset (one point per Event).
+ * A function of the event so a woken agent that found its wake stale counts as a false wakeup.
+ */
+export const METRIC_FOR_EVENT: Partial<Record<EventType, (payload: Record<string, unknown>) => string>> = {
+  "change.created": () => "change_created",
+  "task.ready": () => "task_ready",
+  "task.started": () => "task_started",
+  "task.completed": () => "task_completed",
+  "task.failed": () => "task_failed",
+  "task.blocked": () => "task_blocked",
+  "agent.woken": (p) => (p.stale === true ? "agent_false_wakeup" : "agent_wakeup"),
+  "model.routed": () => "model_route",
+  "candidate.created": () => "candidate_created",
+  "candidate.composed": () => "candidate_composed",
+  "candidate.verified": () => "candidate_verified",
+  "candidate.rejected": () => "candidate_rejected",
+  "candidate.stale": () => "candidate_stale",
+  "approval.granted": () => "approval_granted",
+  "approval.rejected": () => "approval_rejected",
+  "promotion.blocked": () => "promotion_blocked",
+  "canonical.advanced": () => "promotion_completed",
+  "release.completed": () => "release_completed",
+};
