@@ -29,9 +29,10 @@ describe("schema.prisma and the migrations agree", () => {
 
   it("sees every model of schema.prisma as a table", async () => {
     const expected = expectedSchema(schemaText);
-    expect(Object.keys(expected.tables).sort()).toEqual(
-      ["changes", "memberships", "projects", "tasks", "tenants", "users", "worker_heartbeats"].sort(),
+    expect(Object.keys(expected.tables)).toEqual(
+      expect.arrayContaining(["changes", "memberships", "projects", "tasks", "tenants", "users", "outbox"]),
     );
+    expect(Object.keys(expected.tables).sort()).toEqual(Object.keys((await actualSchema(t.url)).tables).sort());
     expect(expected.tables.tasks?.columns.dependencies).toEqual({ type: "text[]", nullable: true, default: "[]" });
   });
 

@@ -41,3 +41,4 @@ export function useTestDatabase(): TestDatabase {
     },
   };
 }
+export { seedChange, seedProjects, testEvent } from "./fixtures.ts";

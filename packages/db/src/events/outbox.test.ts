@@ -1,0 +1,123 @@
+import { loadConfig, streamIndex } from "@rhumbatron/core";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { pgNotifyNudger } from "../nudge.ts";
+import { seedChange, seedProjects, testEvent, useTestDatabase } from "../testing/index.ts";
+import { withTransaction } from "../transaction.ts";
+import { appendToOutbox, withProjectRoot, withResourceShard } from "./outbox.ts";
+
+const t = useTestDatabase();
+const config = loadConfig("dev");
+const deps = { config, nudger: pgNotifyNudger };
+
+describe("the outbox", () => {
+  it("writes the state change and its Event in one transaction, or neither", async () => {
+    await seedProjects(t.db, ["proj_a"]);
+    await seedChange(t.db, "proj_a", "chg_a");
+    const ev = testEvent("task.failed", {
+      projectId: "proj_a",
+      changeId: "chg_a",
+      taskId: "task_1",
+      payload: { reason: "x" },
+    });
+    await expect(
+      withResourceShard(t.db, "change:chg_a", deps, async (ctx) => {
+        await ctx.tx.change.update({ where: { id: "chg_a" }, data: { title: "changed" } });
+        await appendToOutbox(ctx, [ev], deps);
+        throw new Error("crash before commit");
+      }),
+    ).rejects.toThrow("crash before commit");
+    expect((await t.db.change.findUniqueOrThrow({ where: { id: "chg_a" } })).title).toBe("chg_a");
+    expect(await t.db.outboxRow.count({ where: { eventId: ev.eventId } })).toBe(0);
+
+    await withResourceShard(t.db, "change:chg_a", deps, async (ctx) => {
+      await ctx.tx.change.update({ where: { id: "chg_a" }, data: { title: "changed" } });
+      return { result: null, events: [ev] };
+    });
+    const row = await t.db.outboxRow.findUniqueOrThrow({ where: { eventId: ev.eventId } });
+    expect(row).toMatchObject({ state: "pending", attempts: 0, projectId: "proj_a", eventType: "task.failed" });
+    expect(row.streamIndex).toBe(streamIndex("proj_a", 8));
+    expect(row.envelope).toEqual(JSON.parse(JSON.stringify(ev)));
+  });
+
+  it("ignores a repeated event_id (a retried step writes the same Event again)", async () => {
+    await seedProjects(t.db, ["proj_b"]);
+    await seedChange(t.db, "proj_b", "chg_b");
+    const ev = testEvent("task.failed", {
+      projectId: "proj_b",
+      changeId: "chg_b",
+      taskId: "t",
+      payload: { reason: "x" },
+    });
+    const first = await withTransaction(t.db, (ctx) => appendToOutbox(ctx, [ev], deps));
+    const second = await withTransaction(t.db, (ctx) => appendToOutbox(ctx, [ev], deps));
+    expect(first).toEqual([ev.eventId]);
+    expect(second).toEqual([]);
+    // Concurrent repeats: still one row.
+    const ev2 = testEvent("task.failed", {
+      projectId: "proj_b",
+      changeId: "chg_b",
+      taskId: "u",
+      payload: { reason: "y" },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => withTransaction(t.db, (ctx) => appendToOutbox(ctx, [ev2], deps))),
+    );
+    expect(results.flat()).toEqual([ev2.eventId]);
+    expect(await t.db.outboxRow.count({ where: { projectId: "proj_b" } })).toBe(2);
+  });
+
+  it("locks the project row for project-root facts and refuses an unknown owner", async () => {
+    await seedProjects(t.db, ["proj_c"]);
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const first = withProjectRoot(t.db, "proj_c", deps, async () => {
+      order.push("first locked");
+      await held;
+      order.push("first done");
+      return { result: null, events: [] };
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const second = withProjectRoot(t.db, "proj_c", deps, async () => {
+      order.push("second locked");
+      return { result: null, events: [] };
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["first locked", "first done", "second locked"]);
+    await expect(
+      withProjectRoot(t.db, "proj_missing", deps, async () => ({ result: 1, events: [] })),
+    ).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(
+      withResourceShard(t.db, "widget:1", deps, async () => ({ result: 1, events: [] })),
+    ).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+
+  it("nudges the publisher on commit only", async () => {
+    await seedProjects(t.db, ["proj_d"]);
+    await seedChange(t.db, "proj_d", "chg_d");
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const got: string[] = [];
+    listener.on("notification", (n) => got.push(n.channel));
+    await listener.query("LISTEN rhumbatron_outbox");
+    const ev = (k: string) =>
+      testEvent("task.failed", { projectId: "proj_d", changeId: "chg_d", taskId: k, payload: { reason: k } });
+    await withTransaction(t.db, async (ctx) => {
+      await appendToOutbox(ctx, [ev("rolled")], deps);
+      throw new Error("rollback");
+    }).catch(() => {});
+    await new Promise((r) => setTimeout(r, 150));
+    expect(got).toEqual([]);
+    await withTransaction(t.db, (ctx) => appendToOutbox(ctx, [ev("kept")], deps));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(got).toEqual(["rhumbatron_outbox"]);
+    await listener.end();
+  });
+});

@@ -1,0 +1,211 @@
+import { loadConfig, streamIndex } from "@rhumbatron/core";
+import { describe, expect, it } from "vitest";
+import type { Nudger } from "../nudge.ts";
+import { seedChange, seedProjects, testEvent, useTestDatabase } from "../testing/index.ts";
+import { withTransaction } from "../transaction.ts";
+import { appendToOutbox } from "./outbox.ts";
+import { publishDue, publishProject } from "./publisher.ts";
+import { postgresStreamSink, type StreamSink } from "./stream.ts";
+
+const t = useTestDatabase();
+const config = loadConfig("dev");
+const noNudge: Nudger = { nudge: async () => {} };
+const t0 = new Date("2026-03-01T00:00:00Z");
+
+function failingSink(shouldFail: () => boolean): StreamSink {
+  return {
+    append: (tx, stream, records, now) =>
+      shouldFail()
+        ? Promise.reject(new Error("stream store unavailable"))
+        : postgresStreamSink.append(tx, stream, records, now),
+  };
+}
+
+async function write(projectId: string, changeId: string, keys: string[]) {
+  await withTransaction(t.db, (ctx) =>
+    appendToOutbox(
+      ctx,
+      keys.map((k) => testEvent("task.failed", { projectId, changeId, taskId: k, payload: { reason: k } })),
+      { config, nudger: noNudge },
+    ),
+  );
+}
+
+async function streamOrder(projectId: string): Promise<string[]> {
+  const rows = await t.db.streamEntry.findMany({ where: { projectId }, orderBy: { offset: "asc" } });
+  return rows.map((r) => (r.envelope as { payload: { reason: string } }).payload.reason);
+}
+
+describe("the publisher", () => {
+  it("sends rows in commit order with gap-free offsets, marks them published and nudges the router", async () => {
+    await seedProjects(t.db, ["proj_p1"]);
+    await seedChange(t.db, "proj_p1", "chg_p1");
+    await write("proj_p1", "chg_p1", ["a", "b"]);
+    await write("proj_p1", "chg_p1", ["c"]);
+    const channels: string[] = [];
+    const nudger: Nudger = { nudge: async (_ctx, ch) => void channels.push(ch) };
+    const r = await publishProject(t.db, "proj_p1", { config, sink: postgresStreamSink, nudger, now: () => t0 });
+    expect(r).toMatchObject({ published: 3, failedSend: false, heldBack: false });
+    expect(await streamOrder("proj_p1")).toEqual(["a", "b", "c"]);
+    const stream = streamIndex("proj_p1", 8);
+    const offsets = (
+      await t.db.streamEntry.findMany({ where: { streamIndex: stream }, orderBy: { offset: "asc" } })
+    ).map((e) => Number(e.offset));
+    expect(offsets).toEqual(offsets.map((_, i) => (offsets[0] as number) + i));
+    expect(await t.db.outboxRow.count({ where: { projectId: "proj_p1", state: "published" } })).toBe(3);
+    expect(channels).toEqual([`stream_${String(stream).padStart(2, "0")}`]);
+    // Nothing left: a second run publishes nothing.
+    expect(
+      (await publishProject(t.db, "proj_p1", { config, sink: postgresStreamSink, nudger, now: () => t0 })).published,
+    ).toBe(0);
+  });
+
+  it("sends at most 100 rows per project per run", async () => {
+    await seedProjects(t.db, ["proj_p2"]);
+    await seedChange(t.db, "proj_p2", "chg_p2");
+    await write(
+      "proj_p2",
+      "chg_p2",
+      Array.from({ length: 130 }, (_, i) => `r${i}`),
+    );
+    const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => t0 };
+    expect((await publishProject(t.db, "proj_p2", deps)).published).toBe(100);
+    expect((await publishProject(t.db, "proj_p2", deps)).published).toBe(30);
+  });
+
+  it("backs off 1, 2, 4 … s with last_error, holds later rows back, fails on the 10th attempt, then moves on", async () => {
+    await seedProjects(t.db, ["proj_p3"]);
+    await seedChange(t.db, "proj_p3", "chg_p3");
+    await write("proj_p3", "chg_p3", ["first"]);
+    await write("proj_p3", "chg_p3", ["second"]);
+    let now = t0;
+    const deps = { config, sink: failingSink(() => true), nudger: noNudge, now: () => now };
+    const waits: number[] = [];
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const r = await publishProject(t.db, "proj_p3", deps);
+      expect(r.failedSend).toBe(true);
+      const first = await t.db.outboxRow.findFirstOrThrow({
+        where: { projectId: "proj_p3" },
+        orderBy: { projectSeq: "asc" },
+      });
+      expect(first.attempts).toBe(attempt);
+      expect(first.lastError).toBe("stream store unavailable");
+      if (attempt < 10) {
+        expect(first.state).toBe("retry_wait");
+        const wait = ((first.nextAttemptAt?.getTime() ?? 0) - now.getTime()) / 1000;
+        waits.push(wait);
+        // Not due yet: the row, and the one behind it, stay put.
+        now = new Date(now.getTime() + wait * 1000 - 1);
+        expect(await publishProject(t.db, "proj_p3", deps)).toMatchObject({ heldBack: true, published: 0 });
+        now = new Date(now.getTime() + 1);
+      } else {
+        expect(first.state).toBe("failed");
+      }
+      const second = await t.db.outboxRow.findFirstOrThrow({
+        where: { projectId: "proj_p3" },
+        orderBy: { projectSeq: "desc" },
+      });
+      expect(second.state).toBe("pending");
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    expect(await t.db.streamEntry.count({ where: { projectId: "proj_p3" } })).toBe(0);
+    // The failed row is final and visible; the row behind it is no longer held back.
+    const ok = await publishProject(t.db, "proj_p3", { ...deps, sink: postgresStreamSink });
+    expect(ok.published).toBe(1);
+    expect(await streamOrder("proj_p3")).toEqual(["second"]);
+  });
+
+  it("fails a row at once when its stream has no producer binding", async () => {
+    let pid = "proj_nb0";
+    for (let i = 0; streamIndex(pid, 8) === 0; i++) pid = `proj_nb${i}`;
+    await seedProjects(t.db, [pid]);
+    await seedChange(t.db, pid, `chg_${pid}`);
+    await write(pid, `chg_${pid}`, ["x"]);
+    const oneStream = loadConfig("dev", { streams: { count: 1 } });
+    const r = await publishProject(t.db, pid, {
+      config: oneStream,
+      sink: postgresStreamSink,
+      nudger: noNudge,
+      now: () => t0,
+    });
+    expect(r).toMatchObject({ published: 0, failedRows: 1 });
+    const row = await t.db.outboxRow.findFirstOrThrow({ where: { projectId: pid } });
+    expect(row).toMatchObject({ state: "failed", attempts: 0 });
+    expect(row.lastError).toMatch(/no producer binding for stream 0\d/);
+  });
+
+  it("keeps each project's order on a shared stream under 4 concurrent writers, 2 publishers and send failures", async () => {
+    const a = "proj_order_a";
+    let b = "proj_order_b0";
+    for (let i = 1; streamIndex(b, 8) !== streamIndex(a, 8); i++) b = `proj_order_b${i}`;
+    await seedProjects(t.db, [a, b]);
+    await seedChange(t.db, a, "chg_oa");
+    await seedChange(t.db, b, "chg_ob");
+    const perWriter = 500;
+    let skewMs = 0;
+    let sends = 0;
+    const deps = {
+      config,
+      sink: failingSink(() => ++sends % 7 === 0),
+      nudger: noNudge,
+      now: () => new Date(Date.now() + skewMs),
+    };
+    let writing = true;
+    const writers = [0, 1, 2, 3].map(async (w) => {
+      const project = w % 2 === 0 ? a : b;
+      for (let i = 0; i < perWriter; i += 5) {
+        await write(
+          project,
+          project === a ? "chg_oa" : "chg_ob",
+          [0, 1, 2, 3, 4].map((k) => `w${w}-${String(i + k).padStart(4, "0")}`),
+        );
+      }
+    });
+    const publishers = [0, 1].map(async () => {
+      while (writing) {
+        await publishDue(t.db, deps);
+        skewMs += 10_000; // let retries come due quickly
+      }
+    });
+    await Promise.all(writers);
+    writing = false;
+    await Promise.all(publishers);
+    for (let i = 0; i < 50; i++) {
+      skewMs += 600_000;
+      const r = await publishDue(t.db, deps);
+      if (r.published === 0 && (await t.db.outboxRow.count({ where: { state: { not: "published" } } })) === 0) break;
+    }
+    expect(await t.db.outboxRow.count({ where: { projectId: { in: [a, b] }, state: { not: "published" } } })).toBe(0);
+    const stream = streamIndex(a, 8);
+    const entries = await t.db.streamEntry.findMany({
+      where: { streamIndex: stream, projectId: { in: [a, b] } },
+      orderBy: { offset: "asc" },
+    });
+    expect(entries).toHaveLength(4 * perWriter);
+    // Offsets on the stream are gap-free.
+    const all = await t.db.streamEntry.findMany({
+      where: { streamIndex: stream },
+      orderBy: { offset: "asc" },
+      select: { offset: true },
+    });
+    all.forEach((e, i) => expect(Number(e.offset)).toBe(Number(all[0]?.offset) + i));
+    // Each project's entries follow its commit order (the outbox sequence), and each writer's own order.
+    for (const project of [a, b]) {
+      const seqOf = new Map(
+        (
+          await t.db.outboxRow.findMany({ where: { projectId: project }, select: { eventId: true, projectSeq: true } })
+        ).map((r) => [r.eventId, r.projectSeq]),
+      );
+      const seqs = entries.filter((e) => e.projectId === project).map((e) => seqOf.get(e.eventId) ?? -1n);
+      expect(seqs).toEqual([...seqs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+      for (const w of [0, 1, 2, 3]) {
+        const mine = entries
+          .filter((e) => e.projectId === project)
+          .map((e) => (e.envelope as { payload: { reason: string } }).payload.reason)
+          .filter((r) => r.startsWith(`w${w}-`));
+        expect(mine).toEqual([...mine].sort());
+      }
+    }
+    expect(sends).toBeGreaterThan(7);
+  }, 120_000);
+});

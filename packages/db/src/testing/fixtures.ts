@@ -1,0 +1,52 @@
+import { buildEvent, type EventEnvelope, type EventPayload, type EventType, stableEventId } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+
+/** Test fixtures for event tests: a tenant, projects and changes, and envelopes for them. */
+export async function seedProjects(db: Db, projectIds: string[], tenantId = "ten_test"): Promise<void> {
+  await db.tenant.upsert({
+    where: { id: tenantId },
+    create: { id: tenantId, slug: tenantId, name: tenantId },
+    update: {},
+  });
+  for (const id of projectIds) {
+    await db.project.upsert({ where: { id }, create: { id, tenantId, name: id, status: "active" }, update: {} });
+  }
+}
+
+export async function seedChange(db: Db, projectId: string, changeId: string): Promise<void> {
+  await db.change.upsert({
+    where: { id: changeId },
+    create: { id: changeId, projectId, title: changeId, riskTier: "low", clientRequestId: changeId },
+    update: {},
+  });
+}
+
+export function testEvent<T extends EventType>(
+  eventType: T,
+  o: {
+    projectId: string;
+    changeId?: string;
+    taskId?: string;
+    key?: string;
+    tenantId?: string;
+    payload: EventPayload<T>;
+    at?: Date;
+  },
+): EventEnvelope<T> {
+  const changeId = o.changeId ?? `chg_${o.projectId}`;
+  return buildEvent({
+    eventId: stableEventId(changeId, eventType, o.taskId ?? null, o.key ?? null),
+    eventType,
+    tenantId: o.tenantId ?? "ten_test",
+    projectId: o.projectId,
+    changeId,
+    taskId: o.taskId ?? null,
+    actor: { kind: "system", id: "test" },
+    resource: `change:${changeId}`,
+    canonicalGeneration: 0,
+    causedBy: null,
+    correlationId: changeId,
+    timestamp: o.at ?? new Date("2026-01-01T00:00:00Z"),
+    payload: o.payload,
+  });
+}
