@@ -3,6 +3,7 @@
  * Postgres (embedded in .data/ unless DATABASE_URL is set) -> migrations -> demo seed -> worker + web.
  * Ctrl-C stops web, worker and the embedded Postgres; the data stays for the next start.
  */
+import { spawn } from "node:child_process";
 import { parseSettings } from "@rhumbatron/core";
 import { loadEnvFile } from "./lib/env-file.ts";
 import { exitWith } from "./lib/fail.ts";
@@ -10,6 +11,25 @@ import { ROOT as ROOT_DIR, startStack } from "./lib/stack.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => process.stdout.write(`rhumbatron: ${line}\n`);
+
+/**
+ * Ctrl-C signals the terminal's whole process group. The embedded Postgres is a child of this
+ * process and would get that SIGINT too, and stop before web and worker. So the stack runs in a
+ * child process of its own session; this parent forwards Ctrl-C to it as one orderly SIGTERM.
+ */
+function supervise(): void {
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    detached: true,
+    env: { ...process.env, RHUMBATRON_SUPERVISED: "1" },
+  });
+  const forward = () => {
+    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGTERM");
+  };
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
 
 async function main() {
   loadEnvFile(ROOT_DIR);
@@ -47,4 +67,5 @@ async function main() {
   log("press Ctrl-C to stop");
 }
 
-main().catch(exitWith);
+if (process.env.RHUMBATRON_SUPERVISED === "1") main().catch(exitWith);
+else supervise();

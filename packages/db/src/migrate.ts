@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DomainError } from "@rhumbatron/core";
 import pg from "pg";
@@ -15,7 +15,9 @@ import pg from "pg";
  * - the same advisory lock number as Prisma serialises concurrent runs.
  */
 
-export const MIGRATIONS_DIR = resolve(fileURLToPath(new URL("../../../prisma/migrations", import.meta.url)));
+// Built from the module's own folder (not `new URL(folder, import.meta.url)`, which bundlers
+// mistake for an import of that folder).
+export const MIGRATIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../prisma/migrations");
 
 /** Prisma's migrate advisory lock key. */
 const PRISMA_ADVISORY_LOCK = 72707369;

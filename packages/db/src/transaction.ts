@@ -1,5 +1,5 @@
-import type { Prisma } from "./generated/prisma/client.ts";
 import type { Db } from "./client.ts";
+import type { Prisma } from "./generated/prisma/client.ts";
 
 export type Tx = Prisma.TransactionClient;
 
@@ -28,14 +28,11 @@ export async function withTransaction<T>(
   options: TransactionOptions & { onHookError?: (err: unknown) => void } = {},
 ): Promise<T> {
   const hooks: AfterCommit[] = [];
-  const result = await db.$transaction(
-    (tx) => fn({ tx, afterCommit: (hook) => hooks.push(hook) }),
-    {
-      ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
-      timeout: options.timeoutMs ?? 15_000,
-      maxWait: options.maxWaitMs ?? 5_000,
-    },
-  );
+  const result = await db.$transaction((tx) => fn({ tx, afterCommit: (hook) => hooks.push(hook) }), {
+    ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
+    timeout: options.timeoutMs ?? 15_000,
+    maxWait: options.maxWaitMs ?? 5_000,
+  });
   for (const hook of hooks) {
     try {
       await hook();

@@ -123,6 +123,17 @@ CREATE TABLE "project_views" (
 );
 
 -- CreateTable
+CREATE TABLE "project_view_entities" (
+    "project_id" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "entity_id" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "event_id" TEXT NOT NULL,
+
+    CONSTRAINT "project_view_entities_pkey" PRIMARY KEY ("project_id","kind","entity_id")
+);
+
+-- CreateTable
 CREATE TABLE "project_events" (
     "id" BIGSERIAL NOT NULL,
     "project_id" TEXT NOT NULL,

@@ -40,7 +40,7 @@ export const EVENT_CATALOGUE = {
       title: z.string().min(1),
       riskTier,
       clientRequestId: z.string().min(1),
-      taskCount: z.number().int().nonnegative(),
+      taskIds: z.array(id),
     }),
   },
   "change.dispatched": { version: 1, owner: "resource-shard", payload: z.object({ readyTaskIds: z.array(id) }) },

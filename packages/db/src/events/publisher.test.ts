@@ -188,7 +188,8 @@ describe("the publisher", () => {
       orderBy: { offset: "asc" },
       select: { offset: true },
     });
-    all.forEach((e, i) => expect(Number(e.offset)).toBe(Number(all[0]?.offset) + i));
+    const firstOffset = Number(all[0]?.offset);
+    expect(all.map((e) => Number(e.offset))).toEqual(all.map((_, i) => firstOffset + i));
     // Each project's entries follow its commit order (the outbox sequence), and each writer's own order.
     for (const project of [a, b]) {
       const seqOf = new Map(

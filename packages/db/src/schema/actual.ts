@@ -50,8 +50,9 @@ export async function actualSchema(databaseUrl: string): Promise<SchemaShape> {
       WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relname <> '_prisma_migrations'
       ORDER BY c.relname, a.attnum`);
     for (const r of cols.rows) {
-      tables[r.table] ??= { columns: {}, primaryKey: null, uniques: [], indexes: [], foreignKeys: [] };
-      tables[r.table].columns[r.column] = { type: r.type, nullable: !r.notnull, default: normaliseDefault(r.def) };
+      const table = tables[r.table] ?? { columns: {}, primaryKey: null, uniques: [], indexes: [], foreignKeys: [] };
+      tables[r.table] = table;
+      table.columns[r.column] = { type: r.type, nullable: !r.notnull, default: normaliseDefault(r.def) };
     }
     const idx = await client.query<{
       table: string;

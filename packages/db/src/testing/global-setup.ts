@@ -1,12 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { startTestServer } from "./server.ts";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    pgAdminUrl: string;
-    pgTemplate: string;
-  }
-}
+import "./provided.ts";
 
 /** Vitest global setup: one Postgres server and one migrated template for the whole run. */
 export default async function setup(project: TestProject) {

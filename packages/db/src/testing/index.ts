@@ -1,3 +1,4 @@
+import "./provided.ts";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
 import { createDb, type Db } from "../client.ts";

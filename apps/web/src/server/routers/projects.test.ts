@@ -1,0 +1,87 @@
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { TRPCError } from "@trpc/server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  ACME,
+  callerAs,
+  emailFor,
+  LONER_EMAIL,
+  OTHER,
+  OUTSIDER_EMAIL,
+  ROLES,
+  recordingDb,
+  seedTenants,
+} from "../testing/fixtures.ts";
+import { createContext } from "../trpc.ts";
+import { createCaller } from "./_app.ts";
+
+const t = useTestDatabase();
+beforeAll(async () => seedTenants(t.db));
+
+async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TRPCError)) throw new Error(`expected a TRPCError, got ${String(err)}`);
+  return err;
+}
+
+describe("projects.list", () => {
+  it.each(ROLES)("lists the tenant's projects for a %s (viewer is the minimum)", async (role) => {
+    const projects = await callerAs(t.db, emailFor(role)).projects.list({ tenantId: ACME.tenantId });
+    expect(projects.map((p) => [p.name, p.status, p.canonicalGeneration]).sort()).toEqual([
+      ["blog", "provisioning", 3],
+      ["shop", "active", 0],
+    ]);
+    expect(projects.every((p) => p.id.startsWith("proj_"))).toBe(true);
+  });
+
+  it("refuses a member of another tenant with FORBIDDEN, before reading any project", async () => {
+    const { db, touched } = recordingDb(t.db);
+    const caller = createCaller(createContext({ db, headers: new Headers(), localUserEmail: OUTSIDER_EMAIL }));
+    const err = await rejection(caller.projects.list({ tenantId: ACME.tenantId }));
+    expect(err.code).toBe("FORBIDDEN");
+    expect(err.message).not.toContain("shop");
+    expect(touched).not.toContain("project");
+    // Its own tenant still works, and shows only its own project.
+    const own = await caller.projects.list({ tenantId: OTHER.tenantId });
+    expect(own.map((p) => p.name)).toEqual(["secret"]);
+    expect(touched).toContain("project"); // the recorder does see a read when one happens
+  });
+
+  it("answers an unknown tenant exactly like a tenant the caller is not in", async () => {
+    const err = await rejection(callerAs(t.db, emailFor("admin")).projects.list({ tenantId: "ten_missing" }));
+    expect(err.code).toBe("FORBIDDEN");
+  });
+
+  it("refuses a caller who belongs to no tenant", async () => {
+    const err = await rejection(callerAs(t.db, LONER_EMAIL).projects.list({ tenantId: ACME.tenantId }));
+    expect(err.code).toBe("FORBIDDEN");
+  });
+
+  it("returns UNAUTHORIZED when the local user does not exist", async () => {
+    const err = await rejection(callerAs(t.db, "nobody@nowhere.test").projects.list({ tenantId: ACME.tenantId }));
+    expect(err.code).toBe("UNAUTHORIZED");
+  });
+
+  it.each([
+    ["a number", { tenantId: 123 }],
+    ["missing", {}],
+    ["empty", { tenantId: "" }],
+    ["no input at all", undefined],
+  ])(
+    "rejects a tenantId that is %s with BAD_REQUEST and zod issues, without touching the database",
+    async (_, input) => {
+      const { db, touched } = recordingDb(t.db);
+      const caller = createCaller(createContext({ db, headers: new Headers(), localUserEmail: emailFor("admin") }));
+      // `as never` bypasses the input type on purpose: this is the input a broken client would send.
+      const err = await rejection(caller.projects.list(input as never));
+      expect(err.code).toBe("BAD_REQUEST");
+      expect(err.cause).toBeInstanceOf(z.ZodError);
+      expect((err.cause as z.ZodError).issues[0]?.path).toEqual(input === undefined ? [] : ["tenantId"]);
+      expect(touched).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,65 @@
+import type { Db, Role } from "@rhumbatron/db";
+import { createCaller } from "../routers/_app.ts";
+import { createContext } from "../trpc.ts";
+
+/**
+ * Two tenants for router tests: "Acme" with one user per role and two projects, "Other" with one
+ * member and one project, and a user who belongs to no tenant.
+ */
+export const ROLES: Role[] = ["viewer", "member", "approver", "operator", "admin"];
+
+export const ACME = { tenantId: "ten_acme", name: "Acme" } as const;
+export const OTHER = { tenantId: "ten_other", name: "Other" } as const;
+export const emailFor = (role: Role) => `${role}@acme.test`;
+export const OUTSIDER_EMAIL = "member@other.test";
+export const LONER_EMAIL = "loner@nowhere.test";
+
+export async function seedTenants(db: Db) {
+  await db.tenant.createMany({
+    data: [
+      { id: ACME.tenantId, slug: "acme", name: ACME.name },
+      { id: OTHER.tenantId, slug: "other", name: OTHER.name },
+    ],
+  });
+  for (const role of ROLES) {
+    await db.user.create({ data: { id: `usr_acme_${role}`, email: emailFor(role), name: `Acme ${role}` } });
+    await db.membership.create({ data: { tenantId: ACME.tenantId, userId: `usr_acme_${role}`, role } });
+  }
+  await db.user.create({ data: { id: "usr_other", email: OUTSIDER_EMAIL, name: "Other member" } });
+  await db.membership.create({ data: { tenantId: OTHER.tenantId, userId: "usr_other", role: "admin" } });
+  await db.user.create({ data: { id: "usr_loner", email: LONER_EMAIL, name: "Loner" } });
+  await db.project.createMany({
+    data: [
+      { id: "proj_00000000-0000-4000-8000-00000000a001", tenantId: ACME.tenantId, name: "shop", status: "active" },
+      {
+        id: "proj_00000000-0000-4000-8000-00000000a002",
+        tenantId: ACME.tenantId,
+        name: "blog",
+        status: "provisioning",
+        canonicalGeneration: 3,
+      },
+      { id: "proj_00000000-0000-4000-8000-00000000b001", tenantId: OTHER.tenantId, name: "secret", status: "active" },
+    ],
+  });
+}
+
+/** A tRPC caller acting as the local user with this email, through the real resolveCaller. */
+export function callerAs(db: Db, localUserEmail: string) {
+  return createCaller(createContext({ db, headers: new Headers(), localUserEmail }));
+}
+
+/**
+ * The real client, with a record of which parts of it were used (`project`, `membership`, `$queryRaw`…),
+ * to prove a rejected request read nothing. Not a mock: every call still goes to Postgres.
+ */
+export function recordingDb(db: Db): { db: Db; touched: string[] } {
+  const touched: string[] = [];
+  const proxy = new Proxy(db, {
+    get(target, prop) {
+      if (typeof prop === "string" && prop !== "then") touched.push(prop);
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: proxy, touched };
+}

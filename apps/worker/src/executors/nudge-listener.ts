@@ -1,0 +1,113 @@
+import { NUDGE_CHANNEL_PREFIX, pgNudgeChannel } from "@rhumbatron/db";
+import pg from "pg";
+import type { Logger } from "pino";
+import { errorMessage } from "./run.ts";
+
+export interface Backoff {
+  minMs: number;
+  maxMs: number;
+}
+
+export interface NudgeListenerOptions {
+  databaseUrl: string;
+  /** Bare channel names (`heartbeat`); each is listened to as `rhumbatron_<channel>`. */
+  channels: string[];
+  onNudge(channel: string, payload: string | undefined): void;
+  /** Called after a reconnect: any nudge sent while the connection was down is lost. */
+  onReconnect(): void;
+  logger: Logger;
+  backoff: Backoff;
+}
+
+/**
+ * LISTENs on one dedicated pg connection (never a pooled one: a pool would hand the connection to
+ * other queries and drop the LISTEN). If the connection drops it reconnects, waiting
+ * min·2^n ms up to max between failed attempts.
+ */
+export class NudgeListener {
+  private client: pg.Client | undefined;
+  private opening: Promise<unknown> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private stopped = false;
+
+  constructor(private readonly options: NudgeListenerOptions) {}
+
+  /** Resolves once LISTEN is active; rejects if the first connection fails (a wrong URL should fail fast). */
+  async start(): Promise<void> {
+    const opening = this.open();
+    this.opening = opening;
+    this.client = await opening;
+    this.options.logger.info({ channels: this.options.channels }, "nudge listener connected");
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    await this.opening?.catch(() => {});
+    const client = this.client;
+    this.client = undefined;
+    await client?.end();
+  }
+
+  private async open(): Promise<pg.Client> {
+    const { databaseUrl, channels, logger } = this.options;
+    const client = new pg.Client({ connectionString: databaseUrl, application_name: "rhumbatron-worker-nudges" });
+    // Without an error listener a dropped connection would crash the process; 'end' follows it.
+    client.on("error", (err) => logger.warn({ error: errorMessage(err) }, "nudge listener connection error"));
+    try {
+      await client.connect();
+      // Channel names are validated identifiers (pgNudgeChannel), so interpolating them is safe.
+      for (const channel of channels) await client.query(`LISTEN ${pgNudgeChannel(channel)}`);
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    client.on("notification", (n) => {
+      if (!n.channel.startsWith(NUDGE_CHANNEL_PREFIX)) return;
+      this.options.onNudge(n.channel.slice(NUDGE_CHANNEL_PREFIX.length), n.payload || undefined);
+    });
+    client.on("end", () => this.onEnd(client));
+    return client;
+  }
+
+  private onEnd(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    if (this.stopped) return;
+    this.options.logger.warn("nudge listener disconnected; reconnecting");
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    const { minMs, maxMs } = this.options.backoff;
+    const delay = Math.min(minMs * 2 ** this.failures, maxMs);
+    // stop() awaits `opening`, so a reconnect in flight never leaves a connection behind.
+    this.retryTimer = setTimeout(() => {
+      this.opening = this.reconnect();
+    }, delay);
+  }
+
+  /** Never throws: a failure schedules the next attempt. */
+  private async reconnect(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const client = await this.open();
+      if (this.stopped) {
+        await client.end();
+        return;
+      }
+      this.client = client;
+      this.failures = 0;
+      this.options.logger.info({ channels: this.options.channels }, "nudge listener reconnected");
+      this.options.onReconnect();
+    } catch (err) {
+      this.failures++;
+      this.options.logger.warn(
+        { error: errorMessage(err), failures: this.failures },
+        "nudge listener reconnect failed",
+      );
+      this.scheduleReconnect();
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { performance } from "node:perf_hooks";
+import type { RhumbatronConfig } from "@rhumbatron/core";
+import type { Db } from "@rhumbatron/db";
+import type { Logger } from "pino";
+import type { RunTrigger, WorkerFunction } from "../functions/types.ts";
+import type { WorkerIdentity } from "../identity.ts";
+
+/** What both executors hand to every run. */
+export interface RunDeps {
+  db: Db;
+  config: RhumbatronConfig;
+  logger: Logger;
+  worker: WorkerIdentity;
+  now: () => Date;
+}
+
+/** The one structured line logged per run. */
+export interface RunRecord {
+  function: string;
+  trigger: RunTrigger;
+  key: string;
+  durationMs: number;
+  outcome: "ok" | "error";
+  error?: string;
+}
+
+export interface RunOutcome {
+  record: RunRecord;
+  result?: unknown;
+  /** The thrown value, kept so the Inngest executor can rethrow it (and so retry) unchanged. */
+  failure?: unknown;
+}
+
+/** Runs one function once, never throws, and logs exactly one line about it. */
+export async function runFunction(
+  fn: WorkerFunction,
+  deps: RunDeps,
+  key: string,
+  trigger: RunTrigger,
+): Promise<RunOutcome> {
+  const logger = deps.logger.child({ function: fn.id, trigger, key });
+  // Monotonic clock for durations; the injected `now` is domain time and may be fixed in tests.
+  const started = performance.now();
+  let outcome: Omit<RunOutcome, "record">;
+  try {
+    outcome = {
+      result: await fn.handler({
+        db: deps.db,
+        config: deps.config,
+        logger,
+        now: deps.now,
+        key,
+        trigger,
+        worker: deps.worker,
+      }),
+    };
+  } catch (failure) {
+    outcome = { failure };
+  }
+  const durationMs = Math.round(performance.now() - started);
+  const record: RunRecord =
+    "failure" in outcome
+      ? { function: fn.id, trigger, key, durationMs, outcome: "error", error: errorMessage(outcome.failure) }
+      : { function: fn.id, trigger, key, durationMs, outcome: "ok" };
+  if (record.outcome === "ok") deps.logger.info(record, "run finished");
+  else deps.logger.error(record, "run failed");
+  return { record, ...outcome };
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

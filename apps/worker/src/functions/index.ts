@@ -1,0 +1,37 @@
+import type { RhumbatronConfig } from "@rhumbatron/core";
+import { DomainError } from "@rhumbatron/core";
+import { validateNudgeChannel } from "@rhumbatron/db";
+import { heartbeatFunction } from "./heartbeat.ts";
+import type { WorkerFunction } from "./types.ts";
+
+export { type HeartbeatResult, heartbeatFunction } from "./heartbeat.ts";
+export { DEFAULT_RUN_KEY, type FunctionContext, type RunTrigger, type WorkerFunction } from "./types.ts";
+
+/** Inngest's limit; the local executor does not retry (the next cron tick or nudge does). */
+const MAX_RETRIES = 20;
+
+export interface FunctionDeps {
+  config: RhumbatronConfig;
+}
+
+/** The registry both executors read: every background function, with triggers from config. */
+export function buildFunctions({ config }: FunctionDeps): WorkerFunction[] {
+  return checkRegistry([heartbeatFunction(config)]);
+}
+
+/** Fails at startup, not at the first nudge, on a duplicate id, an invalid channel or retry count. */
+export function checkRegistry(functions: WorkerFunction[]): WorkerFunction[] {
+  const ids = new Set<string>();
+  for (const fn of functions) {
+    if (ids.has(fn.id)) throw new DomainError("INVALID_CONFIG", `two worker functions have the id "${fn.id}"`);
+    ids.add(fn.id);
+    if (fn.triggers.nudge !== undefined) validateNudgeChannel(fn.triggers.nudge);
+    if (!Number.isInteger(fn.retries) || fn.retries < 0 || fn.retries > MAX_RETRIES) {
+      throw new DomainError(
+        "INVALID_CONFIG",
+        `worker function "${fn.id}": retries must be an integer 0..${MAX_RETRIES}`,
+      );
+    }
+  }
+  return functions;
+}

@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { describe, expect, it } from "vitest";
+
+const t = useTestDatabase();
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const mainPath = fileURLToPath(new URL("./main.ts", import.meta.url));
+
+/** The worker as an operator runs it: a separate process with only the environment we give it. */
+function startWorker(env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", mainPath], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (c) => {
+    out.stdout += c;
+  });
+  child.stderr?.on("data", (c) => {
+    out.stderr += c;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, out, exited };
+}
+
+function stdoutLine(child: ChildProcess, match: (line: Record<string, unknown>) => boolean) {
+  return new Promise<Record<string, unknown>>((resolve) => {
+    let buffer = "";
+    child.stdout?.on("data", (c) => {
+      buffer += c;
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const raw of lines) {
+        const line = JSON.parse(raw) as Record<string, unknown>;
+        if (match(line)) resolve(line);
+      }
+    });
+  });
+}
+
+describe("worker main", () => {
+  it("prints one clear line and exits 1 on a bad setting", async () => {
+    const { out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_EXECUTOR: "cloudflare" });
+    expect(await exited).toBe(1);
+    expect(out.stderr.trim().split("\n")).toHaveLength(1);
+    expect(out.stderr).toMatch(/^rhumbatron worker: invalid settings: RHUMBATRON_EXECUTOR /);
+    expect(out.stdout).toBe("");
+  });
+
+  it("says that DATABASE_URL is missing", async () => {
+    const { out, exited } = startWorker({});
+    expect(await exited).toBe(1);
+    expect(out.stderr.trim().split("\n")).toHaveLength(1);
+    expect(out.stderr).toContain("DATABASE_URL is not set");
+  });
+
+  it("refuses to start the inngest executor in cloud mode without a signing key", async () => {
+    const { out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_EXECUTOR: "inngest" });
+    expect(await exited).toBe(1);
+    expect(out.stderr).toMatch(
+      /^rhumbatron worker: cannot start the inngest executor: INNGEST_SIGNING_KEY is required/,
+    );
+    expect(out.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("starts the local executor, beats, and stops cleanly with exit 0 on SIGTERM", async () => {
+    const { child, out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_LOG_LEVEL: "info" });
+    const started = await stdoutLine(child, (l) => l.msg === "worker started");
+    expect(started).toMatchObject({ executor: "local", level: 30 });
+    await stdoutLine(child, (l) => l.function === "heartbeat" && l.trigger === "start");
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(out.stdout).toContain('"msg":"worker stopped"');
+    expect(out.stderr).toBe("");
+    const row = await t.db.workerHeartbeat.findUniqueOrThrow({ where: { workerId: String(started.workerId) } });
+    expect(row).toMatchObject({ executor: "local", beats: 1 });
+  });
+});

@@ -1,0 +1,85 @@
+import { isDomainError, loadConfig, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
+import { createDb } from "@rhumbatron/db";
+import { createInngestExecutor } from "./executors/inngest.ts";
+import { createLocalExecutor } from "./executors/local.ts";
+import { errorMessage } from "./executors/run.ts";
+import type { Executor } from "./executors/types.ts";
+import { buildFunctions } from "./functions/index.ts";
+import { workerIdentity } from "./identity.ts";
+import { createLogger } from "./logger.ts";
+
+/** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
+function fail(message: string): never {
+  process.stderr.write(`rhumbatron worker: ${message}\n`);
+  process.exit(1);
+}
+
+function settingsOrFail(): Settings & { DATABASE_URL: string } {
+  let settings: Settings;
+  try {
+    settings = parseSettings(process.env);
+  } catch (err) {
+    fail(`invalid settings: ${errorMessage(err)}`);
+  }
+  const url = settings.DATABASE_URL;
+  if (!url)
+    fail(
+      "DATABASE_URL is not set; set it to postgresql://user:password@host:5432/database (npm start sets it for you)",
+    );
+  return { ...settings, DATABASE_URL: url };
+}
+
+async function main(): Promise<void> {
+  const settings = settingsOrFail();
+  let config: RhumbatronConfig;
+  try {
+    config = loadConfig(settings.RHUMBATRON_ENV);
+  } catch (err) {
+    fail(`invalid configuration: ${errorMessage(err)}`);
+  }
+  const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
+  const db = createDb(settings.DATABASE_URL);
+  const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
+  const deps = { db, config, logger, worker, now: () => new Date(), functions: buildFunctions({ config }) };
+  const executor: Executor =
+    settings.RHUMBATRON_EXECUTOR === "local"
+      ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
+      : createInngestExecutor({ ...deps, settings });
+
+  // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.
+  const starting = executor.start();
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "worker stopping");
+    try {
+      await starting.catch(() => {});
+      await executor.stop();
+      await db.$disconnect();
+      logger.info("worker stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ error: errorMessage(err) }, "worker did not stop cleanly");
+      process.exit(1);
+    }
+  };
+  process.on("SIGINT", (s) => void shutdown(s));
+  process.on("SIGTERM", (s) => void shutdown(s));
+
+  try {
+    await starting;
+  } catch (err) {
+    if (stopping) return;
+    await db.$disconnect().catch(() => {});
+    fail(`cannot start the ${executor.kind} executor: ${errorMessage(err)}`);
+  }
+  if (!stopping) {
+    logger.info({ executor: executor.kind, workerId: worker.workerId, version: worker.version }, "worker started");
+  }
+}
+
+main().catch((err: unknown) => {
+  // Anything unexpected still gets one readable line; a DomainError's message is written for operators.
+  fail(isDomainError(err) ? err.message : `unexpected error: ${errorMessage(err)}`);
+});
