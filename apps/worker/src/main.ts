@@ -1,5 +1,6 @@
+import { join } from "node:path";
 import { isDomainError, loadConfig, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
-import { createDb } from "@rhumbatron/db";
+import { createDb, localFolderBlobStore } from "@rhumbatron/db";
 import { createInngestExecutor } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
@@ -7,6 +8,7 @@ import type { Executor } from "./executors/types.ts";
 import { buildFunctions } from "./functions/index.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
+import { nudgerFor } from "./nudger.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -40,7 +42,10 @@ async function main(): Promise<void> {
   const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
   const db = createDb(settings.DATABASE_URL);
   const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
-  const deps = { db, config, logger, worker, now: () => new Date(), functions: buildFunctions({ config }) };
+  const nudger = nudgerFor(settings);
+  const blobs = localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs"));
+  const functions = buildFunctions({ config, nudger, blobs });
+  const deps = { db, config, logger, worker, now: () => new Date(), functions };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"
       ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })

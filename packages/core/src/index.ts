@@ -1,4 +1,5 @@
 export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./events/index.ts";
+export * from "./ports/blob-store.ts";
 export * from "./settings.ts";

@@ -1,10 +1,13 @@
+export { localFolderBlobStore } from "./blob/local-folder.ts";
 export { createDb, type Db } from "./client.ts";
 export { DEMO, type SeedResult, seedDemo } from "./commands/seed-demo.ts";
 export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./embedded.ts";
+export * from "./events/index.ts";
 export type { Prisma } from "./generated/prisma/client.ts";
 export * from "./generated/prisma/enums.ts";
 export { countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult, migrate, readMigrations } from "./migrate.ts";
 export * from "./nudge.ts";
 export * from "./queries/health.ts";
+export * from "./queries/outbox.ts";
 export * from "./queries/projects.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";

@@ -4,7 +4,7 @@ import { InngestTestEngine } from "@inngest/test";
 import { afterCommitNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildFunctions } from "../functions/index.ts";
+import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";
 import { type CapturedLogs, captureLogs, manualClock, testConfig, testIdentity } from "../testing.ts";
 import { createInngestClient, createInngestExecutor, type InngestExecutor, inngestNudgeSender } from "./inngest.ts";
@@ -42,7 +42,7 @@ function only<T>(items: T[]): T {
 
 describe("inngest executor", () => {
   it("registers heartbeat with its cron, its nudge event, no retries and one run at a time per key", () => {
-    const { ex } = executor(captureLogs(), buildFunctions({ config: testConfig }));
+    const { ex } = executor(captureLogs(), [heartbeatFunction(testConfig)]);
     const fn = only(ex.inngestFunctions);
     expect(fn.id()).toBe("heartbeat");
     expect(fn.opts).toMatchObject({
@@ -54,7 +54,7 @@ describe("inngest executor", () => {
 
   it("runs the heartbeat through Inngest against the database, from a cron and from a nudge", async () => {
     const logs = captureLogs();
-    const { ex, worker, clock } = executor(logs, buildFunctions({ config: testConfig }));
+    const { ex, worker, clock } = executor(logs, [heartbeatFunction(testConfig)]);
     // One engine per run: an engine memoises step results across its executions.
     const engine = () => new InngestTestEngine({ function: only(ex.inngestFunctions) });
 
@@ -99,7 +99,7 @@ describe("inngest executor", () => {
   });
 
   it("serves the functions at /api/inngest: GET reports the function count in dev mode", async () => {
-    const { ex } = executor(captureLogs(), buildFunctions({ config: testConfig }));
+    const { ex } = executor(captureLogs(), [heartbeatFunction(testConfig)]);
     await ex.start();
     const res = await fetch(`http://127.0.0.1:${ex.port}/api/inngest`);
     expect(res.status).toBe(200);
@@ -108,7 +108,7 @@ describe("inngest executor", () => {
   });
 
   it("in cloud mode (no INNGEST_DEV) refuses to start without a signing key, and refuses unsigned requests", async () => {
-    const functions = buildFunctions({ config: testConfig });
+    const functions = [heartbeatFunction(testConfig)];
     const unsigned = executor(captureLogs(), functions, {}).ex;
     await expect(unsigned.start()).rejects.toMatchObject({ code: "INVALID_CONFIG" });
 

@@ -1,7 +1,7 @@
 import { pgNotifyNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildFunctions } from "../functions/index.ts";
+import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";
 import { type CapturedLogs, captureLogs, deferred, manualClock, testConfig, testIdentity } from "../testing.ts";
 import type { Timers } from "./cron.ts";
@@ -91,7 +91,7 @@ function gatedFunction(id: string) {
 describe("local executor", () => {
   it("beats once at start and on a committed nudge, never on a rolled-back one", async () => {
     const logs = captureLogs();
-    const { executor, worker, started } = startExecutor(buildFunctions({ config: testConfig }), logs);
+    const { executor, worker, started } = startExecutor([heartbeatFunction(testConfig)], logs);
     await started;
     await executor.idle();
     expect(await beats(worker.workerId)).toBe(1);
@@ -156,7 +156,7 @@ describe("local executor", () => {
         throw new Error("disk on fire");
       },
     };
-    const { executor, worker, started } = startExecutor([boom, ...buildFunctions({ config: testConfig })], logs);
+    const { executor, worker, started } = startExecutor([boom, ...[heartbeatFunction(testConfig)]], logs);
     await started;
     await executor.idle();
     const failed = await logs.waitFor(isRun("boom", "start"));
@@ -173,7 +173,7 @@ describe("local executor", () => {
   it("runs a function when its cron comes due", async () => {
     const logs = captureLogs();
     const held = heldTimers("2030-01-01T00:00:30.000Z");
-    const { executor, worker, started } = startExecutor(buildFunctions({ config: testConfig }), logs, held.timers);
+    const { executor, worker, started } = startExecutor([heartbeatFunction(testConfig)], logs, held.timers);
     await started;
     await executor.idle();
     expect(held.armed).toHaveLength(1);
@@ -207,7 +207,7 @@ describe("local executor", () => {
 
   it("reconnects the listener after the connection drops, catches up, and hears later nudges", async () => {
     const logs = captureLogs();
-    const { executor, worker, started } = startExecutor(buildFunctions({ config: testConfig }), logs);
+    const { executor, worker, started } = startExecutor([heartbeatFunction(testConfig)], logs);
     await started;
     await executor.idle();
 

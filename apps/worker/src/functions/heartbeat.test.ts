@@ -4,13 +4,13 @@ import { describe, expect, it } from "vitest";
 import { runFunction } from "../executors/run.ts";
 import { productVersion } from "../identity.ts";
 import { captureLogs, manualClock, testConfig, testIdentity } from "../testing.ts";
-import { buildFunctions } from "./index.ts";
+import { heartbeatFunction } from "./heartbeat.ts";
 
 const t = useTestDatabase();
 
 describe("heartbeat", () => {
   it("creates the worker's row, then increments beats and moves lastBeatAt on each run", async () => {
-    const [heartbeat] = buildFunctions({ config: testConfig });
+    const heartbeat = heartbeatFunction(testConfig);
     if (!heartbeat) throw new Error("heartbeat missing from the registry");
     expect(heartbeat).toMatchObject({ id: "heartbeat", triggers: { cron: "* * * * *", nudge: "heartbeat" } });
     const clock = manualClock("2030-01-01T00:00:05.000Z");
@@ -36,7 +36,7 @@ describe("heartbeat", () => {
   });
 
   it("never loses an increment when beats run concurrently", async () => {
-    const [heartbeat] = buildFunctions({ config: testConfig });
+    const heartbeat = heartbeatFunction(testConfig);
     if (!heartbeat) throw new Error("heartbeat missing from the registry");
     const worker = testIdentity("local");
     const deps = { db: t.db, config: testConfig, logger: captureLogs().logger, worker, now: () => new Date() };

@@ -1,7 +1,10 @@
-import type { RhumbatronConfig } from "@rhumbatron/core";
+import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
 import { DomainError } from "@rhumbatron/core";
-import { validateNudgeChannel } from "@rhumbatron/db";
+import { type Nudger, validateNudgeChannel } from "@rhumbatron/db";
+import { eventRouterFunction } from "./event-router.ts";
 import { heartbeatFunction } from "./heartbeat.ts";
+import { maintenanceFunction } from "./maintenance.ts";
+import { outboxPublisherFunction } from "./outbox-publisher.ts";
 import type { WorkerFunction } from "./types.ts";
 
 export { type HeartbeatResult, heartbeatFunction } from "./heartbeat.ts";
@@ -12,11 +15,19 @@ const MAX_RETRIES = 20;
 
 export interface FunctionDeps {
   config: RhumbatronConfig;
+  /** How functions wake other functions (pg_notify locally, Inngest events otherwise). */
+  nudger: Nudger;
+  blobs: BlobStore;
 }
 
 /** The registry both executors read: every background function, with triggers from config. */
-export function buildFunctions({ config }: FunctionDeps): WorkerFunction[] {
-  return checkRegistry([heartbeatFunction(config)]);
+export function buildFunctions({ config, nudger, blobs }: FunctionDeps): WorkerFunction[] {
+  return checkRegistry([
+    heartbeatFunction(config),
+    outboxPublisherFunction(config, nudger),
+    eventRouterFunction({ config, blobs }),
+    maintenanceFunction(config, blobs),
+  ]);
 }
 
 /** Fails at startup, not at the first nudge, on a duplicate id, an invalid channel or retry count. */

@@ -1,3 +1,4 @@
+export * from "./archive.ts";
 export * from "./catalogue.ts";
 export * from "./command.ts";
 export * from "./consumer.ts";

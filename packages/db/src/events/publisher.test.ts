@@ -43,7 +43,7 @@ describe("the publisher", () => {
     await write("proj_p1", "chg_p1", ["a", "b"]);
     await write("proj_p1", "chg_p1", ["c"]);
     const channels: string[] = [];
-    const nudger: Nudger = { nudge: async (_ctx, ch) => void channels.push(ch) };
+    const nudger: Nudger = { nudge: async (_ctx, ch, payload) => void channels.push(`${ch}:${payload}`) };
     const r = await publishProject(t.db, "proj_p1", { config, sink: postgresStreamSink, nudger, now: () => t0 });
     expect(r).toMatchObject({ published: 3, failedSend: false, heldBack: false });
     expect(await streamOrder("proj_p1")).toEqual(["a", "b", "c"]);
@@ -53,7 +53,7 @@ describe("the publisher", () => {
     ).map((e) => Number(e.offset));
     expect(offsets).toEqual(offsets.map((_, i) => (offsets[0] as number) + i));
     expect(await t.db.outboxRow.count({ where: { projectId: "proj_p1", state: "published" } })).toBe(3);
-    expect(channels).toEqual([`stream_${String(stream).padStart(2, "0")}`]);
+    expect(channels).toEqual([`event_router:${stream}`]);
     // Nothing left: a second run publishes nothing.
     expect(
       (await publishProject(t.db, "proj_p1", { config, sink: postgresStreamSink, nudger, now: () => t0 })).published,

@@ -28,7 +28,8 @@ export interface ProjectPublishResult {
   skippedBusy: boolean;
 }
 
-export const eventRouterChannel = (stream: number) => `stream_${String(stream).padStart(2, "0")}`;
+/** The event router's nudge channel; the payload names the stream, so each stream runs on its own. */
+export const EVENT_ROUTER_CHANNEL = "event_router";
 
 interface Row {
   id: bigint;
@@ -147,7 +148,7 @@ export async function publishProject(db: Db, projectId: string, deps: PublisherD
       UPDATE outbox SET state = 'published', published_at = ${now}, next_attempt_at = NULL WHERE id = ANY(${ids})`;
     result.published = toSend.length;
     // Best effort: wake the event router for this stream once the entries are visible.
-    await deps.nudger.nudge(ctx, eventRouterChannel(stream));
+    await deps.nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream));
   });
   return result;
 }

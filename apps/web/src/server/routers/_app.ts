@@ -1,4 +1,5 @@
 import { createCallerFactory, router } from "../trpc.ts";
+import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
 import { tenantsRouter } from "./tenants.ts";
 
@@ -6,6 +7,7 @@ import { tenantsRouter } from "./tenants.ts";
 export const appRouter = router({
   tenants: tenantsRouter,
   projects: projectsRouter,
+  operations: operationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

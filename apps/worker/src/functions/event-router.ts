@@ -1,0 +1,78 @@
+import { type BlobStore, DomainError, type RhumbatronConfig, streamForSweep } from "@rhumbatron/core";
+import {
+  analyticsSubscription,
+  archiverSubscription,
+  type ConsumeResult,
+  consumeOnce,
+  EVENT_ROUTER_CHANNEL,
+  projectorSubscription,
+  type Subscription,
+} from "@rhumbatron/db";
+import { cronMatchesMinute } from "../executors/cron.ts";
+import type { FunctionContext, WorkerFunction } from "./types.ts";
+
+/**
+ * The event router (spec: Event router). For stream N, on every nudge and every cron tick: the
+ * project-view projector, then the causal router, each up to config.eventRouter
+ * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
+ * audit archiver, and, unless the tick is a maintenance tick, one analytics batch.
+ * The causal router joins this list with the work-graph rules; until then it is not registered.
+ */
+export interface EventRouterDeps {
+  config: RhumbatronConfig;
+  blobs: BlobStore;
+}
+
+function parseStream(key: string, count: number): number {
+  const n = Number(key);
+  if (!Number.isInteger(n) || n < 0 || n >= count) {
+    throw new DomainError("INVALID_INPUT", `event router nudge names stream "${key}", expected 0..${count - 1}`);
+  }
+  return n;
+}
+
+async function drain(ctx: FunctionContext, sub: Subscription, stream: number, times: number): Promise<ConsumeResult[]> {
+  const results: ConsumeResult[] = [];
+  for (let i = 0; i < times; i++) {
+    const r = await consumeOnce(ctx.db, sub, stream, { config: ctx.config, now: ctx.now, owner: ctx.worker.workerId });
+    results.push(r);
+    if (r.outcome !== "ack" || r.delivered < ctx.config.eventRouter.batchSize) break;
+  }
+  return results;
+}
+
+export function eventRouterFunction({ config, blobs }: EventRouterDeps): WorkerFunction {
+  const projector = projectorSubscription(config);
+  const archiver = archiverSubscription(blobs);
+  const analytics = analyticsSubscription(config);
+  return {
+    id: "event-router",
+    triggers: { cron: config.streams.sweepCron, nudge: EVENT_ROUTER_CHANNEL },
+    retries: 3,
+    async handler(ctx) {
+      const sweep = ctx.trigger !== "nudge";
+      const stream = sweep
+        ? streamForSweep(ctx.now(), config.streams.count)
+        : parseStream(ctx.key, config.streams.count);
+      const per = config.eventRouter.consumesPerSubscriptionPerRun;
+      const summary: Record<string, ConsumeResult[]> = { [projector.name]: await drain(ctx, projector, stream, per) };
+      if (sweep) {
+        summary[archiver.name] = await drain(ctx, archiver, stream, 1);
+        if (!cronMatchesMinute(config.integration.maintenanceCron, ctx.now())) {
+          summary[analytics.name] = await drain(ctx, analytics, stream, 1);
+        }
+      }
+      const problems = Object.values(summary)
+        .flat()
+        .filter((r) => r.outcome === "nack" || r.outcome === "dead_letter");
+      if (problems.length) ctx.logger.warn({ stream, problems }, "event router batches did not apply");
+      return {
+        stream,
+        sweep,
+        outcomes: Object.fromEntries(
+          Object.entries(summary).map(([k, v]) => [k, v.map((r) => `${r.outcome}:${r.applied}`)]),
+        ),
+      };
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { METRIC_FOR_EVENT, type RhumbatronConfig } from "@rhumbatron/core";
+import type { Subscription } from "./consumer.ts";
+
+/**
+ * analytics-projector: one metric point per lifecycle Event in the dataset
+ * `rhumbatron_event_metrics_<env>`; Events with no metric are consumed without a point.
+ */
+export const ANALYTICS = "analytics-projector";
+
+export function analyticsSubscription(config: RhumbatronConfig): Subscription {
+  const dataset = config.eventRouter.metricsDataset;
+  return {
+    name: ANALYTICS,
+    group: (events) => (events.length ? [events] : []),
+    async apply(ctx, events) {
+      const points = events.flatMap(({ event }) => {
+        const metric = METRIC_FOR_EVENT[event.eventType];
+        if (!metric) return [];
+        return [
+          {
+            dataset,
+            name: metric(event.payload as Record<string, unknown>),
+            eventId: event.eventId,
+            tenantId: event.tenantId,
+            projectId: event.projectId,
+            value: 1,
+            occurredAt: new Date(event.timestamp),
+          },
+        ];
+      });
+      if (points.length) await ctx.tx.metricPoint.createMany({ data: points, skipDuplicates: true });
+    },
+  };
+}

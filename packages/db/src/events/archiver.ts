@@ -1,0 +1,26 @@
+import { gzipSync } from "node:zlib";
+import { archiveKey, archiveNdjson, type BlobStore } from "@rhumbatron/core";
+import type { Subscription } from "./consumer.ts";
+
+/** audit-archiver: each delivery's fresh events become one gzip NDJSON object in the blob store. */
+export const ARCHIVER = "audit-archiver";
+
+export function archiverSubscription(blobs: BlobStore): Subscription {
+  return {
+    name: ARCHIVER,
+    group: (events) => (events.length ? [events] : []),
+    async apply(_ctx, events) {
+      const first = events[0];
+      if (!first) return;
+      const ndjson = archiveNdjson(events.map((e) => e.entry.envelope));
+      const key = archiveKey(first.entry.streamIndex, first.entry.publishedAt, ndjson);
+      await blobs.put(key, gzipSync(ndjson), {
+        contentType: "application/x-ndjson",
+        contentEncoding: "gzip",
+        events: String(events.length),
+        fromOffset: first.offset.toString(),
+        toOffset: (events.at(-1)?.offset ?? first.offset).toString(),
+      });
+    },
+  };
+}

@@ -1,0 +1,260 @@
+import {
+  type BatchOutcome,
+  batchKey,
+  type DecodeError,
+  decideBatchOutcome,
+  decodeEvent,
+  type EventEnvelope,
+  type RhumbatronConfig,
+} from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+import { readStream, type StreamEntryRow } from "./stream.ts";
+
+/**
+ * A pull consumer of one stream (spec: Event router). Per (subscription, stream) one consumer runs
+ * at a time, by a lease on the cursor row. Each delivery reads one batch after the cursor, decodes
+ * it, and applies the fresh events in groups. A group claims its events in `processed_events` and
+ * applies them in ONE transaction, so a crash or a throw after the claim rolls the claim back too
+ * and the redelivery applies the events exactly once. Then: all applied -> ack (advance the
+ * cursor); otherwise count a batch failure and nack, or on the 5th failure dead-letter the batch,
+ * mark its events processed, and ack.
+ */
+
+export interface DeliveredEvent {
+  offset: bigint;
+  entry: StreamEntryRow;
+  event: EventEnvelope;
+}
+
+export interface Subscription {
+  /** Consumer name, also the dedupe namespace in processed_events. */
+  name: string;
+  /**
+   * Splits a batch's decoded events into apply groups (in order). Groups past `maxGroups` wait
+   * for the next delivery; the cursor stops before the first event they hold.
+   */
+  group(events: DeliveredEvent[]): DeliveredEvent[][];
+  maxGroups?: number;
+  /** Applies fresh events inside the claiming transaction; throw to leave them unapplied. */
+  apply(ctx: TxContext, events: DeliveredEvent[]): Promise<void>;
+}
+
+export interface ConsumerDeps {
+  config: RhumbatronConfig;
+  now: () => Date;
+  /** Identifies this consumer process in the lease. */
+  owner: string;
+}
+
+export type ConsumeOutcome = "busy" | "held" | "empty" | BatchOutcome;
+
+export interface ConsumeResult {
+  outcome: ConsumeOutcome;
+  stream: number;
+  delivered: number;
+  applied: number;
+  duplicates: number;
+  undecodable: number;
+  deferred: number;
+  failures?: number;
+  error?: string;
+}
+
+async function lease(db: Db, sub: string, stream: number, deps: ConsumerDeps) {
+  const now = deps.now();
+  const until = new Date(now.getTime() + deps.config.eventRouter.cursorLeaseSeconds * 1000);
+  await db.$executeRaw`
+    INSERT INTO stream_cursors (subscription, stream_index) VALUES (${sub}, ${stream}) ON CONFLICT DO NOTHING`;
+  const rows = await db.$queryRaw<{ committed_offset: bigint; redeliver_at: Date | null }[]>`
+    UPDATE stream_cursors SET lease_owner = ${deps.owner}, leased_until = ${until}, updated_at = ${now}
+    WHERE subscription = ${sub} AND stream_index = ${stream}
+      AND (leased_until IS NULL OR leased_until < ${now} OR lease_owner = ${deps.owner})
+    RETURNING committed_offset, redeliver_at`;
+  return rows[0] ?? null;
+}
+
+async function finish(
+  db: Db,
+  sub: string,
+  stream: number,
+  owner: string,
+  now: Date,
+  set: { offset?: bigint; redeliverAt?: Date | null },
+) {
+  await db.$executeRaw`
+    UPDATE stream_cursors SET lease_owner = NULL, leased_until = NULL, updated_at = ${now},
+      committed_offset = COALESCE(${set.offset ?? null}::bigint, committed_offset),
+      redeliver_at = ${set.redeliverAt ?? null}
+    WHERE subscription = ${sub} AND stream_index = ${stream} AND lease_owner = ${owner}`;
+}
+
+async function markProcessed(ctx: TxContext, consumer: string, eventIds: string[]): Promise<string[]> {
+  if (eventIds.length === 0) return [];
+  const rows = await ctx.tx.$queryRaw<{ event_id: string }[]>`
+    INSERT INTO processed_events (consumer, event_id)
+    SELECT ${consumer}, unnest(${eventIds}::text[])
+    ON CONFLICT DO NOTHING RETURNING event_id`;
+  return rows.map((r) => r.event_id);
+}
+
+function deadLetterId(consumer: string, key: string) {
+  return `dl_${consumer}_${key}`.replace(/[^A-Za-z0-9_@.-]/g, "_");
+}
+
+/** Dead-letters events that cannot be decoded, one by one, and marks them processed: they never block a batch. */
+async function setAsideUndecodable(db: Db, consumer: string, bad: { entry: StreamEntryRow; error: DecodeError }[]) {
+  if (bad.length === 0) return;
+  await withTransaction(db, async (ctx) => {
+    for (const { entry, error } of bad) {
+      await ctx.tx.deadLetter.upsert({
+        where: { id: deadLetterId(consumer, `event_${entry.eventId}`) },
+        create: {
+          id: deadLetterId(consumer, `event_${entry.eventId}`),
+          kind: "event",
+          consumer,
+          projectId: entry.projectId,
+          reason: `${error.code}: ${error.message}`,
+          payload: { stream: entry.streamIndex, offset: entry.offset.toString(), envelope: entry.envelope as object },
+        },
+        update: {},
+      });
+    }
+    await markProcessed(
+      ctx,
+      consumer,
+      bad.map((b) => b.entry.eventId),
+    );
+  });
+}
+
+/** One delivery: lease, read one batch, apply, then ack / nack / dead-letter. */
+export async function consumeOnce(
+  db: Db,
+  sub: Subscription,
+  stream: number,
+  deps: ConsumerDeps,
+): Promise<ConsumeResult> {
+  const result: ConsumeResult = {
+    outcome: "empty",
+    stream,
+    delivered: 0,
+    applied: 0,
+    duplicates: 0,
+    undecodable: 0,
+    deferred: 0,
+  };
+  const cursor = await lease(db, sub.name, stream, deps);
+  if (!cursor) return { ...result, outcome: "busy" };
+  const start = deps.now();
+  if (cursor.redeliver_at && cursor.redeliver_at.getTime() > start.getTime()) {
+    await finish(db, sub.name, stream, deps.owner, start, { redeliverAt: cursor.redeliver_at });
+    return { ...result, outcome: "held" };
+  }
+  const entries = await readStream(db, stream, cursor.committed_offset, deps.config.eventRouter.batchSize);
+  result.delivered = entries.length;
+  const first = entries[0];
+  const last = entries.at(-1);
+  if (!first || !last) {
+    await finish(db, sub.name, stream, deps.owner, start, {});
+    return result;
+  }
+
+  const decoded: DeliveredEvent[] = [];
+  const bad: { entry: StreamEntryRow; error: DecodeError }[] = [];
+  for (const entry of entries) {
+    const d = decodeEvent(entry.envelope);
+    if (d.ok) decoded.push({ offset: entry.offset, entry, event: d.event });
+    else bad.push({ entry, error: d.error });
+  }
+  await setAsideUndecodable(db, sub.name, bad);
+  result.undecodable = bad.length;
+
+  const groups = sub.group(decoded);
+  const now = sub.maxGroups ?? groups.length;
+  const runNow = groups.slice(0, now);
+  const later = groups.slice(now);
+  const deferredFrom = later
+    .flat()
+    .reduce<bigint | null>((min, e) => (min === null || e.offset < min ? e.offset : min), null);
+  result.deferred = later.flat().length;
+
+  const unapplied: DeliveredEvent[] = [];
+  let lastError: string | undefined;
+  for (const group of runNow) {
+    try {
+      await withTransaction(db, async (ctx) => {
+        const claimed = new Set(
+          await markProcessed(
+            ctx,
+            sub.name,
+            group.map((e) => e.event.eventId),
+          ),
+        );
+        const fresh = group.filter((e) => claimed.has(e.event.eventId));
+        result.duplicates += group.length - fresh.length;
+        if (fresh.length > 0) await sub.apply(ctx, fresh);
+        result.applied += fresh.length;
+      });
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+      unapplied.push(...group);
+    }
+  }
+
+  const ackOffset = deferredFrom !== null ? deferredFrom - 1n : last.offset;
+  const key = batchKey(stream, first.offset);
+  const end = deps.now();
+  if (unapplied.length === 0) {
+    await db.batchFailure.deleteMany({ where: { consumer: sub.name, batchKey: key } });
+    await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
+    return { ...result, outcome: "ack" };
+  }
+
+  const failure = await db.batchFailure.upsert({
+    where: { consumer_batchKey: { consumer: sub.name, batchKey: key } },
+    create: {
+      consumer: sub.name,
+      batchKey: key,
+      failures: 1,
+      lastError: lastError ?? null,
+      firstFailedAt: end,
+      lastFailedAt: end,
+    },
+    update: { failures: { increment: 1 }, lastError: lastError ?? null, lastFailedAt: end },
+  });
+  const outcome = decideBatchOutcome(false, failure.failures, deps.config.eventRouter.batchFailuresBeforeDeadLetter);
+  if (outcome === "nack") {
+    const redeliverAt = new Date(end.getTime() + deps.config.eventRouter.nackDelaySeconds * 1000);
+    await finish(db, sub.name, stream, deps.owner, end, { redeliverAt });
+    return { ...result, outcome, failures: failure.failures, error: lastError };
+  }
+  await withTransaction(db, async (ctx) => {
+    const id = deadLetterId(sub.name, key);
+    await ctx.tx.deadLetter.upsert({
+      where: { id },
+      create: {
+        id,
+        kind: "batch",
+        consumer: sub.name,
+        projectId: unapplied[0]?.event.projectId ?? null,
+        reason: `batch failed ${failure.failures} times: ${lastError ?? "unknown error"}`,
+        attempts: failure.failures,
+        payload: {
+          stream,
+          fromOffset: first.offset.toString(),
+          toOffset: last.offset.toString(),
+          eventIds: unapplied.map((e) => e.event.eventId),
+        },
+      },
+      update: {},
+    });
+    await markProcessed(
+      ctx,
+      sub.name,
+      unapplied.map((e) => e.event.eventId),
+    );
+  });
+  await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
+  return { ...result, outcome: "dead_letter", failures: failure.failures, error: lastError };
+}
