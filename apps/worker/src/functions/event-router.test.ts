@@ -137,6 +137,32 @@ describe("the event pipeline in the worker", () => {
     ]);
   });
 
+  it("with the local executor, a backlog larger than one run's quota drains through self-nudges", async () => {
+    const { functions, logs } = setup();
+    const executor = createLocalExecutor({
+      db: t.db,
+      databaseUrl: t.url,
+      config: testConfig,
+      logger: logs.logger,
+      worker: testIdentity(),
+      now: () => new Date(),
+      functions: functions.filter((f) => f.id === "outbox-publisher" || f.id === "event-router"),
+      timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+    });
+    running.push(executor);
+    await executor.start();
+    await executor.idle();
+    const projectId = "proj_backlog";
+    await writeEvents(projectId, 449);
+    for (let i = 0; i < 200; i++) {
+      const view = await t.db.projectView.findUnique({ where: { projectId } });
+      if (view?.eventCount === 450) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await t.db.projectView.findUnique({ where: { projectId } })).toMatchObject({ eventCount: 450 });
+    expect(logs.runs("outbox-publisher").length).toBeGreaterThanOrEqual(5);
+  });
+
   it("with the local executor, a committed write reaches the project view through nudges alone", async () => {
     const { functions, logs } = setup();
     const executor = createLocalExecutor({

@@ -5,8 +5,10 @@ import {
   type ConsumeResult,
   consumeOnce,
   EVENT_ROUTER_CHANNEL,
+  type Nudger,
   projectorSubscription,
   type Subscription,
+  withTransaction,
 } from "@rhumbatron/db";
 import { cronMatchesMinute } from "../executors/cron.ts";
 import type { FunctionContext, WorkerFunction } from "./types.ts";
@@ -21,6 +23,7 @@ import type { FunctionContext, WorkerFunction } from "./types.ts";
 export interface EventRouterDeps {
   config: RhumbatronConfig;
   blobs: BlobStore;
+  nudger: Nudger;
 }
 
 function parseStream(key: string, count: number): number {
@@ -41,7 +44,7 @@ async function drain(ctx: FunctionContext, sub: Subscription, stream: number, ti
   return results;
 }
 
-export function eventRouterFunction({ config, blobs }: EventRouterDeps): WorkerFunction {
+export function eventRouterFunction({ config, blobs, nudger }: EventRouterDeps): WorkerFunction {
   const projector = projectorSubscription(config);
   const archiver = archiverSubscription(blobs);
   const analytics = analyticsSubscription(config);
@@ -62,6 +65,11 @@ export function eventRouterFunction({ config, blobs }: EventRouterDeps): WorkerF
           summary[analytics.name] = await drain(ctx, analytics, stream, 1);
         }
       }
+      // A run is bounded (a few batches); when the projector stopped on a full batch there is more
+      // on this stream, so the router nudges itself instead of leaving the rest to the cron sweep.
+      const last = summary[projector.name]?.at(-1);
+      const more = last?.outcome === "ack" && last.delivered >= config.eventRouter.batchSize;
+      if (more) await withTransaction(ctx.db, (tx) => nudger.nudge(tx, EVENT_ROUTER_CHANNEL, String(stream)));
       const problems = Object.values(summary)
         .flat()
         .filter((r) => r.outcome === "nack" || r.outcome === "dead_letter");
@@ -69,6 +77,7 @@ export function eventRouterFunction({ config, blobs }: EventRouterDeps): WorkerF
       return {
         stream,
         sweep,
+        more,
         outcomes: Object.fromEntries(
           Object.entries(summary).map(([k, v]) => [k, v.map((r) => `${r.outcome}:${r.applied}`)]),
         ),

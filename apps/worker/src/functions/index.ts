@@ -25,7 +25,7 @@ export function buildFunctions({ config, nudger, blobs }: FunctionDeps): WorkerF
   return checkRegistry([
     heartbeatFunction(config),
     outboxPublisherFunction(config, nudger),
-    eventRouterFunction({ config, blobs }),
+    eventRouterFunction({ config, blobs, nudger }),
     maintenanceFunction(config, blobs),
   ]);
 }

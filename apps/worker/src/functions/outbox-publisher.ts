@@ -1,5 +1,5 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
-import { type Nudger, OUTBOX_NUDGE_CHANNEL, postgresStreamSink, publishDue } from "@rhumbatron/db";
+import { type Nudger, OUTBOX_NUDGE_CHANNEL, postgresStreamSink, publishDue, withTransaction } from "@rhumbatron/db";
 import type { WorkerFunction } from "./types.ts";
 
 /**
@@ -13,9 +13,12 @@ export function outboxPublisherFunction(config: RhumbatronConfig, nudger: Nudger
     retries: 3,
     async handler({ db, now, logger }) {
       const r = await publishDue(db, { config, sink: postgresStreamSink, nudger, now });
+      // Bounded per project and run: a project that filled its quota has more rows, so run again soon.
+      const more = r.projects.some((p) => p.published >= config.outbox.maxRowsPerProjectPerPublish);
+      if (more) await withTransaction(db, (ctx) => nudger.nudge(ctx, OUTBOX_NUDGE_CHANNEL));
       const failed = r.projects.filter((p) => p.failedSend || p.failedRows > 0);
       if (failed.length) logger.warn({ projects: failed }, "outbox rows failed to publish");
-      return { projects: r.projects.length, published: r.published, failedProjects: failed.length };
+      return { projects: r.projects.length, published: r.published, failedProjects: failed.length, more };
     },
   };
 }

@@ -1,0 +1,296 @@
+/**
+ * `npm run bench -- events`: throughput and latency of the event pipeline, each as a ratio to a
+ * baseline measured in the same run on the same database (these machines are noisy).
+ * Prints one JSON line per figure:
+ *   (a) raw_insert_commits_per_s   single-row INSERT commits per second, 2 clients (the baseline)
+ *   (b) domain_writes_per_s        state change + outbox row transactions per second, 2 writers
+ *   (c) publisher_rows_per_s       outbox -> stream rows per second
+ *   (d) e2e_latency_ms p50/p95/p99 writer commit -> projector applied, local executor with nudges
+ * Uses DATABASE_URL's server (in a scratch database it drops afterwards) or an embedded Postgres.
+ */
+
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildEvent, loadConfig, stableEventId } from "@rhumbatron/core";
+import {
+  appendToOutbox,
+  createDb,
+  ensureDatabase,
+  localFolderBlobStore,
+  migrate,
+  pgNotifyNudger,
+  postgresStreamSink,
+  publishDue,
+  startEmbeddedPostgres,
+  withResourceShard,
+  withTransaction,
+} from "@rhumbatron/db";
+import { buildFunctions, createLocalExecutor, createLogger, workerIdentity } from "@rhumbatron/worker";
+import pg from "pg";
+import { freePort } from "./lib/ports.ts";
+
+const which = process.argv[2] ?? "events";
+if (which !== "events") {
+  console.error(`unknown benchmark "${which}"; available: events`);
+  process.exit(2);
+}
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const config = loadConfig("dev");
+const emit = (o: Record<string, unknown>) => console.log(JSON.stringify({ bench: "events", ...o }));
+
+async function openDatabase() {
+  const name = `rhumbatron_bench_${randomBytes(4).toString("hex")}`;
+  if (process.env.DATABASE_URL) {
+    const admin = process.env.DATABASE_URL;
+    await ensureDatabase(admin, name);
+    const u = new URL(admin);
+    u.pathname = `/${name}`;
+    return {
+      url: u.toString(),
+      server: "DATABASE_URL",
+      stop: async () => {
+        const c = new pg.Client({ connectionString: admin });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await c.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "rhumbatron-bench-"));
+  chmodSync(dir, 0o755);
+  const srv = await startEmbeddedPostgres({
+    dataDir: join(dir, "pg"),
+    port: await freePort(),
+    persistent: false,
+    database: name,
+  });
+  return {
+    url: srv.url(name),
+    server: "embedded",
+    stop: async () => (await srv.stop(), rmSync(dir, { recursive: true, force: true })),
+  };
+}
+
+async function forSeconds(
+  clients: number,
+  body: (client: number, i: number) => Promise<void>,
+): Promise<{ n: number; ms: number }> {
+  let n = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = 0; performance.now() < end; i++) {
+        await body(c, i);
+        n++;
+      }
+    }),
+  );
+  return { n, ms: performance.now() - start };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function taskEvent(projectId: string, changeId: string, i: number) {
+  return buildEvent({
+    eventId: stableEventId(changeId, "task.ready", `t${i}`),
+    eventType: "task.ready",
+    tenantId: "ten_bench",
+    projectId,
+    changeId,
+    taskId: `t${i}`,
+    actor: { kind: "system", id: "bench" },
+    resource: `change:${changeId}`,
+    canonicalGeneration: 0,
+    correlationId: changeId,
+    timestamp: new Date(),
+    payload: { key: `t${i}` },
+  });
+}
+
+async function main() {
+  const dbh = await openDatabase();
+  await migrate(dbh.url);
+  const db = createDb(dbh.url, { maxConnections: 6 });
+  const deps = { config, nudger: pgNotifyNudger };
+  try {
+    await db.tenant.create({ data: { id: "ten_bench", slug: "bench", name: "Bench" } });
+    const projects = Array.from({ length: 8 }, (_, i) => `proj_bench_${i}`);
+    await db.project.createMany({
+      data: projects.map((id) => ({ id, tenantId: "ten_bench", name: id, status: "active" })),
+    });
+    await db.change.createMany({
+      data: projects.map((p) => ({
+        id: `chg_${p}`,
+        projectId: p,
+        title: "bench",
+        riskTier: "low",
+        clientRequestId: p,
+      })),
+    });
+    emit({ figure: "setup", server: dbh.server, seconds, cores: (await import("node:os")).cpus().length });
+
+    // (a) raw ceiling
+    const clients = await Promise.all(
+      [0, 1].map(async () => {
+        const c = new pg.Client({ connectionString: dbh.url });
+        await c.connect();
+        return c;
+      }),
+    );
+    await clients[0]?.query("CREATE TABLE bench_raw (id bigserial primary key, v text not null)");
+    const raw = await forSeconds(
+      2,
+      (c) => clients[c]?.query("INSERT INTO bench_raw (v) VALUES ($1)", ["x"]).then(() => {}) ?? Promise.resolve(),
+    );
+    await Promise.all(clients.map((c) => c.end()));
+    const rawRate = (raw.n / raw.ms) * 1000;
+    const rawCommitMs = (raw.ms / raw.n) * 2;
+    emit({
+      figure: "raw_insert_commits_per_s",
+      value: Math.round(rawRate),
+      ratio_to_raw: 1,
+      mean_commit_ms: +rawCommitMs.toFixed(3),
+    });
+
+    // (b) domain writes: state change + one outbox row, through the resource-shard owner
+    let seq = 0;
+    const domain = await forSeconds(2, async (c) => {
+      const p = projects[c] as string;
+      const i = seq++;
+      await withResourceShard(db, `change:chg_${p}`, deps, async (ctx) => {
+        await ctx.tx.change.update({ where: { id: `chg_${p}` }, data: { description: String(i) } });
+        return { result: null, events: [taskEvent(p, `chg_${p}`, i)] };
+      });
+    });
+    const domainRate = (domain.n / domain.ms) * 1000;
+    emit({
+      figure: "domain_writes_per_s",
+      value: Math.round(domainRate),
+      ratio_to_raw: +(domainRate / rawRate).toFixed(3),
+    });
+
+    // (c) publisher throughput: drain what (b) wrote
+    const pending = await db.outboxRow.count({ where: { state: "pending" } });
+    const t0 = performance.now();
+    let published = 0;
+    for (;;) {
+      const r = await publishDue(db, {
+        config,
+        sink: postgresStreamSink,
+        nudger: pgNotifyNudger,
+        now: () => new Date(),
+      });
+      if (r.published === 0) break;
+      published += r.published;
+    }
+    const pubMs = performance.now() - t0;
+    const pubRate = (published / pubMs) * 1000;
+    emit({
+      figure: "publisher_rows_per_s",
+      value: Math.round(pubRate),
+      rows: published,
+      of: pending,
+      ratio_to_raw: +(pubRate / rawRate).toFixed(3),
+      target_ratio: 0.25,
+    });
+
+    // (d) commit -> projector applied, with the local executor driven by nudges
+    const logger = process.env.BENCH_DEBUG
+      ? createLogger("info", {
+          write(line: string) {
+            const l = JSON.parse(line) as { durationMs?: number };
+            if ((l.durationMs ?? 0) > 100) process.stderr.write(line);
+          },
+        })
+      : createLogger("silent");
+    const blobDir = mkdtempSync(join(tmpdir(), "rhumbatron-bench-blobs-"));
+    const functions = buildFunctions({ config, nudger: pgNotifyNudger, blobs: localFolderBlobStore(blobDir) }).filter(
+      (f) => ["outbox-publisher", "event-router"].includes(f.id),
+    );
+    const executor = createLocalExecutor({
+      db,
+      databaseUrl: dbh.url,
+      config,
+      logger,
+      worker: workerIdentity("local", new Date()),
+      now: () => new Date(),
+      functions,
+      timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+    });
+    await executor.start();
+    await executor.idle();
+    // Let the projector catch up with (b)'s backlog before measuring.
+    for (let i = 0; i < 200 && (await db.processedEvent.count()) < published; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const latencies: number[] = [];
+    const samples = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
+    for (let i = 0; i < samples; i++) {
+      const p = projects[i % projects.length] as string;
+      const ev = taskEvent(p, `chg_${p}`, 1_000_000 + i);
+      await withTransaction(db, (ctx) => appendToOutbox(ctx, [ev], deps));
+      const committed = Date.now();
+      for (let w = 0; w < 2000; w++) {
+        const row = await db.projectEvent.findUnique({ where: { eventId: ev.eventId }, select: { createdAt: true } });
+        if (row) {
+          latencies.push(Math.max(0, row.createdAt.getTime() - committed));
+          if (process.env.BENCH_DEBUG && row.createdAt.getTime() - committed > 200) {
+            const o = await db.outboxRow.findUnique({ where: { eventId: ev.eventId } });
+            const e = await db.streamEntry.findFirst({ where: { eventId: ev.eventId } });
+            console.error(
+              JSON.stringify({
+                slow: row.createdAt.getTime() - committed,
+                published: (o?.publishedAt?.getTime() ?? 0) - committed,
+                applied: row.createdAt.getTime() - committed,
+                stream: e?.streamIndex,
+                offset: e?.offset?.toString(),
+              }),
+            );
+          }
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      if (latencies.length < i + 1 && process.env.BENCH_DEBUG) {
+        const row = await db.outboxRow.findUnique({ where: { eventId: ev.eventId } });
+        const entry = await db.streamEntry.findFirst({ where: { eventId: ev.eventId } });
+        const cursors = await db.streamCursor.findMany({ where: { subscription: "project-view-projector" } });
+        console.error(
+          JSON.stringify({
+            missed: ev.eventId,
+            row: row?.state,
+            entry: entry?.offset?.toString(),
+            stream: entry?.streamIndex,
+            cursors: cursors.map((c) => [c.streamIndex, c.committedOffset.toString(), c.leaseOwner, c.redeliverAt]),
+          }),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await executor.stop();
+    rmSync(blobDir, { recursive: true, force: true });
+    latencies.sort((x, y) => x - y);
+    for (const p of [50, 95, 99]) {
+      const v = percentile(latencies, p);
+      emit({
+        figure: `e2e_latency_ms_p${p}`,
+        value: v,
+        samples: latencies.length,
+        ratio_to_raw_commit: +(v / rawCommitMs).toFixed(2),
+        target_ms: p === 50 ? 50 : p === 99 ? 250 : null,
+      });
+    }
+  } finally {
+    await db.$disconnect();
+    await dbh.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
