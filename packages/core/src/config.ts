@@ -70,6 +70,8 @@ export const configSchema = z
       messageRetentionSeconds: positiveInt,
       /** How long a consumer's lease on a message lasts before another consumer may take it. */
       leaseSeconds: positiveInt,
+      /** Backstop poll of every queue; nudges on enqueue do the fast path. */
+      pollCron: cron,
       policies: z.record(z.enum(QUEUE_PURPOSES), queuePolicy),
     }),
     integration: z.object({
@@ -154,6 +156,7 @@ const base: RhumbatronConfig = {
   queues: {
     messageRetentionSeconds: 24 * 3600,
     leaseSeconds: 300,
+    pollCron: "* * * * *",
     policies: {
       "agent-wakeups": queue({
         batchSize: 10,

@@ -1,3 +1,4 @@
+export * from "./commands/queues.ts";
 export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./events/index.ts";

@@ -10,4 +10,5 @@ export * from "./nudge.ts";
 export * from "./queries/health.ts";
 export * from "./queries/outbox.ts";
 export * from "./queries/projects.ts";
+export * from "./queues/index.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";

@@ -65,3 +65,9 @@ export function afterCommitNudger(send: (channel: string, payload: string | unde
     },
   };
 }
+
+/** The Inngest event a nudge on `channel` becomes (`heartbeat` -> `rhumbatron/nudge.heartbeat`). */
+export const NUDGE_EVENT_PREFIX = "rhumbatron/nudge.";
+export function nudgeEventName(channel: string): string {
+  return NUDGE_EVENT_PREFIX + validateNudgeChannel(channel);
+}

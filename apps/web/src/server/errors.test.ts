@@ -4,7 +4,7 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createCallerFactory, publicProcedure, router } from "./trpc.ts";
+import { createCallerFactory, publicProcedure, router, type Services } from "./trpc.ts";
 
 // A procedure that throws whichever DomainError it is asked for, behind the same middleware as the API.
 const testRouter = router({
@@ -12,7 +12,11 @@ const testRouter = router({
     throw new DomainError(input, `failed with ${input}`);
   }),
 });
-const caller = createCallerFactory(testRouter)({ db: undefined as unknown as Db, getCaller: async () => null });
+const caller = createCallerFactory(testRouter)({
+  db: undefined as unknown as Db,
+  services: undefined as unknown as Services,
+  getCaller: async () => null,
+});
 
 // What a client sees for each domain code: the HTTP status is the contract.
 const expectedStatus: Record<DomainErrorCode, number> = {

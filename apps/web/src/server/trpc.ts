@@ -1,13 +1,24 @@
-import type { Db, Role } from "@rhumbatron/db";
+import type { RhumbatronConfig } from "@rhumbatron/core";
+import type { Db, Nudger, Role } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";
 import { type Caller, membershipIn, resolveCaller } from "./caller.ts";
 import { toTRPCError } from "./errors.ts";
+import { webNudger } from "./nudger.ts";
 import { hasAtLeast } from "./roles.ts";
+import { serverConfig, serverSettings } from "./settings.ts";
+
+/** What commands need besides the database: the typed config, the nudger and the clock. */
+export interface Services {
+  config: RhumbatronConfig;
+  nudger: Nudger;
+  now: () => Date;
+}
 
 export interface Context {
   db: Db;
+  services: Services;
   /**
    * The caller, resolved on first use and then remembered for the request. Lazy on purpose: input is
    * validated before anything asks, so a request with bad input never reads the database.
@@ -15,16 +26,26 @@ export interface Context {
   getCaller(): Promise<Caller | null>;
 }
 
-export function createContext(opts: { db: Db; headers: Headers; localUserEmail?: string }): Context {
+export function createContext(opts: {
+  db: Db;
+  headers: Headers;
+  localUserEmail?: string;
+  services?: Services;
+}): Context {
   let caller: Promise<Caller | null> | undefined;
   const options = opts.localUserEmail === undefined ? {} : { localUserEmail: opts.localUserEmail };
   return {
     db: opts.db,
+    services: opts.services ?? defaultServices(),
     getCaller: () => {
       caller ??= resolveCaller(opts.db, opts.headers, options);
       return caller;
     },
   };
+}
+
+function defaultServices(): Services {
+  return { config: serverConfig(), nudger: webNudger(serverSettings()), now: () => new Date() };
 }
 
 const isProduction = process.env.NODE_ENV === "production";

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DomainError, type Settings } from "@rhumbatron/core";
-import { validateNudgeChannel } from "@rhumbatron/db";
+import { NUDGE_EVENT_PREFIX, nudgeEventName } from "@rhumbatron/db";
 import { Inngest, type InngestFunction } from "inngest";
 import { serve } from "inngest/node";
 import type { Logger } from "pino";
@@ -12,17 +12,13 @@ import type { Executor } from "./types.ts";
 
 export const INNGEST_APP_ID = "rhumbatron";
 export const INNGEST_PATH = "/api/inngest";
-const NUDGE_EVENT_PREFIX = "rhumbatron/nudge.";
 
 export type InngestSettings = Pick<
   Settings,
   "INNGEST_EVENT_KEY" | "INNGEST_SIGNING_KEY" | "INNGEST_BASE_URL" | "INNGEST_DEV" | "RHUMBATRON_WORKER_PORT"
 >;
 
-/** The event a nudge on `channel` becomes (`heartbeat` -> `rhumbatron/nudge.heartbeat`). */
-export function nudgeEventName(channel: string): string {
-  return NUDGE_EVENT_PREFIX + validateNudgeChannel(channel);
-}
+export { nudgeEventName };
 
 /**
  * INNGEST_DEV follows the SDK's convention: "1"/"true" for a local dev server, or its URL.

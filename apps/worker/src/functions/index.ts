@@ -5,6 +5,7 @@ import { eventRouterFunction } from "./event-router.ts";
 import { heartbeatFunction } from "./heartbeat.ts";
 import { maintenanceFunction } from "./maintenance.ts";
 import { outboxPublisherFunction } from "./outbox-publisher.ts";
+import { queueConsumerFunctions } from "./queue-consumers.ts";
 import type { WorkerFunction } from "./types.ts";
 
 export { type HeartbeatResult, heartbeatFunction } from "./heartbeat.ts";
@@ -26,7 +27,8 @@ export function buildFunctions({ config, nudger, blobs }: FunctionDeps): WorkerF
     heartbeatFunction(config),
     outboxPublisherFunction(config, nudger),
     eventRouterFunction({ config, blobs, nudger }),
-    maintenanceFunction(config, blobs),
+    maintenanceFunction(config, blobs, nudger),
+    ...queueConsumerFunctions(config, nudger),
   ]);
 }
 

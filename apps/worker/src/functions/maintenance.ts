@@ -1,18 +1,22 @@
 import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
-import { enforceRetention } from "@rhumbatron/db";
+import { enforceRetention, expireQueueMessages, type Nudger, requeueDeferred } from "@rhumbatron/db";
 import type { WorkerFunction } from "./types.ts";
 
 /**
  * The daily maintenance tick (04:17 UTC by default): stream retention, claim pruning and archive
- * expiry. Later issues add their bounded re-queues here.
+ * expiry, expired queue messages, and the bounded work that ran out of deliveries.
  */
-export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore): WorkerFunction {
+export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, nudger: Nudger): WorkerFunction {
   return {
     id: "maintenance",
     triggers: { cron: config.integration.maintenanceCron },
     retries: 3,
     async handler({ db, now }) {
-      return enforceRetention(db, blobs, config, now());
+      const retention = await enforceRetention(db, blobs, config, now());
+      const expiredMessages = await expireQueueMessages(db, now());
+      // Bounded work that ran out of deliveries goes back on its queue (spec: integration limit).
+      const requeued = await requeueDeferred(db, { config, nudger, now });
+      return { ...retention, expiredMessages, requeued };
     },
   };
 }

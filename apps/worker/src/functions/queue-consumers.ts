@@ -1,0 +1,51 @@
+import { QUEUE_PURPOSES, type QueuePurpose, type RhumbatronConfig } from "@rhumbatron/core";
+import {
+  type CommandHandler,
+  consumeQueue,
+  deadLetterHandler,
+  type EnqueueDeps,
+  type Nudger,
+  queueChannel,
+  withTransaction,
+  workflowStartHandler,
+} from "@rhumbatron/db";
+import type { WorkerFunction } from "./types.ts";
+
+/**
+ * One consumer function per queue (spec: Queues). The handler registry says which command types
+ * each queue's consumer accepts; anything else goes straight to the dead-letter queue. Later issues
+ * add their handlers here (agent.wake, change.dispatch, project.provision, index.build, …).
+ */
+export function commandHandlers(deps: EnqueueDeps): Record<QueuePurpose, CommandHandler[]> {
+  return {
+    "agent-wakeups": [],
+    integration: [],
+    indexing: [],
+    verification: [workflowStartHandler(deps)],
+    release: [workflowStartHandler(deps)],
+    "dead-letter": [deadLetterHandler(deps)],
+  };
+}
+
+export function queueConsumerFunctions(config: RhumbatronConfig, nudger: Nudger): WorkerFunction[] {
+  return QUEUE_PURPOSES.map((purpose) => ({
+    id: `queue-${purpose}`,
+    triggers: { cron: config.queues.pollCron, nudge: queueChannel(purpose) },
+    retries: 3,
+    async handler({ db, now, logger, worker }) {
+      const deps = {
+        config,
+        nudger,
+        now,
+        owner: worker.workerId,
+        log: (fields: Record<string, unknown>, msg: string) => logger.warn({ queue: purpose, ...fields }, msg),
+      };
+      const r = await consumeQueue(db, purpose, commandHandlers(deps)[purpose], deps);
+      // A full batch means more may be waiting: run again at once rather than at the next poll.
+      if (r.leased >= config.queues.policies[purpose].batchSize) {
+        await withTransaction(db, (ctx) => nudger.nudge(ctx, queueChannel(purpose)));
+      }
+      return r;
+    },
+  }));
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../config.ts";
+import { commandIds, decideDelivery, QUEUE_FOR_COMMAND, queueName, releaseId } from "./queues.ts";
+
+const config = loadConfig("dev");
+const now = new Date("2026-06-01T00:00:00Z");
+
+describe("queues", () => {
+  it("names queues rhumbatron-<purpose>-<env>", () => {
+    expect(queueName("agent-wakeups", "dev")).toBe("rhumbatron-agent-wakeups-dev");
+    expect(queueName("dead-letter", "prod")).toBe("rhumbatron-dead-letter-prod");
+  });
+
+  it("routes commands to the queues of the flowchart", () => {
+    expect(QUEUE_FOR_COMMAND["agent.wake"]).toBe("agent-wakeups");
+    expect(QUEUE_FOR_COMMAND["change.dispatch"]).toBe("integration");
+    expect(QUEUE_FOR_COMMAND["index.build"]).toBe("indexing");
+    expect(QUEUE_FOR_COMMAND["verification.start"]).toBe("verification");
+    expect(QUEUE_FOR_COMMAND["release.start"]).toBe("release");
+  });
+
+  it("derives stable command IDs", () => {
+    expect(commandIds.wake("task_1")).toBe("cmd_task_1_ready");
+    expect(commandIds.verify("cand_9")).toBe("cmd_cand_9_verify");
+    expect(commandIds.release(releaseId("proj_a", 3))).toBe("cmd_rel_proj_a_3_release");
+  });
+
+  it("retries a failure 3 times 30 s apart, then dead-letters", () => {
+    const actions = [1, 2, 3, 4].map((d) =>
+      decideDelivery({ kind: "failed", error: "boom" }, d, "integration", config, now),
+    );
+    expect(actions.slice(0, 3)).toEqual(
+      [1, 2, 3].map(() => ({ action: "retry", availableAt: new Date(now.getTime() + 30_000), error: "boom" })),
+    );
+    expect(actions[3]).toEqual({ action: "dead_letter", error: "boom" });
+  });
+
+  it("applies each queue's exhaustion rule", () => {
+    const fail = { kind: "failed" as const, error: "x" };
+    expect(decideDelivery(fail, 4, "indexing", config, now)).toEqual({ action: "record_failure", error: "x" });
+    expect(decideDelivery(fail, 5, "dead-letter", config, now).action).toBe("retry");
+    expect(decideDelivery(fail, 6, "dead-letter", config, now)).toEqual({ action: "drop", error: "x" });
+    expect(decideDelivery(fail, 2, "dead-letter", config, now)).toMatchObject({
+      availableAt: new Date(now.getTime() + 60_000),
+    });
+  });
+
+  it("sends an unknown command type straight to the exhaustion rule", () => {
+    expect(decideDelivery({ kind: "unknown_type", commandType: "x.y" }, 1, "agent-wakeups", config, now)).toEqual({
+      action: "dead_letter",
+      error: "unknown command type x.y on agent-wakeups",
+    });
+  });
+
+  it("lets a command with more work have 4 deliveries, then acks and defers", () => {
+    const more = { kind: "handled" as const, result: "more" as const };
+    expect([1, 2, 3, 4].map((d) => decideDelivery(more, d, "integration", config, now).action)).toEqual([
+      "redeliver",
+      "redeliver",
+      "redeliver",
+      "ack_and_defer",
+    ]);
+    expect(decideDelivery({ kind: "handled", result: "done" }, 1, "integration", config, now)).toEqual({
+      action: "ack",
+    });
+  });
+});

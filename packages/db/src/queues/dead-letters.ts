@@ -1,0 +1,158 @@
+import { buildEvent, DomainError, type QueuePurpose, stableEventId } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+import type { CommandHandler } from "./consumer.ts";
+import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
+
+/**
+ * The dead-letter path (spec: Dead-letter path). The consumer of the dead-letter queue records the
+ * poison command (idempotent on command_id), blocks its Task with blocked_limit `dead_letter`, and
+ * writes task.failed through the Change's shard outbox. It never re-sends a command: only an
+ * operator's Retry does.
+ */
+export const DEAD_LETTER_CONSUMER = "rhumbatron-event-router";
+
+export function deadLetterHandler(deps: EnqueueDeps): CommandHandler {
+  return {
+    commandTypes: "*",
+    async handle(ctx) {
+      const { command, message } = ctx;
+      const reason = message.lastError ?? "no error recorded";
+      const existing = await ctx.tx.deadLetter.findUnique({ where: { commandId: command.commandId } });
+      // A second delivery of the same dead letter writes nothing new.
+      if (existing && existing.status === "open") return "done";
+      const occurrence = existing ? existing.attempts + 1 : 1;
+      if (existing) {
+        // The command failed again after an operator's Retry: the same record opens again.
+        await ctx.tx.deadLetter.update({
+          where: { id: existing.id },
+          data: { status: "open", reason, attempts: occurrence, resolvedAt: null, resolvedBy: null, resolveNote: null },
+        });
+      } else {
+        await ctx.tx.deadLetter.create({
+          data: {
+            id: `dl_${command.commandId}`,
+            kind: "command",
+            commandId: command.commandId,
+            consumer: DEAD_LETTER_CONSUMER,
+            originQueue: message.originQueue,
+            projectId: command.projectId,
+            reason,
+            payload: command as object,
+            attempts: occurrence,
+          },
+        });
+      }
+      if (command.taskId && command.changeId)
+        await blockTask(ctx, command.changeId, command.taskId, command.commandId, occurrence, reason, deps);
+      return "done";
+    },
+  };
+}
+
+async function blockTask(
+  ctx: TxContext,
+  changeId: string,
+  taskId: string,
+  commandId: string,
+  occurrence: number,
+  reason: string,
+  deps: EnqueueDeps,
+) {
+  const owner = await lockResourceRow(ctx, `change:${changeId}`).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+    throw err;
+  });
+  if (!owner) return;
+  const blocked = await ctx.tx.task.updateMany({
+    where: { id: taskId, changeId },
+    data: { state: "blocked", blockedLimit: "dead_letter" },
+  });
+  if (blocked.count === 0) return;
+  const event = buildEvent({
+    eventId: stableEventId(changeId, "task.failed", taskId, `dead_letter:${commandId}:${occurrence}`),
+    eventType: "task.failed",
+    tenantId: owner.tenantId,
+    projectId: owner.projectId,
+    changeId,
+    taskId,
+    actor: { kind: "system", id: DEAD_LETTER_CONSUMER },
+    resource: `change:${changeId}`,
+    canonicalGeneration: owner.canonicalGeneration,
+    causedBy: commandId,
+    correlationId: changeId,
+    timestamp: deps.now(),
+    payload: { reason: `dead letter: ${reason}` },
+  });
+  await appendToOutbox(ctx, [event], deps);
+}
+
+async function lockOwnDeadLetter(ctx: TxContext, id: string, tenantId: string) {
+  const rows = await ctx.tx.$queryRaw<{ id: string; project_id: string | null }[]>`
+    SELECT d.id, d.project_id FROM dead_letters d JOIN projects p ON p.id = d.project_id
+    WHERE d.id = ${id} AND p.tenant_id = ${tenantId} FOR UPDATE OF d`;
+  if (!rows[0]) throw new DomainError("NOT_FOUND", `dead letter ${id} not found`);
+  return ctx.tx.deadLetter.findUniqueOrThrow({ where: { id } });
+}
+
+export interface OperatorAction {
+  tenantId: string;
+  deadLetterId: string;
+  operatorId: string;
+}
+
+/**
+ * Retry: sends the command back to its origin queue, once. The record moves to `retried` in the
+ * same transaction, so a second Retry finds it already retried and sends nothing.
+ */
+export async function retryDeadLetter(
+  db: Db,
+  a: OperatorAction,
+  deps: EnqueueDeps,
+): Promise<{ queue: string; commandId: string }> {
+  return withTransaction(db, async (ctx) => {
+    const dl = await lockOwnDeadLetter(ctx, a.deadLetterId, a.tenantId);
+    if (dl.status !== "open") throw new DomainError("CONFLICT", `dead letter ${dl.id} is already ${dl.status}`);
+    if (dl.kind !== "command" || !dl.originQueue) {
+      throw new DomainError("PRECONDITION_FAILED", `a ${dl.kind} dead letter cannot be retried; dismiss it instead`);
+    }
+    const command = dl.payload as { attempt?: number } & Record<string, unknown>;
+    const envelope = { ...(command as object), attempt: (command.attempt ?? 0) + 1 } as Parameters<
+      typeof putOnQueue
+    >[2];
+    await putOnQueue(ctx, dl.originQueue as QueuePurpose, envelope, deps);
+    await ctx.tx.deadLetter.update({
+      where: { id: dl.id },
+      data: { status: "retried", resolvedAt: deps.now(), resolvedBy: a.operatorId, resolveNote: null },
+    });
+    return { queue: dl.originQueue, commandId: envelope.commandId };
+  });
+}
+
+/** Dismiss: records who, when and why; sends nothing. */
+export async function dismissDeadLetter(db: Db, a: OperatorAction & { reason: string }, now: Date): Promise<void> {
+  if (!a.reason.trim()) throw new DomainError("INVALID_INPUT", "a dismissal needs a reason");
+  await withTransaction(db, async (ctx) => {
+    const dl = await lockOwnDeadLetter(ctx, a.deadLetterId, a.tenantId);
+    if (dl.status !== "open") throw new DomainError("CONFLICT", `dead letter ${dl.id} is already ${dl.status}`);
+    await ctx.tx.deadLetter.update({
+      where: { id: dl.id },
+      data: { status: "dismissed", resolvedAt: now, resolvedBy: a.operatorId, resolveNote: a.reason.trim() },
+    });
+  });
+}
+
+export async function listDeadLetters(
+  db: Db,
+  p: { tenantId: string; status: "open" | "retried" | "dismissed"; limit: number },
+) {
+  const projects = await db.project.findMany({ where: { tenantId: p.tenantId }, select: { id: true, name: true } });
+  const names = new Map(projects.map((x) => [x.id, x.name]));
+  const rows = await db.deadLetter.findMany({
+    where: { projectId: { in: [...names.keys()] }, status: p.status },
+    orderBy: { createdAt: "desc" },
+    take: p.limit,
+  });
+  return rows.map((r) => ({ ...r, projectName: r.projectId ? (names.get(r.projectId) ?? r.projectId) : null }));
+}

@@ -1,0 +1,147 @@
+import {
+  COMMAND_TYPES,
+  type CommandEnvelope,
+  type CommandType,
+  commandCapWindow,
+  commandEnvelopeSchema,
+  DomainError,
+  QUEUE_FOR_COMMAND,
+  type QueuePurpose,
+  type RhumbatronConfig,
+} from "@rhumbatron/core";
+import type { Nudger } from "../nudge.ts";
+import type { TxContext } from "../transaction.ts";
+
+/**
+ * Sending a command. Enqueue takes the caller's transaction, so a command is sent if and only if
+ * the state change that caused it commits, and nudges the queue's consumer on commit. A command is
+ * on a queue at most once: a second send with the same commandId is a duplicate and sends nothing.
+ */
+export interface EnqueueDeps {
+  config: RhumbatronConfig;
+  nudger: Nudger;
+  now: () => Date;
+  log?: (fields: Record<string, unknown>, message: string) => void;
+}
+
+export interface NewCommand {
+  commandId: string;
+  commandType: CommandType;
+  projectId: string;
+  changeId?: string | null;
+  taskId?: string | null;
+  payload: Record<string, unknown>;
+  deadline?: Date | null;
+  attempt?: number;
+}
+
+export type EnqueueResult =
+  | { sent: true; duplicate: boolean; queue: QueuePurpose; commandId: string }
+  | { sent: false; reason: "command_cap"; queue: QueuePurpose; commandId: string };
+
+export const COMMAND_CAP_COUNTER = "commands_per_change_day";
+
+/** The nudge channel of a queue's consumer (`integration` -> `queue_integration`). */
+export const queueChannel = (purpose: QueuePurpose) => `queue_${purpose.replace(/-/g, "_")}`;
+
+export function buildCommand(c: NewCommand, now: Date): CommandEnvelope {
+  if (!(COMMAND_TYPES as readonly string[]).includes(c.commandType)) {
+    throw new DomainError("INVALID_INPUT", `unknown command type ${c.commandType}`);
+  }
+  const parsed = commandEnvelopeSchema.safeParse({
+    commandId: c.commandId,
+    commandType: c.commandType,
+    projectId: c.projectId,
+    changeId: c.changeId ?? null,
+    taskId: c.taskId ?? null,
+    attempt: c.attempt ?? 0,
+    createdAt: now.toISOString(),
+    deadline: c.deadline ? c.deadline.toISOString() : null,
+    payload: c.payload,
+  });
+  if (!parsed.success) throw new DomainError("INVALID_INPUT", `invalid command: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+/** Puts an envelope on a queue (no cap check); used by enqueueCommand and by operator retries. */
+export async function putOnQueue(
+  ctx: TxContext,
+  queue: QueuePurpose,
+  envelope: CommandEnvelope,
+  deps: EnqueueDeps,
+  extra: { originQueue?: string; lastError?: string; deliveries?: number } = {},
+): Promise<boolean> {
+  const now = deps.now();
+  const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
+  const inserted = await ctx.tx.$executeRaw`
+    INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
+      available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
+    VALUES (${queue}, ${envelope.commandId}, ${envelope.commandType}, ${envelope.projectId}, ${envelope.changeId},
+      ${envelope.taskId}, ${JSON.stringify(envelope)}::jsonb, ${now}, ${now}, ${expiresAt},
+      ${extra.originQueue ?? null}, ${extra.lastError ?? null}, ${extra.deliveries ?? 0})
+    ON CONFLICT (queue, command_id) DO NOTHING`;
+  if (inserted > 0) await deps.nudger.nudge(ctx, queueChannel(queue));
+  return inserted > 0;
+}
+
+/**
+ * Sends a command on its queue inside the caller's transaction. Every command of a Change counts
+ * against config.causal.commandsPerChangePerDay; past the cap the command is refused, the refusal
+ * is recorded (a metric point and a log line), and the caller's transaction goes on.
+ */
+export async function enqueueCommand(
+  ctx: TxContext,
+  c: NewCommand,
+  deps: EnqueueDeps,
+  options: { queue?: QueuePurpose } = {},
+): Promise<EnqueueResult> {
+  const now = deps.now();
+  const envelope = buildCommand(c, now);
+  const queue = options.queue ?? QUEUE_FOR_COMMAND[c.commandType];
+  const existing = await ctx.tx.queueMessage.findUnique({
+    where: { queue_commandId: { queue, commandId: c.commandId } },
+    select: { id: true },
+  });
+  if (existing) return { sent: true, duplicate: true, queue, commandId: c.commandId };
+  if (c.changeId) {
+    const cap = deps.config.causal.commandsPerChangePerDay;
+    const window = commandCapWindow(now);
+    const counted = await ctx.tx.$queryRaw<{ count: number }[]>`
+      INSERT INTO usage_counters (counter, scope_id, "window", count) VALUES (${COMMAND_CAP_COUNTER}, ${c.changeId}, ${window}, 1)
+      ON CONFLICT (counter, scope_id, "window") DO UPDATE SET count = usage_counters.count + 1
+      WHERE usage_counters.count < ${cap}
+      RETURNING count`;
+    if (counted.length === 0) {
+      await recordCapRefusal(ctx, envelope, deps, now);
+      return { sent: false, reason: "command_cap", queue, commandId: c.commandId };
+    }
+  }
+  const sent = await putOnQueue(ctx, queue, envelope, deps);
+  return { sent: true, duplicate: !sent, queue, commandId: c.commandId };
+}
+
+async function recordCapRefusal(ctx: TxContext, cmd: CommandEnvelope, deps: EnqueueDeps, now: Date) {
+  const project = await ctx.tx.project.findUnique({ where: { id: cmd.projectId }, select: { tenantId: true } });
+  await ctx.tx.metricPoint.createMany({
+    data: [
+      {
+        dataset: deps.config.eventRouter.metricsDataset,
+        name: "command_cap_refused",
+        eventId: `cap_${cmd.commandId}`,
+        tenantId: project?.tenantId ?? "unknown",
+        projectId: cmd.projectId,
+        occurredAt: now,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  deps.log?.(
+    {
+      changeId: cmd.changeId,
+      commandType: cmd.commandType,
+      commandId: cmd.commandId,
+      cap: deps.config.causal.commandsPerChangePerDay,
+    },
+    "command refused: the Change reached its daily command cap",
+  );
+}

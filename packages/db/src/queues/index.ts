@@ -1,0 +1,4 @@
+export * from "./consumer.ts";
+export * from "./dead-letters.ts";
+export * from "./enqueue.ts";
+export * from "./workflows.ts";
