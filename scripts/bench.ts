@@ -73,7 +73,10 @@ async function openDatabase() {
   return {
     url: srv.url(name),
     server: "embedded",
-    stop: async () => (await srv.stop(), rmSync(dir, { recursive: true, force: true })),
+    stop: async () => {
+      await srv.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

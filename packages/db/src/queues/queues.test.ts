@@ -199,7 +199,7 @@ describe("queues", () => {
     ).rejects.toMatchObject({ code: "CONFLICT" });
     const resent = await t.db.queueMessage.findMany({ where: { queue: "agent-wakeups", commandId: "cmd_r1" } });
     expect(resent).toHaveLength(1);
-    expect((resent[0]?.envelope as { attempt: number }).attempt).toBe(1);
+    expect((resent[0]?.envelope as { attempt?: number } | undefined)?.attempt).toBe(1);
     expect(await t.db.deadLetter.findUniqueOrThrow({ where: { id: dl1 } })).toMatchObject({
       status: "retried",
       resolvedBy: "usr_op",
