@@ -188,3 +188,24 @@ export const METRIC_FOR_EVENT: Partial<Record<EventType, (payload: Record<string
   "canonical.advanced": () => "promotion_completed",
   "release.completed": () => "release_completed",
 };
+
+/**
+ * Event types the causal router reads. Every other catalogued type is informational: the router
+ * takes no action on it (task.ready is ignored on purpose: the dispatcher already sent the wake).
+ */
+export const ROUTED_EVENT_TYPES = [
+  "task.completed",
+  "task.failed",
+  "verification.started",
+  "canonical.advanced",
+  "artifact.promoted",
+  "intent.declared",
+  "challenge.raised",
+  "changeset.published",
+  "claim.acquired",
+  "claim.released",
+] as const satisfies readonly EventType[];
+
+export const INFORMATIONAL_EVENT_TYPES: EventType[] = EVENT_TYPES.filter(
+  (t) => t !== "task.ready" && !(ROUTED_EVENT_TYPES as readonly string[]).includes(t),
+);

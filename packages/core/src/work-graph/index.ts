@@ -1,0 +1,4 @@
+export * from "./graph.ts";
+export * from "./model.ts";
+export * from "./overlap.ts";
+export * from "./router.ts";

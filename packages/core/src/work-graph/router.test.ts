@@ -1,0 +1,175 @@
+import { describe, expect, it } from "vitest";
+import type { EventType } from "../events/catalogue.ts";
+import { INFORMATIONAL_EVENT_TYPES } from "../events/catalogue.ts";
+import { buildEvent } from "../events/envelope.ts";
+import { stableEventId } from "../events/event-id.ts";
+import { type ActiveAgent, type RouterSnapshot, routeEvent } from "./router.ts";
+
+function ev<T extends EventType>(eventType: T, payload: unknown, taskId: string | null = null) {
+  return buildEvent({
+    eventId: stableEventId("chg_1", eventType, taskId, JSON.stringify(payload)),
+    eventType,
+    tenantId: "ten_1",
+    projectId: "proj_1",
+    changeId: "chg_1",
+    taskId,
+    actor: { kind: "agent", id: "agt_x" },
+    resource: "change:chg_1",
+    canonicalGeneration: 0,
+    correlationId: "chg_1",
+    timestamp: new Date("2026-01-01T00:00:00Z"),
+    payload: payload as never,
+  });
+}
+
+const agent = (agentId: string, paths: string[], prefixes: string[] = []): ActiveAgent => ({
+  agentId,
+  taskId: `task_${agentId}`,
+  changeId: "chg_1",
+  held: { paths, prefixes },
+});
+
+const snap = (o: Partial<RouterSnapshot> = {}): RouterSnapshot => ({
+  maxActiveAgents: 8,
+  tasks: [],
+  activeAgents: [],
+  candidates: [],
+  ...o,
+});
+const types = (d: ReturnType<typeof routeEvent>) =>
+  d.kind === "route" ? d.commands.map((c) => c.commandType) : d.reason;
+
+describe("causal router, branch by branch", () => {
+  it("ignores task.ready: the dispatcher already sent the wake", () => {
+    expect(routeEvent(ev("task.ready", { key: "a" }, "t1"), snap())).toEqual({ kind: "ignore", reason: "task_ready" });
+  });
+
+  it.each(INFORMATIONAL_EVENT_TYPES)("takes no action on informational %s", (type) => {
+    expect(INFORMATIONAL_EVENT_TYPES).not.toContain("task.completed");
+    const d = routeEvent({ ...ev("task.ready", { key: "a" }), eventType: type } as never, snap());
+    expect(d).toEqual({ kind: "ignore", reason: "informational" });
+  });
+
+  it.each([
+    [
+      "task.completed readies dependents",
+      "task.completed",
+      [
+        { id: "a", key: "a", state: "completed", dependsOn: [] },
+        { id: "b", key: "b", state: "pending", dependsOn: ["a"] },
+      ],
+      ["change.dispatch"],
+    ],
+    [
+      "task.completed with nothing to ready",
+      "task.completed",
+      [
+        { id: "a", key: "a", state: "completed", dependsOn: [] },
+        { id: "b", key: "b", state: "pending", dependsOn: ["a", "c"] },
+        { id: "c", key: "c", state: "running", dependsOn: [] },
+      ],
+      [],
+    ],
+    [
+      "task.failed frees a slot for a waiting ready Task",
+      "task.failed",
+      [
+        { id: "a", key: "a", state: "failed", dependsOn: [] },
+        { id: "b", key: "b", state: "ready", dependsOn: [] },
+      ],
+      ["change.dispatch"],
+    ],
+    [
+      "task.failed with nobody waiting",
+      "task.failed",
+      [
+        { id: "a", key: "a", state: "failed", dependsOn: [] },
+        { id: "b", key: "b", state: "running", dependsOn: [] },
+      ],
+      [],
+    ],
+  ] as const)("%s", (_n, type, tasks, expected) => {
+    const payload = type === "task.completed" ? { runId: "run_1", changeSetId: null } : { reason: "x" };
+    expect(types(routeEvent(ev(type, payload, "a"), snap({ tasks: tasks as never })))).toEqual(expected);
+  });
+
+  it("re-dispatches when a Task completes at the 8-agent limit and a ready Task waits", () => {
+    const running = Array.from({ length: 7 }, (_, i) => ({
+      id: `r${i}`,
+      key: `r${i}`,
+      state: "running" as const,
+      dependsOn: [],
+    }));
+    const tasks = [
+      ...running,
+      { id: "a", key: "a", state: "completed" as const, dependsOn: [] },
+      { id: "w", key: "w", state: "ready" as const, dependsOn: [] },
+    ];
+    expect(
+      types(routeEvent(ev("task.completed", { runId: "run_1", changeSetId: null }, "a"), snap({ tasks }))),
+    ).toEqual(["change.dispatch"]);
+  });
+
+  it("verification.started with work_graph_completed -> candidate.create; other reasons -> nothing", () => {
+    expect(
+      types(routeEvent(ev("verification.started", { reason: "work_graph_completed", candidateId: null }), snap())),
+    ).toEqual(["candidate.create"]);
+    expect(routeEvent(ev("verification.started", { reason: "manual", candidateId: null }), snap())).toEqual({
+      kind: "ignore",
+      reason: "not_applicable",
+    });
+  });
+
+  it("canonical.advanced wakes active agents, marks older Candidates stale and builds the index", () => {
+    const d = routeEvent(
+      ev("canonical.advanced", { candidateId: "cand_9", fromGeneration: 1, toGeneration: 2, treeHash: "t" }),
+      snap({
+        activeAgents: [agent("agt_a", ["src/a.ts"]), agent("agt_b", [])],
+        candidates: [
+          { id: "cand_old", baseGeneration: 1, status: "verified" },
+          { id: "cand_done", baseGeneration: 1, status: "rejected" },
+          { id: "cand_new", baseGeneration: 2, status: "verifying" },
+        ],
+      }),
+    );
+    expect(d).toMatchObject({ kind: "route", staleCandidates: ["cand_old"] });
+    expect(types(d)).toEqual(["agent.wake", "agent.wake", "index.build"]);
+    if (d.kind === "route") expect(d.commands[2]?.commandId).toBe("cmd_index_proj_1_S2");
+  });
+
+  it("artifact.promoted builds the index with the same command ID as canonical.advanced", () => {
+    const d = routeEvent(
+      ev("artifact.promoted", { candidateId: "cand_9", generation: 2, treeHash: "t", commit: "c" }),
+      snap(),
+    );
+    expect(d.kind === "route" && d.commands.map((c) => c.commandId)).toEqual(["cmd_index_proj_1_S2"]);
+  });
+
+  it.each([
+    ["intent.declared", { agentId: "agt_me", paths: ["src/cart.ts"], prefixes: [] }],
+    ["challenge.raised", { agentId: "agt_me", paths: ["src/cart.ts"], reason: "r" }],
+    ["changeset.published", { changeSetId: "cs_1", agentId: "agt_me", paths: ["src/cart.ts"], patchRef: null }],
+    ["claim.acquired", { agentId: "agt_me", paths: ["src/cart.ts"] }],
+    ["claim.released", { agentId: "agt_me", paths: ["src/cart.ts"] }],
+  ] as const)(
+    "%s: exact overlap wakes, prefix asks the classifier, none does nothing, self is skipped",
+    (type, payload) => {
+      const d = routeEvent(
+        ev(type, payload),
+        snap({
+          activeAgents: [
+            agent("agt_exact", ["src/cart.ts"]),
+            agent("agt_prefix", [], ["src/"]),
+            agent("agt_none", ["docs/x.md"]),
+            agent("agt_me", ["src/cart.ts"]),
+          ],
+        }),
+      );
+      expect(d.kind).toBe("route");
+      if (d.kind !== "route") return;
+      expect(d.commands.map((c) => [c.commandType, c.payload.agentId])).toEqual([["agent.wake", "agt_exact"]]);
+      expect(d.ask.map((a) => a.agent.agentId)).toEqual(["agt_prefix"]);
+      expect(d.ask[0]?.wake.commandId).toBe(`cmd_wake_agt_prefix_${d.commands[0]?.payload.causeEventId}`);
+    },
+  );
+});

@@ -1,0 +1,158 @@
+import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
+import type { CommandType } from "../events/command.ts";
+import type { EventEnvelope } from "../events/envelope.ts";
+import { type GraphTask, planDispatch } from "./graph.ts";
+import { type HeldResources, resourceOverlap } from "./overlap.ts";
+
+/**
+ * The causal router's decision (spec: Causal routing), pure: given one fresh Event and a snapshot
+ * of the state it concerns, which commands follow. Deterministic rules only; a prefix-only overlap
+ * comes back as a question for the overlap classifier, which the caller asks.
+ */
+export interface ActiveAgent {
+  agentId: string;
+  taskId: string;
+  changeId: string;
+  held: HeldResources;
+}
+
+export interface RouterSnapshot {
+  maxActiveAgents: number;
+  /** The Event's Change with its Tasks (after the Event), when the Event belongs to a Change. */
+  tasks: (GraphTask & { id: string })[];
+  /** Agents holding a Task in the Event's project (for canonical.advanced) or Change. */
+  activeAgents: ActiveAgent[];
+  /** Candidates of the project that are still in play. */
+  candidates: { id: string; baseGeneration: number; status: string }[];
+}
+
+export interface RoutedCommand {
+  commandType: CommandType;
+  commandId: string;
+  projectId: string;
+  changeId: string | null;
+  taskId: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface ClassifierAsk {
+  agent: ActiveAgent;
+  eventPaths: string[];
+  pairs: { eventPath: string; agentPath: string }[];
+  /** The wake to send if the classifier says wake (or abstains, or its daily cap is reached). */
+  wake: RoutedCommand;
+}
+
+export type RouterDecision =
+  | { kind: "ignore"; reason: "task_ready" | "informational" | "not_applicable" }
+  | { kind: "route"; commands: RoutedCommand[]; ask: ClassifierAsk[]; staleCandidates: string[] };
+
+const OVERLAP_TYPES = [
+  "intent.declared",
+  "challenge.raised",
+  "changeset.published",
+  "claim.acquired",
+  "claim.released",
+];
+const LIVE_CANDIDATE = new Set(["created", "composing", "verifying", "verified"]);
+
+function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string): RoutedCommand {
+  return {
+    commandType: "agent.wake",
+    commandId: `cmd_wake_${a.agentId}_${e.eventId}`,
+    projectId: e.projectId,
+    changeId: a.changeId,
+    taskId: a.taskId,
+    payload: { agentId: a.agentId, reason, causeEventId: e.eventId, causeType: e.eventType },
+  };
+}
+
+function indexBuild(e: EventEnvelope, generation: number): RoutedCommand {
+  return {
+    commandType: "index.build",
+    commandId: `cmd_index_${e.projectId}_S${generation}`,
+    projectId: e.projectId,
+    changeId: null,
+    taskId: null,
+    payload: { generation },
+  };
+}
+
+function dispatch(e: EventEnvelope): RoutedCommand {
+  return {
+    commandType: "change.dispatch",
+    commandId: `cmd_dispatch_${e.eventId}`,
+    projectId: e.projectId,
+    changeId: e.changeId,
+    taskId: null,
+    payload: { causeEventId: e.eventId },
+  };
+}
+
+const route = (
+  commands: RoutedCommand[],
+  ask: ClassifierAsk[] = [],
+  staleCandidates: string[] = [],
+): RouterDecision => ({
+  kind: "route",
+  commands,
+  ask,
+  staleCandidates,
+});
+
+export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecision {
+  if (e.eventType === "task.ready") return { kind: "ignore", reason: "task_ready" };
+  if (!(ROUTED_EVENT_TYPES as readonly string[]).includes(e.eventType))
+    return { kind: "ignore", reason: "informational" };
+
+  switch (e.eventType) {
+    case "task.completed":
+    case "task.failed": {
+      // Completion readies dependents; completion or failure frees an Agent slot for a waiting Task.
+      const plan = planDispatch(snap.tasks, snap.maxActiveAgents);
+      return plan.markReady.length || plan.wake.length ? route([dispatch(e)]) : route([]);
+    }
+    case "verification.started": {
+      const p = e.payload as { reason: string };
+      if (p.reason !== "work_graph_completed" || !e.changeId) return { kind: "ignore", reason: "not_applicable" };
+      return route([
+        {
+          commandType: "candidate.create",
+          commandId: `cmd_${e.eventId}_candidate`,
+          projectId: e.projectId,
+          changeId: e.changeId,
+          taskId: null,
+          payload: { causeEventId: e.eventId },
+        },
+      ]);
+    }
+    case "canonical.advanced": {
+      const p = e.payload as { toGeneration: number };
+      const stale = snap.candidates
+        .filter((c) => c.baseGeneration < p.toGeneration && LIVE_CANDIDATE.has(c.status))
+        .map((c) => c.id);
+      return route(
+        [...snap.activeAgents.map((a) => wakeFor(e, a, "canonical_advanced")), indexBuild(e, p.toGeneration)],
+        [],
+        stale,
+      );
+    }
+    case "artifact.promoted":
+      return route([indexBuild(e, (e.payload as { generation: number }).generation)]);
+    default: {
+      if (!OVERLAP_TYPES.includes(e.eventType)) return { kind: "ignore", reason: "informational" };
+      const p = e.payload as { agentId: string; paths: string[]; prefixes?: string[] };
+      const eventPaths = [...p.paths, ...(p.prefixes ?? [])];
+      const commands: RoutedCommand[] = [];
+      const ask: ClassifierAsk[] = [];
+      for (const a of snap.activeAgents) {
+        if (a.agentId === p.agentId) continue;
+        const o = resourceOverlap(eventPaths, a.held);
+        if (o.kind === "exact") commands.push(wakeFor(e, a, "exact_overlap"));
+        else if (o.kind === "prefix")
+          ask.push({ agent: a, eventPaths, pairs: o.pairs, wake: wakeFor(e, a, "prefix_overlap") });
+      }
+      return route(commands, ask);
+    }
+  }
+}
