@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { isDomainError, loadConfig, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
 import { createDb, localFolderBlobStore } from "@rhumbatron/db";
+import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
   const nudger = nudgerFor(settings);
   const blobs = localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs"));
-  const functions = buildFunctions({ config, nudger, blobs });
+  const functions = buildFunctions({ config, nudger, blobs, classifier: classifierFromSettings(settings) });
   const deps = { db, config, logger, worker, now: () => new Date(), functions };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"

@@ -44,6 +44,14 @@ export const settingsSchema = z.object({
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
   INNGEST_DEV: z.preprocess(emptyToUndefined, z.string().optional()),
+  // The overlap classifier (spec: Causal routing). Unset URL: every prefix-only overlap wakes the agent.
+  OVERLAP_CLASSIFIER_URL: z.preprocess(
+    emptyToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. http://localhost:8080/v1" }).optional(),
+  ),
+  OVERLAP_CLASSIFIER_MODEL: z.preprocess(emptyToUndefined, z.string().optional()),
+  OVERLAP_CLASSIFIER_API_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
+  OVERLAP_CLASSIFIER_TIMEOUT_MS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).default(5000)),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -51,9 +59,21 @@ export type Settings = z.infer<typeof settingsSchema>;
 /** Parses settings; a bad value throws INVALID_CONFIG with one line per problem, naming the variable. */
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   const parsed = settingsSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+  const lines = parsed.success
+    ? crossFieldIssues(parsed.data)
+    : parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+  if (!parsed.success || lines.length > 0) {
     throw new DomainError("INVALID_CONFIG", lines.join("; "), { issues: lines });
   }
   return parsed.data;
+}
+
+/** Rules that tie two variables together; each line names the variable to set. */
+function crossFieldIssues(s: Settings): string[] {
+  const lines: string[] = [];
+  // An endpoint without a model name would fail on every call; say so at startup instead.
+  if (s.OVERLAP_CLASSIFIER_URL && !s.OVERLAP_CLASSIFIER_MODEL) {
+    lines.push("OVERLAP_CLASSIFIER_MODEL is required when OVERLAP_CLASSIFIER_URL is set");
+  }
+  return lines;
 }

@@ -74,7 +74,7 @@ describe("the event pipeline in the worker", () => {
     expect(await run("outbox-publisher", "nudge", "default", now)).toMatchObject({ published: 3 });
     const stream = streamIndex(projectId, 8);
     const routed = (await run("event-router", "nudge", String(stream), now)) as { outcomes: Record<string, string[]> };
-    expect(routed.outcomes).toEqual({ "project-view-projector": ["ack:3"] });
+    expect(routed.outcomes).toEqual({ "project-view-projector": ["ack:3"], "causal-router": ["ack:3"] });
     expect(await t.db.projectView.findUniqueOrThrow({ where: { projectId } })).toMatchObject({
       changesTotal: 1,
       eventCount: 3,
@@ -92,6 +92,7 @@ describe("the event pipeline in the worker", () => {
     expect(swept.stream).toBe(stream);
     expect(swept.outcomes).toEqual({
       "project-view-projector": ["empty:0"],
+      "causal-router": ["empty:0"],
       "audit-archiver": ["ack:3"],
       "analytics-projector": ["ack:3"],
     });
@@ -119,7 +120,7 @@ describe("the event pipeline in the worker", () => {
     const { run } = setup();
     const maintenance = new Date("2026-05-03T04:17:20Z");
     const r = (await run("event-router", "cron", "default", maintenance)) as { outcomes: Record<string, unknown> };
-    expect(Object.keys(r.outcomes)).toEqual(["project-view-projector", "audit-archiver"]);
+    expect(Object.keys(r.outcomes)).toEqual(["project-view-projector", "causal-router", "audit-archiver"]);
   });
 
   it("maintenance deletes entries past 7 days and archives past their retention", async () => {

@@ -1,8 +1,15 @@
-import { type BlobStore, DomainError, type RhumbatronConfig, streamForSweep } from "@rhumbatron/core";
+import {
+  type BlobStore,
+  DomainError,
+  type OverlapClassifier,
+  type RhumbatronConfig,
+  streamForSweep,
+} from "@rhumbatron/core";
 import {
   analyticsSubscription,
   archiverSubscription,
   type ConsumeResult,
+  causalRouterSubscription,
   consumeOnce,
   EVENT_ROUTER_CHANNEL,
   type Nudger,
@@ -18,12 +25,12 @@ import type { FunctionContext, WorkerFunction } from "./types.ts";
  * project-view projector, then the causal router, each up to config.eventRouter
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
  * audit archiver, and, unless the tick is a maintenance tick, one analytics batch.
- * The causal router joins this list with the work-graph rules; until then it is not registered.
  */
 export interface EventRouterDeps {
   config: RhumbatronConfig;
   blobs: BlobStore;
   nudger: Nudger;
+  classifier: OverlapClassifier;
 }
 
 function parseStream(key: string, count: number): number {
@@ -44,7 +51,7 @@ async function drain(ctx: FunctionContext, sub: Subscription, stream: number, ti
   return results;
 }
 
-export function eventRouterFunction({ config, blobs, nudger }: EventRouterDeps): WorkerFunction {
+export function eventRouterFunction({ config, blobs, nudger, classifier }: EventRouterDeps): WorkerFunction {
   const projector = projectorSubscription(config);
   const archiver = archiverSubscription(blobs);
   const analytics = analyticsSubscription(config);
@@ -58,7 +65,17 @@ export function eventRouterFunction({ config, blobs, nudger }: EventRouterDeps):
         ? streamForSweep(ctx.now(), config.streams.count)
         : parseStream(ctx.key, config.streams.count);
       const per = config.eventRouter.consumesPerSubscriptionPerRun;
-      const summary: Record<string, ConsumeResult[]> = { [projector.name]: await drain(ctx, projector, stream, per) };
+      const causal = causalRouterSubscription({
+        config,
+        nudger,
+        classifier,
+        now: ctx.now,
+        log: (fields, msg) => ctx.logger.info({ stream, ...fields }, msg),
+      });
+      const summary: Record<string, ConsumeResult[]> = {
+        [projector.name]: await drain(ctx, projector, stream, per),
+        [causal.name]: await drain(ctx, causal, stream, per),
+      };
       if (sweep) {
         summary[archiver.name] = await drain(ctx, archiver, stream, 1);
         if (!cronMatchesMinute(config.integration.maintenanceCron, ctx.now())) {
@@ -67,8 +84,10 @@ export function eventRouterFunction({ config, blobs, nudger }: EventRouterDeps):
       }
       // A run is bounded (a few batches); when the projector stopped on a full batch there is more
       // on this stream, so the router nudges itself instead of leaving the rest to the cron sweep.
-      const last = summary[projector.name]?.at(-1);
-      const more = last?.outcome === "ack" && last.delivered >= config.eventRouter.batchSize;
+      const more = [projector.name, causal.name].some((name) => {
+        const last = summary[name]?.at(-1);
+        return last?.outcome === "ack" && last.delivered >= config.eventRouter.batchSize;
+      });
       if (more) await withTransaction(ctx.db, (tx) => nudger.nudge(tx, EVENT_ROUTER_CHANNEL, String(stream)));
       const problems = Object.values(summary)
         .flat()

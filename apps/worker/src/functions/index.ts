@@ -1,6 +1,7 @@
-import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
+import type { BlobStore, OverlapClassifier, RhumbatronConfig } from "@rhumbatron/core";
 import { DomainError } from "@rhumbatron/core";
 import { type Nudger, validateNudgeChannel } from "@rhumbatron/db";
+import { abstainClassifier } from "../classifier/abstain.ts";
 import { eventRouterFunction } from "./event-router.ts";
 import { heartbeatFunction } from "./heartbeat.ts";
 import { maintenanceFunction } from "./maintenance.ts";
@@ -19,14 +20,21 @@ export interface FunctionDeps {
   /** How functions wake other functions (pg_notify locally, Inngest events otherwise). */
   nudger: Nudger;
   blobs: BlobStore;
+  /** Decides prefix-only overlaps for the causal router (abstain by default). */
+  classifier?: OverlapClassifier;
 }
 
 /** The registry both executors read: every background function, with triggers from config. */
-export function buildFunctions({ config, nudger, blobs }: FunctionDeps): WorkerFunction[] {
+export function buildFunctions({
+  config,
+  nudger,
+  blobs,
+  classifier = abstainClassifier,
+}: FunctionDeps): WorkerFunction[] {
   return checkRegistry([
     heartbeatFunction(config),
     outboxPublisherFunction(config, nudger),
-    eventRouterFunction({ config, blobs, nudger }),
+    eventRouterFunction({ config, blobs, nudger, classifier }),
     maintenanceFunction(config, blobs, nudger),
     ...queueConsumerFunctions(config, nudger),
   ]);

@@ -3,7 +3,9 @@ import {
   type CommandHandler,
   consumeQueue,
   deadLetterHandler,
+  dispatchChange,
   type EnqueueDeps,
+  handleWake,
   type Nudger,
   queueChannel,
   withTransaction,
@@ -18,8 +20,21 @@ import type { WorkerFunction } from "./types.ts";
  */
 export function commandHandlers(deps: EnqueueDeps): Record<QueuePurpose, CommandHandler[]> {
   return {
-    "agent-wakeups": [],
-    integration: [],
+    "agent-wakeups": [
+      {
+        commandTypes: ["agent.wake"],
+        handle: async (ctx) => (await handleWake(ctx, deps)).result,
+      },
+    ],
+    integration: [
+      {
+        commandTypes: ["change.dispatch"],
+        handle: async (ctx) => {
+          if (!ctx.command.changeId) throw new Error("change.dispatch needs a changeId");
+          return dispatchChange(ctx, ctx.command.changeId, deps, ctx.command.commandId);
+        },
+      },
+    ],
     indexing: [],
     verification: [workflowStartHandler(deps)],
     release: [workflowStartHandler(deps)],

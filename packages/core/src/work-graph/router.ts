@@ -56,14 +56,21 @@ const OVERLAP_TYPES = [
 ];
 const LIVE_CANDIDATE = new Set(["created", "composing", "verifying", "verified"]);
 
-function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string): RoutedCommand {
+function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string, eventPaths?: string[]): RoutedCommand {
   return {
     commandType: "agent.wake",
     commandId: `cmd_wake_${a.agentId}_${e.eventId}`,
     projectId: e.projectId,
     changeId: a.changeId,
     taskId: a.taskId,
-    payload: { agentId: a.agentId, reason, causeEventId: e.eventId, causeType: e.eventType },
+    // The paths let the wake consumer check the overlap again before the Agent runs.
+    payload: {
+      agentId: a.agentId,
+      reason,
+      causeEventId: e.eventId,
+      causeType: e.eventType,
+      ...(eventPaths ? { eventPaths } : {}),
+    },
   };
 }
 

@@ -44,20 +44,24 @@ describe("schema.prisma and the migrations agree", () => {
 
   it("fails on a changed type, nullability, default, unique key, index or foreign key", async () => {
     const edited = schemaText
-      .replace(
-        'title           String\n  description     String   @default("")',
-        'title           String?\n  description     String   @default("x")',
-      )
+      .replace(/(model Change \{[\s\S]*?title\s+)String\n/, "$1String?\n")
+      .replace(/(description\s+String\s+)@default\(""\)/, '$1@default("x")')
       .replace("@@unique([tenantId, name])", "")
       .replace("@@index([userId])", "")
-      .replace("pid        Int", "pid        BigInt")
+      .replace(/(pid\s+)Int/, "$1BigInt")
       .replace(
-        "tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Restrict)",
-        "tenant              Tenant        @relation(fields: [tenantId], references: [id], onDelete: Cascade)",
+        '@default("{\\"paths\\":[],\\"prefixes\\":[]}")',
+        '@default("{\\"paths\\":[\\"x\\"],\\"prefixes\\":[]}")',
+      )
+      .replace(
+        /(tenant\s+Tenant\s+@relation\(fields: \[tenantId\], references: \[id\], )onDelete: Restrict\)/,
+        "$1onDelete: Cascade)",
       );
+    expect(edited).not.toBe(schemaText);
     const diff = diffSchemas(expectedSchema(edited), await actualSchema(t.url));
     expect(diff).toContain("changes.title: nullable in schema.prisma, NOT NULL in the database");
     expect(diff).toContain('changes.description: default is "x" in schema.prisma, "" in the database');
+    expect(diff.some((d) => d.startsWith("tasks.intents: default is"))).toBe(true);
     expect(diff).toContain("worker_heartbeats.pid: type is bigint in schema.prisma, integer in the database");
     expect(diff).toContain(
       "projects: unique projects_tenant_id_name_key(tenant_id,name) is in the database but not in schema.prisma",

@@ -31,6 +31,31 @@ export interface SchemaShape {
   enums: Record<string, string[]>;
 }
 
+/** jsonb defaults compare as values: Postgres rewrites their spacing and key order. */
+function canonicalJson(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    const sortKeys = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sortKeys)
+        : v && typeof v === "object"
+          ? Object.fromEntries(
+              Object.entries(v as Record<string, unknown>)
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([k, x]) => [k, sortKeys(x)]),
+            )
+          : v;
+    return JSON.stringify(sortKeys(JSON.parse(text)));
+  } catch {
+    return text;
+  }
+}
+
+function sameDefault(type: string, a: string | null, b: string | null): boolean {
+  if (a === b) return true;
+  return (type === "jsonb" || type === "json") && canonicalJson(a) === canonicalJson(b);
+}
+
 const fmtDefault = (d: string | null) => (d === null ? "none" : JSON.stringify(d));
 const keyText = (k: KeyShape) => `${k.name}(${k.columns.join(",")})`;
 const fkText = (k: ForeignKeyShape) =>
@@ -80,7 +105,7 @@ export function diffSchemas(expected: SchemaShape, actual: SchemaShape): string[
         out.push(
           `${name}.${col}: ${w.nullable ? "nullable" : "NOT NULL"} in schema.prisma, ${h.nullable ? "nullable" : "NOT NULL"} in the database`,
         );
-      if (w.default !== h.default)
+      if (!sameDefault(w.type, w.default, h.default))
         out.push(
           `${name}.${col}: default is ${fmtDefault(w.default)} in schema.prisma, ${fmtDefault(h.default)} in the database`,
         );

@@ -1,4 +1,5 @@
 import { createCallerFactory, router } from "../trpc.ts";
+import { changesRouter, tasksRouter } from "./changes.ts";
 import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
 import { tenantsRouter } from "./tenants.ts";
@@ -8,6 +9,8 @@ export const appRouter = router({
   tenants: tenantsRouter,
   projects: projectsRouter,
   operations: operationsRouter,
+  change: changesRouter,
+  task: tasksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,59 @@
+import { changeInput, DomainError, validateWorkGraph } from "@rhumbatron/core";
+import { cancelChange, clientRequestId, createChange, getChange, listChanges, listTasks } from "@rhumbatron/db";
+import { z } from "zod";
+import { router, tenantProcedure } from "../trpc.ts";
+
+const id = z.string().min(1).max(200);
+
+/** The Work Graph is checked at the edge too: a cycle or a dangling dependency never reaches the database. */
+const graphChecked = changeInput.superRefine((c, ctx) => {
+  try {
+    validateWorkGraph(c.tasks);
+  } catch (err) {
+    const problems =
+      err instanceof DomainError ? ((err.details?.problems as string[]) ?? [err.message]) : [String(err)];
+    for (const message of problems) ctx.addIssue({ code: "custom", path: ["tasks"], message });
+  }
+});
+
+export const changesRouter = router({
+  /** Idempotent on clientRequestId: a repeat returns the first Change (created: false). */
+  create: tenantProcedure("member")
+    .input(z.object({ projectId: id, clientRequestId, change: graphChecked }))
+    .mutation(({ ctx, input }) =>
+      createChange(
+        ctx.db,
+        {
+          tenantId: input.tenantId,
+          projectId: input.projectId,
+          clientRequestId: input.clientRequestId,
+          createdBy: { kind: "user", id: ctx.caller.userId },
+          input: input.change,
+        },
+        ctx.services,
+      ),
+    ),
+  get: tenantProcedure("viewer")
+    .input(z.object({ changeId: id }))
+    .query(({ ctx, input }) => getChange(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  list: tenantProcedure("viewer")
+    .input(z.object({ projectId: id, limit: z.number().int().min(1).max(200).default(50) }))
+    .query(({ ctx, input }) =>
+      listChanges(ctx.db, { tenantId: input.tenantId, projectId: input.projectId, limit: input.limit }),
+    ),
+  cancel: tenantProcedure("member")
+    .input(z.object({ changeId: id, reason: z.string().trim().min(1).max(2000) }))
+    .mutation(({ ctx, input }) =>
+      cancelChange(
+        ctx.db,
+        { tenantId: input.tenantId, changeId: input.changeId, actorId: ctx.caller.userId, reason: input.reason },
+        ctx.services,
+      ),
+    ),
+});
+
+export const tasksRouter = router({
+  list: tenantProcedure("viewer")
+    .input(z.object({ changeId: id }))
+    .query(({ ctx, input }) => listTasks(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+});

@@ -1,0 +1,273 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type OverlapClassifier, type OverlapQuestion, streamIndex } from "@rhumbatron/core";
+import {
+  appendToOutbox,
+  causalRouterSubscription,
+  consumeOnce,
+  createChange,
+  finishTask,
+  localFolderBlobStore,
+  pgNotifyNudger,
+  postgresStreamSink,
+  publishDue,
+  withTransaction,
+} from "@rhumbatron/db";
+import { seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLocalExecutor, type LocalExecutor } from "../executors/local.ts";
+import { captureLogs, testConfig, testIdentity } from "../testing.ts";
+import { buildFunctions } from "./index.ts";
+
+const t = useTestDatabase();
+const running: LocalExecutor[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.stop()));
+});
+const deps = { config: testConfig, nudger: pgNotifyNudger, now: () => new Date() };
+
+async function startWorker() {
+  const logs = captureLogs();
+  const functions = buildFunctions({
+    config: testConfig,
+    nudger: pgNotifyNudger,
+    blobs: localFolderBlobStore(mkdtempSync(join(tmpdir(), "rh-blobs-"))),
+  });
+  const executor = createLocalExecutor({
+    db: t.db,
+    databaseUrl: t.url,
+    config: testConfig,
+    logger: logs.logger,
+    worker: testIdentity(),
+    now: () => new Date(),
+    functions,
+    timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+  });
+  running.push(executor);
+  await executor.start();
+  await executor.idle();
+  return { executor, logs };
+}
+
+async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: T = await probe();
+  while (!ok(last)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 40));
+    last = await probe();
+  }
+  return last;
+}
+
+const states = async (changeId: string) =>
+  Object.fromEntries(
+    (await t.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } })).map((x) => [x.key, x.state]),
+  );
+
+async function runOf(changeId: string, key: string) {
+  const task = await t.db.task.findFirstOrThrow({ where: { changeId, key } });
+  const run = await t.db.agentRun.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { createdAt: "asc" } });
+  return { taskId: task.id, runId: run.id, agentId: run.agentId };
+}
+
+describe("the Work Graph end to end, with the local executor", () => {
+  it("runs a -> (b, c) from change.create to verification.started", async () => {
+    await seedProjects(t.db, ["proj_wg1"]);
+    await startWorker();
+    const req = {
+      tenantId: "ten_test",
+      projectId: "proj_wg1",
+      clientRequestId: "req-1",
+      createdBy: { kind: "user" as const, id: "usr_1" },
+      input: {
+        title: "Add a wishlist",
+        riskTier: "medium" as const,
+        description: "",
+        goals: {},
+        invariants: [],
+        contractChanges: { added: [], removed: [], changed: [] },
+        tasks: [
+          { key: "a", title: "Model", dependsOn: [], intents: { paths: ["src/wishlist.ts"], prefixes: [] } },
+          { key: "b", title: "API", dependsOn: ["a"], intents: { paths: ["src/api.ts"], prefixes: [] } },
+          { key: "c", title: "UI", dependsOn: ["a"], intents: { paths: ["src/ui.tsx"], prefixes: [] } },
+        ],
+      },
+    };
+    const { changeId, created } = await createChange(t.db, req, deps);
+    expect(created).toBe(true);
+    expect(await createChange(t.db, req, deps)).toEqual({ changeId, created: false });
+
+    await until(
+      "a running",
+      () => states(changeId),
+      (s) => s.a === "running",
+    );
+    expect(await states(changeId)).toEqual({ a: "running", b: "pending", c: "pending" });
+    const a = await runOf(changeId, "a");
+    expect(a.agentId).toBe(`agt_${a.taskId}`);
+    await finishTask(t.db, { taskId: a.taskId, runId: a.runId, agentId: a.agentId, outcome: "completed" }, deps);
+
+    // b and c are dispatched in parallel by the causal router's change.dispatch.
+    await until(
+      "b and c running",
+      () => states(changeId),
+      (s) => s.b === "running" && s.c === "running",
+    );
+    for (const key of ["b", "c"]) {
+      const r = await runOf(changeId, key);
+      await finishTask(t.db, { taskId: r.taskId, runId: r.runId, agentId: r.agentId, outcome: "completed" }, deps);
+    }
+    expect(await t.db.change.findUniqueOrThrow({ where: { id: changeId } })).toMatchObject({ status: "verifying" });
+
+    // The events on the stream, in order for this Change.
+    const stream = streamIndex("proj_wg1", testConfig.streams.count);
+    const entries = await until(
+      "verification.started on the stream",
+      () =>
+        t.db.streamEntry.findMany({
+          where: { streamIndex: stream, projectId: "proj_wg1" },
+          orderBy: { offset: "asc" },
+        }),
+      (e) => e.some((x) => x.eventType === "verification.started"),
+    );
+    const types = entries.map((e) => e.eventType);
+    expect(types[0]).toBe("change.created");
+    expect(types.slice(1, 4)).toEqual(["task.ready", "task.started", "task.completed"]);
+    expect(types.filter((x) => x === "task.ready")).toHaveLength(3);
+    expect(types.filter((x) => x === "task.started")).toHaveLength(3);
+    expect(types.at(-1)).toBe("verification.started");
+    expect(types.indexOf("task.ready", 4)).toBeGreaterThan(types.indexOf("task.completed"));
+
+    // The causal router sent candidate.create; its consumer lands with verification, so for now the
+    // integration queue dead-letters it as an unknown type (visible to operators).
+    const dl = await until(
+      "candidate.create dead-lettered",
+      () => t.db.deadLetter.findFirst({ where: { projectId: "proj_wg1" } }),
+      (d) => d !== null,
+    );
+    expect(dl).toMatchObject({
+      originQueue: "integration",
+      reason: "unknown command type candidate.create on integration",
+    });
+    expect((dl?.payload as { commandType?: string } | undefined)?.commandType).toBe("candidate.create");
+    // Every wake became exactly one run.
+    expect(await t.db.agentRun.count({ where: { changeId } })).toBe(3);
+    expect(await t.db.metricPoint.count({ where: { name: "agent_wakeup", projectId: "proj_wg1" } })).toBe(3);
+  }, 60_000);
+
+  it("keeps at most 8 Agents active on 10 ready Tasks and fills a freed slot", async () => {
+    await seedProjects(t.db, ["proj_wg2"]);
+    await startWorker();
+    const tasks = Array.from({ length: 10 }, (_, i) => ({
+      key: `t${i}`,
+      title: `Task ${i}`,
+      dependsOn: [],
+      intents: { paths: [], prefixes: [] },
+    }));
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_test",
+        projectId: "proj_wg2",
+        clientRequestId: "req-2",
+        createdBy: { kind: "user", id: "usr_1" },
+        input: {
+          title: "Wide",
+          riskTier: "low",
+          description: "",
+          goals: {},
+          invariants: [],
+          contractChanges: { added: [], removed: [], changed: [] },
+          tasks,
+        },
+      },
+      deps,
+    );
+    const s = await until(
+      "8 running",
+      () => states(changeId),
+      (x) => Object.values(x).filter((v) => v === "running").length === 8,
+    );
+    expect(Object.values(s).filter((v) => v === "ready")).toHaveLength(2);
+    // Give the worker a moment: nothing more may start while all slots are taken.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(Object.values(await states(changeId)).filter((v) => v === "running")).toHaveLength(8);
+
+    const first = await runOf(changeId, "t0");
+    await finishTask(t.db, { ...first, outcome: "completed" }, deps);
+    const after = await until(
+      "a waiting Task starts",
+      () => states(changeId),
+      (x) => Object.values(x).filter((v) => v === "running").length === 8 && x.t0 === "completed",
+    );
+    expect(Object.values(after).filter((v) => v === "ready")).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("the overlap classifier's daily cap", () => {
+  it("calls at most the cap per day, wakes without a call past it, and starts again the next day", async () => {
+    await seedProjects(t.db, ["proj_wg3"]);
+    const config = loadConfig("dev", { causal: { classifierDailyCallCap: 2 } });
+    let now = new Date("2026-08-01T23:59:00Z");
+    const calls: OverlapQuestion[] = [];
+    const skipper: OverlapClassifier = {
+      name: "test-endpoint",
+      classify: async (q) => {
+        calls.push(q);
+        return { decision: "skip", probability: 0.95, model: "test", reason: "unrelated" };
+      },
+    };
+    // An Agent holding src/cart/ by prefix; Events touching files under it are prefix-only overlaps.
+    await t.db.change.create({
+      data: { id: "chg_holder", projectId: "proj_wg3", title: "holder", riskTier: "low", clientRequestId: "h" },
+    });
+    await t.db.task.create({
+      data: {
+        id: "task_holder",
+        changeId: "chg_holder",
+        key: "h",
+        title: "h",
+        state: "running",
+        agentId: "agt_holder",
+        intents: { paths: [], prefixes: ["src/cart/"] },
+      },
+    });
+    await t.db.change.create({
+      data: { id: "chg_other", projectId: "proj_wg3", title: "other", riskTier: "low", clientRequestId: "o" },
+    });
+    const sub = causalRouterSubscription({ config, nudger: pgNotifyNudger, now: () => now, classifier: skipper });
+    const stream = streamIndex("proj_wg3", config.streams.count);
+    const emit = async (n: number) => {
+      await withTransaction(t.db, (ctx) =>
+        appendToOutbox(
+          ctx,
+          [
+            testEvent("claim.acquired", {
+              projectId: "proj_wg3",
+              changeId: "chg_other",
+              key: `k${n}`,
+              payload: { agentId: "agt_other", paths: [`src/cart/f${n}.ts`] },
+            }),
+          ],
+          { config, nudger: pgNotifyNudger },
+        ),
+      );
+      await publishDue(t.db, { config, sink: postgresStreamSink, nudger: pgNotifyNudger, now: () => now });
+      await consumeOnce(t.db, sub, stream, { config, now: () => now, owner: "test" });
+    };
+    for (let i = 0; i < 3; i++) await emit(i);
+    expect(calls).toHaveLength(2);
+    // Skips above the threshold wake nobody; the third, past the cap, wakes without a call.
+    const wakes = await t.db.queueMessage.findMany({ where: { queue: "agent-wakeups" } });
+    expect(wakes.map((w) => (w.envelope as { payload: { reason: string } }).payload.reason)).toEqual([
+      "prefix_overlap",
+    ]);
+    expect(await t.db.metricPoint.count({ where: { name: "model_route", projectId: "proj_wg3" } })).toBe(2);
+
+    now = new Date("2026-08-02T00:01:00Z");
+    await emit(3);
+    expect(calls).toHaveLength(3);
+  });
+});

@@ -1,0 +1,124 @@
+import {
+  type ClassifierAsk,
+  classifierBudget,
+  commandCapWindow,
+  finalDecision,
+  type OverlapClassifier,
+  type RouterSnapshot,
+  routeEvent,
+} from "@rhumbatron/core";
+import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
+import { enqueueCommand } from "../queues/enqueue.ts";
+import type { TxContext } from "../transaction.ts";
+import { loadTasks } from "./dispatch.ts";
+import type { WorkGraphDeps } from "./shared.ts";
+
+/**
+ * causal-router: for each fresh Event, the pure decision (routeEvent) over a snapshot read in the
+ * claiming transaction, then the commands enqueued in that same transaction, so a claim commits
+ * together with the commands it caused. Prefix-only overlaps go to the overlap classifier, within
+ * its daily call cap; an abstention, a low probability or a reached cap wakes the Agent.
+ */
+export const CAUSAL_ROUTER = "causal-router";
+export const CLASSIFIER_COUNTER = "overlap_classifier_calls";
+
+export interface CausalRouterDeps extends WorkGraphDeps {
+  classifier: OverlapClassifier;
+}
+
+async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAgents: number): Promise<RouterSnapshot> {
+  const tasks = e.changeId ? await loadTasks(ctx, e.changeId) : [];
+  const running = await ctx.tx.task.findMany({
+    where: { state: "running", agentId: { not: null }, change: { projectId: e.projectId } },
+    select: { id: true, changeId: true, agentId: true, intents: true },
+  });
+  return {
+    maxActiveAgents,
+    tasks,
+    activeAgents: running.map((r) => ({
+      agentId: r.agentId as string,
+      taskId: r.id,
+      changeId: r.changeId,
+      held: r.intents as { paths: string[]; prefixes: string[] },
+    })),
+    // Candidates land with verification; until then none is in play.
+    candidates: [],
+  };
+}
+
+async function askClassifier(
+  ctx: TxContext,
+  e: DeliveredEvent["event"],
+  ask: ClassifierAsk,
+  deps: CausalRouterDeps,
+): Promise<boolean> {
+  if (deps.classifier.name === "abstain") return true; // no model: abstaining wakes, and no call is made
+  const now = deps.now();
+  const cap = deps.config.causal.classifierDailyCallCap;
+  const counted = await ctx.tx.$queryRaw<{ count: number }[]>`
+    INSERT INTO usage_counters (counter, scope_id, "window", count) VALUES (${CLASSIFIER_COUNTER}, ${deps.config.env}, ${commandCapWindow(now)}, 1)
+    ON CONFLICT (counter, scope_id, "window") DO UPDATE SET count = usage_counters.count + 1
+    WHERE usage_counters.count < ${cap} RETURNING count`;
+  // The counter only moves while below the cap, so no row back means the cap was already reached.
+  const callsBefore = counted.length ? (counted[0]?.count ?? 1) - 1 : cap;
+  if (classifierBudget(callsBefore, cap) === "cap_reached") {
+    deps.log?.(
+      { eventId: e.eventId, agentId: ask.agent.agentId },
+      "overlap classifier daily cap reached: waking without a call",
+    );
+    return true;
+  }
+  const verdict = await deps.classifier.classify({
+    changeId: ask.agent.changeId,
+    eventType: e.eventType,
+    eventPaths: ask.eventPaths,
+    agent: {
+      agentId: ask.agent.agentId,
+      taskId: ask.agent.taskId,
+      paths: ask.agent.held.paths,
+      prefixes: ask.agent.held.prefixes,
+    },
+    overlaps: ask.pairs,
+  });
+  await ctx.tx.metricPoint.createMany({
+    data: [
+      {
+        dataset: deps.config.eventRouter.metricsDataset,
+        name: "model_route",
+        eventId: `route_${ask.wake.commandId}`,
+        tenantId: e.tenantId,
+        projectId: e.projectId,
+        value: verdict.probability,
+        occurredAt: now,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  return finalDecision(verdict, deps.config.causal.classifierAbstainBelow) === "wake";
+}
+
+export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
+  return {
+    name: CAUSAL_ROUTER,
+    // One group per Change (or per project for project-wide facts): a failure holds back only its own.
+    group(events) {
+      const groups = new Map<string, DeliveredEvent[]>();
+      for (const d of events) {
+        const k = d.event.changeId ?? d.event.projectId;
+        groups.set(k, [...(groups.get(k) ?? []), d]);
+      }
+      return [...groups.values()];
+    },
+    async apply(ctx, events) {
+      for (const { event } of events) {
+        const decision = routeEvent(event, await snapshot(ctx, event, deps.config.causal.maxActiveAgentsPerChange));
+        if (decision.kind === "ignore") continue;
+        for (const c of decision.commands) await enqueueCommand(ctx, c, deps);
+        for (const ask of decision.ask)
+          if (await askClassifier(ctx, event, ask, deps)) await enqueueCommand(ctx, ask.wake, deps);
+        if (decision.staleCandidates.length)
+          deps.log?.({ eventId: event.eventId, candidates: decision.staleCandidates }, "candidates are stale");
+      }
+    },
+  };
+}

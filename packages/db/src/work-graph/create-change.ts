@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import { type Actor, type ChangeInput, changeInput, DomainError, validateWorkGraph } from "@rhumbatron/core";
+import { z } from "zod";
+import type { Db } from "../client.ts";
+import { appendToOutbox, lockProjectRow } from "../events/outbox.ts";
+import { enqueueCommand } from "../queues/enqueue.ts";
+import { withTransaction } from "../transaction.ts";
+import { changeEvent, type WorkGraphDeps } from "./shared.ts";
+
+export interface CreateChangeRequest {
+  tenantId: string;
+  projectId: string;
+  clientRequestId: string;
+  createdBy: Actor;
+  input: ChangeInput;
+}
+
+export interface CreateChangeResult {
+  changeId: string;
+  created: boolean;
+}
+
+export const clientRequestId = z.string().trim().min(1).max(200);
+
+/**
+ * Creates a Change with its Work Graph in one transaction on the project root, writes
+ * change.created and sends the first change.dispatch. Idempotent on (project_id, client_request_id):
+ * a repeat returns the first Change and writes nothing. Bad input writes nothing.
+ */
+export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkGraphDeps): Promise<CreateChangeResult> {
+  const input = changeInput.parse(req.input);
+  validateWorkGraph(input.tasks);
+  return withTransaction(db, async (ctx) => {
+    const project = await lockProjectRow(ctx, req.projectId).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+      throw err;
+    });
+    if (!project || project.tenantId !== req.tenantId)
+      throw new DomainError("NOT_FOUND", `project ${req.projectId} not found`);
+    const status = await ctx.tx.project.findUniqueOrThrow({ where: { id: project.id }, select: { status: true } });
+    if (status.status === "archived")
+      throw new DomainError("PRECONDITION_FAILED", "the project is archived; changes cannot be added");
+
+    const changeId = `chg_${randomUUID()}`;
+    const inserted = await ctx.tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO changes (id, project_id, title, description, risk_tier, client_request_id, created_by, goals, invariants, contract_changes)
+      VALUES (${changeId}, ${project.id}, ${input.title}, ${input.description}, ${input.riskTier}::"RiskTier", ${req.clientRequestId},
+        ${req.createdBy.id}, ${JSON.stringify(input.goals)}::jsonb, ${input.invariants}::text[], ${JSON.stringify(input.contractChanges)}::jsonb)
+      ON CONFLICT (project_id, client_request_id) DO NOTHING RETURNING id`;
+    if (inserted.length === 0) {
+      const existing = await ctx.tx.change.findUniqueOrThrow({
+        where: { projectId_clientRequestId: { projectId: project.id, clientRequestId: req.clientRequestId } },
+        select: { id: true },
+      });
+      return { changeId: existing.id, created: false };
+    }
+    const tasks = input.tasks.map((t, position) => ({ id: `task_${randomUUID()}`, t, position }));
+    await ctx.tx.task.createMany({
+      data: tasks.map(({ id, t, position }) => ({
+        id,
+        changeId,
+        key: t.key,
+        title: t.title,
+        dependencies: t.dependsOn,
+        position,
+        intents: t.intents,
+        ...(t.editPlan ? { editPlan: t.editPlan } : {}),
+      })),
+    });
+    const owner = {
+      id: changeId,
+      projectId: project.id,
+      tenantId: project.tenantId,
+      canonicalGeneration: project.canonicalGeneration,
+    };
+    const now = deps.now();
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "change.created", {
+          actor: req.createdBy,
+          now,
+          payload: {
+            title: input.title,
+            riskTier: input.riskTier,
+            clientRequestId: req.clientRequestId,
+            taskIds: tasks.map((x) => x.id),
+          },
+        }),
+      ],
+      deps,
+    );
+    await enqueueCommand(
+      ctx,
+      {
+        commandId: `cmd_dispatch_${changeId}_created`,
+        commandType: "change.dispatch",
+        projectId: project.id,
+        changeId,
+        payload: { reason: "created" },
+      },
+      deps,
+    );
+    return { changeId, created: true };
+  });
+}

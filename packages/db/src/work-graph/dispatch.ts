@@ -1,0 +1,76 @@
+import type { HandlerResult } from "@rhumbatron/core";
+import { commandIds, type GraphTask, planDispatch, type TaskState } from "@rhumbatron/core";
+import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
+import { enqueueCommand } from "../queues/enqueue.ts";
+import type { TxContext } from "../transaction.ts";
+import { agentIdForTask, changeEvent, SYSTEM, type WorkGraphDeps } from "./shared.ts";
+
+export interface LoadedTask extends GraphTask {
+  id: string;
+  title: string;
+  position: number;
+  agentId: string | null;
+  intents: { paths: string[]; prefixes: string[] };
+}
+
+export async function loadTasks(ctx: TxContext, changeId: string): Promise<LoadedTask[]> {
+  const rows = await ctx.tx.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
+  return rows.map((r) => ({
+    id: r.id,
+    key: r.key,
+    title: r.title,
+    position: r.position,
+    state: r.state as TaskState,
+    dependsOn: r.dependencies,
+    dispatched: r.dispatched,
+    agentId: r.agentId,
+    intents: r.intents as { paths: string[]; prefixes: string[] },
+  }));
+}
+
+/**
+ * change.dispatch (integration queue): marks newly ready Tasks ready (task.ready through the shard
+ * outbox) and wakes ready Tasks within the Change's Agent limit (agent.wake, `cmd_<task>_ready`).
+ * Runs under the Change's lock, so two dispatches of one Change never over-fill the slots.
+ */
+export async function dispatchChange(
+  ctx: TxContext,
+  changeId: string,
+  deps: WorkGraphDeps,
+  causedBy: string | null,
+): Promise<HandlerResult> {
+  const owner: LockedChange = await lockResourceRow(ctx, `change:${changeId}`);
+  const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
+  if (change.status !== "open") return "done";
+  const tasks = await loadTasks(ctx, changeId);
+  const plan = planDispatch(tasks, deps.config.causal.maxActiveAgentsPerChange);
+  const byKey = new Map(tasks.map((t) => [t.key, t]));
+  const now = deps.now();
+  const events = [];
+  for (const key of plan.markReady) {
+    const t = byKey.get(key);
+    if (!t) continue;
+    await ctx.tx.task.update({ where: { id: t.id }, data: { state: "ready" } });
+    events.push(changeEvent(owner, "task.ready", { taskId: t.id, actor: SYSTEM, causedBy, now, payload: { key } }));
+  }
+  await appendToOutbox(ctx, events, deps);
+  for (const key of plan.wake) {
+    const t = byKey.get(key);
+    if (!t) continue;
+    const sent = await enqueueCommand(
+      ctx,
+      {
+        commandId: commandIds.wake(t.id),
+        commandType: "agent.wake",
+        projectId: owner.projectId,
+        changeId,
+        taskId: t.id,
+        payload: { agentId: agentIdForTask(t.id), reason: "dispatch" },
+      },
+      deps,
+    );
+    // A refused wake (daily command cap) leaves the Task ready for a later dispatch.
+    if (sent.sent) await ctx.tx.task.update({ where: { id: t.id }, data: { dispatched: true } });
+  }
+  return "done";
+}

@@ -1,0 +1,45 @@
+import { DomainError } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+
+/** A tenant's view of its Changes and Tasks; anything outside the tenant is NOT_FOUND. */
+async function projectInTenant(db: Db, tenantId: string, projectId: string) {
+  const p = await db.project.findFirst({ where: { id: projectId, tenantId }, select: { id: true } });
+  if (!p) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
+}
+
+function countBy(values: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+export async function listChanges(db: Db, q: { tenantId: string; projectId: string; limit: number }) {
+  await projectInTenant(db, q.tenantId, q.projectId);
+  const rows = await db.change.findMany({
+    where: { projectId: q.projectId },
+    orderBy: { createdAt: "desc" },
+    take: q.limit,
+    include: { tasks: { select: { state: true } } },
+  });
+  return rows.map(({ tasks, ...c }) => ({
+    id: c.id,
+    title: c.title,
+    riskTier: c.riskTier,
+    status: c.status,
+    createdAt: c.createdAt,
+    tasksByState: countBy(tasks.map((t) => t.state)),
+  }));
+}
+
+export async function getChange(db: Db, q: { tenantId: string; changeId: string }) {
+  const c = await db.change.findFirst({
+    where: { id: q.changeId, project: { tenantId: q.tenantId } },
+    include: { tasks: { orderBy: { position: "asc" } }, runs: { orderBy: { createdAt: "asc" } } },
+  });
+  if (!c) throw new DomainError("NOT_FOUND", `change ${q.changeId} not found`);
+  return c;
+}
+
+export async function listTasks(db: Db, q: { tenantId: string; changeId: string }) {
+  return (await getChange(db, q)).tasks;
+}

@@ -1,0 +1,40 @@
+import { type Actor, buildEvent, type EventPayload, type EventType, stableEventId } from "@rhumbatron/core";
+import type { LockedChange } from "../events/outbox.ts";
+import type { EnqueueDeps } from "../queues/enqueue.ts";
+
+/** What work-graph commands need: the typed config, the nudger and the clock. */
+export type WorkGraphDeps = EnqueueDeps;
+
+export const agentIdForTask = (taskId: string) => `agt_${taskId}`;
+
+/** A Change Event with its stable ID (retries write the same Event, which the outbox ignores). */
+export function changeEvent<T extends EventType>(
+  owner: LockedChange,
+  eventType: T,
+  o: {
+    taskId?: string | null;
+    key?: string | null;
+    actor: Actor;
+    causedBy?: string | null;
+    payload: EventPayload<T>;
+    now: Date;
+  },
+) {
+  return buildEvent({
+    eventId: stableEventId(owner.id, eventType, o.taskId ?? null, o.key ?? null),
+    eventType,
+    tenantId: owner.tenantId,
+    projectId: owner.projectId,
+    changeId: owner.id,
+    taskId: o.taskId ?? null,
+    actor: o.actor,
+    resource: `change:${owner.id}`,
+    canonicalGeneration: owner.canonicalGeneration,
+    causedBy: o.causedBy ?? null,
+    correlationId: owner.id,
+    timestamp: o.now,
+    payload: o.payload,
+  });
+}
+
+export const SYSTEM: Actor = { kind: "system", id: "rhumbatron" };

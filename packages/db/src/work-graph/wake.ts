@@ -1,0 +1,114 @@
+import { randomUUID } from "node:crypto";
+import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import type { HandlerContext } from "../queues/consumer.ts";
+import { changeEvent, type WorkGraphDeps } from "./shared.ts";
+
+/**
+ * agent.wake (agent-wakeups queue). The wake is checked again before anything runs: a dispatch
+ * wake needs the Task still ready and waiting for this Agent; an overlap wake needs the Agent still
+ * holding the Task and the overlap to still hold. A stale wake ends at once as a false wakeup. A
+ * wake for a Task this Agent already holds is a duplicate. A relevant wake records a queued run
+ * (the run executes with the agent adapters).
+ */
+export type WakeOutcome = "started" | "resumed" | "duplicate" | "stale";
+
+export async function handleWake(
+  ctx: HandlerContext,
+  deps: WorkGraphDeps,
+): Promise<{ outcome: WakeOutcome; result: HandlerResult }> {
+  const { command } = ctx;
+  const agentId = String(command.payload.agentId ?? "");
+  const reason = String(command.payload.reason ?? "");
+  if (!command.changeId || !command.taskId || !agentId)
+    return { outcome: "stale", result: await falseWakeup(ctx, deps, "incomplete wake") };
+  const owner = await lockResourceRow(ctx, `change:${command.changeId}`);
+  const task = await ctx.tx.task.findUnique({ where: { id: command.taskId } });
+  const now = deps.now();
+  if (!task) return { outcome: "stale", result: await falseWakeup(ctx, deps, "task gone") };
+
+  if (reason === "dispatch") {
+    if (task.state === "running" && task.agentId === agentId) return { outcome: "duplicate", result: "done" };
+    if (task.state !== "ready" || !task.dispatched)
+      return { outcome: "stale", result: await falseWakeup(ctx, deps, `task is ${task.state}`) };
+    const runId = `run_${randomUUID()}`;
+    await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
+    await ctx.tx.agentRun.create({
+      data: { id: runId, taskId: task.id, changeId: owner.id, agentId, wakeCommandId: command.commandId, reason },
+    });
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "task.started", {
+          taskId: task.id,
+          actor: { kind: "agent", id: agentId },
+          causedBy: command.commandId,
+          now,
+          payload: { agentId, runId },
+        }),
+      ],
+      deps,
+    );
+    await metric(ctx, deps, "agent_wakeup");
+    return { outcome: "started", result: "done" };
+  }
+
+  // An overlap or canonical wake: the Agent must still hold the Task.
+  if (task.state !== "running" || task.agentId !== agentId)
+    return { outcome: "stale", result: await falseWakeup(ctx, deps, "agent no longer holds the task") };
+  const paths = Array.isArray(command.payload.eventPaths) ? (command.payload.eventPaths as string[]) : null;
+  if (paths) {
+    const intents = task.intents as { paths: string[]; prefixes: string[] };
+    if (resourceOverlap(paths, intents).kind === "none")
+      return { outcome: "stale", result: await falseWakeup(ctx, deps, "overlap no longer holds") };
+  }
+  const existing = await ctx.tx.agentRun.findUnique({ where: { wakeCommandId: command.commandId } });
+  if (existing) return { outcome: "duplicate", result: "done" };
+  await ctx.tx.agentRun.create({
+    data: {
+      id: `run_${randomUUID()}`,
+      taskId: task.id,
+      changeId: owner.id,
+      agentId,
+      wakeCommandId: command.commandId,
+      reason,
+    },
+  });
+  await metric(ctx, deps, "agent_wakeup");
+  return { outcome: "resumed", result: "done" };
+
+  async function metric(c: HandlerContext, d: WorkGraphDeps, name: string) {
+    await c.tx.metricPoint.createMany({
+      data: [
+        {
+          dataset: d.config.eventRouter.metricsDataset,
+          name,
+          eventId: `wake_${c.command.commandId}`,
+          tenantId: owner.tenantId,
+          projectId: owner.projectId,
+          occurredAt: now,
+        },
+      ],
+      skipDuplicates: true,
+    });
+  }
+}
+
+async function falseWakeup(ctx: HandlerContext, deps: WorkGraphDeps, why: string): Promise<HandlerResult> {
+  const project = await ctx.tx.project.findUnique({ where: { id: ctx.command.projectId }, select: { tenantId: true } });
+  await ctx.tx.metricPoint.createMany({
+    data: [
+      {
+        dataset: deps.config.eventRouter.metricsDataset,
+        name: "agent_false_wakeup",
+        eventId: `wake_${ctx.command.commandId}`,
+        tenantId: project?.tenantId ?? "unknown",
+        projectId: ctx.command.projectId,
+        occurredAt: deps.now(),
+      },
+    ],
+    skipDuplicates: true,
+  });
+  deps.log?.({ commandId: ctx.command.commandId, why }, "stale wake ended as a false wakeup");
+  return "done";
+}
