@@ -4,5 +4,7 @@ export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./events/index.ts";
 export * from "./ports/blob-store.ts";
+export * from "./sandbox/index.ts";
 export * from "./settings.ts";
 export * from "./work-graph/index.ts";
+export * from "./source/index.ts";

@@ -13,3 +13,4 @@ export * from "./queries/projects.ts";
 export * from "./queues/index.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./work-graph/index.ts";
+export * from "./source/tokens.ts";

@@ -11,6 +11,7 @@ export interface BlobObject {
 export interface BlobStore {
   put(key: string, body: Uint8Array, metadata?: Record<string, string>): Promise<void>;
   get(key: string): Promise<BlobObject | null>;
+  has(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Every key under a prefix, sorted. */
   list(prefix: string): Promise<string[]>;

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { type BlobObject, type BlobStore, DomainError, isValidBlobKey } from "@rhumbatron/core";
 
@@ -32,6 +32,14 @@ export function localFolderBlobStore(root: string): BlobStore {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
         throw err;
+      }
+    },
+    async has(key) {
+      try {
+        await stat(pathOf(key));
+        return true;
+      } catch {
+        return false;
       }
     },
     async delete(key) {

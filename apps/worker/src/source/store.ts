@@ -1,0 +1,200 @@
+import * as fs from "node:fs";
+import { cp, mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { DomainError, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
+import { checkRepoToken, type Db } from "@rhumbatron/db";
+import git, { Errors } from "isomorphic-git";
+import {
+  copyObjects,
+  exists,
+  type Identity,
+  listFiles,
+  SYSTEM_AUTHOR,
+  signature,
+  type TreeEntry,
+  writeFilesAsTree,
+} from "./git-objects.ts";
+import { type CommitDiff, diffCommits } from "./patch.ts";
+
+/**
+ * The source store (spec: Artifacts repositories): bare repositories in one namespace folder per
+ * environment, created on first use. Every access presents a repo token scoped to that repository
+ * and mode; the store checks it before touching anything.
+ */
+export interface SourceStoreDeps {
+  db: Db;
+  config: RhumbatronConfig;
+  now: () => Date;
+  /** The namespace folder, e.g. `.data/git/rhumbatron-projects-dev`. */
+  root: string;
+}
+
+export const MAIN = "refs/heads/main";
+
+export class SourceStore {
+  constructor(private readonly deps: SourceStoreDeps) {}
+
+  gitdir(name: string): string {
+    if (!isRepoName(name)) throw new DomainError("INVALID_INPUT", `not a repository name: ${name}`);
+    return join(this.deps.root, name);
+  }
+
+  private async allow(token: string, repo: string, mode: RepoMode): Promise<string> {
+    await checkRepoToken(this.deps.db, token, repo, mode, this.deps.now());
+    return this.gitdir(repo);
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return exists(join(this.gitdir(name), "HEAD"));
+  }
+
+  /** Creates the canonical repository seeded with `files` as its first commit; a repeat returns that commit. */
+  async provision(
+    repo: string,
+    token: string,
+    files: ReadonlyMap<string, Uint8Array>,
+    message: string,
+  ): Promise<{ commit: string; tree: string }> {
+    const gitdir = await this.allow(token, repo, "write");
+    if (await this.exists(repo)) {
+      const commit = await git.resolveRef({ fs, gitdir, ref: MAIN });
+      return { commit, tree: (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree };
+    }
+    await mkdir(this.deps.root, { recursive: true });
+    // Build in a temporary folder, then move into place, so a crash never leaves half a repository.
+    const tmp = `${gitdir}.provisioning-${process.pid}`;
+    await rm(tmp, { recursive: true, force: true });
+    await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
+    const tree = await writeFilesAsTree(tmp, files);
+    const sig = signature(SYSTEM_AUTHOR, this.deps.now());
+    const commit = await git.writeCommit({
+      fs,
+      gitdir: tmp,
+      commit: { message, tree, parent: [], author: sig, committer: sig },
+    });
+    await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
+    await fs.promises.rename(tmp, gitdir);
+    return { commit, tree };
+  }
+
+  async head(repo: string, token: string): Promise<string> {
+    const gitdir = await this.allow(token, repo, "read");
+    return git.resolveRef({ fs, gitdir, ref: MAIN });
+  }
+
+  /** Fork on first write: copies `from` to `to` unless `to` exists already. */
+  async fork(from: string, fromToken: string, to: string): Promise<void> {
+    const src = await this.allow(fromToken, from, "read");
+    const dst = this.gitdir(to);
+    if (await this.exists(to)) return;
+    const tmp = `${dst}.forking-${process.pid}`;
+    await rm(tmp, { recursive: true, force: true });
+    await cp(src, tmp, { recursive: true });
+    await fs.promises.rename(tmp, dst);
+  }
+
+  /** Deletes a repository by name (cleanup and sweeps derive the names from rows). */
+  async delete(name: string): Promise<boolean> {
+    const dir = this.gitdir(name);
+    const had = await exists(dir);
+    await rm(dir, { recursive: true, force: true });
+    return had;
+  }
+
+  /** A working copy of `repo` at `ref` in `dir` (the agent's run directory). */
+  async checkout(repo: string, token: string, dir: string, commit?: string): Promise<string> {
+    const src = await this.allow(token, repo, "read");
+    await mkdir(dir, { recursive: true });
+    await cp(src, join(dir, ".git"), { recursive: true });
+    await fs.promises.writeFile(join(dir, ".git", "config"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n");
+    const at = commit ?? (await git.resolveRef({ fs, gitdir: join(dir, ".git"), ref: MAIN }));
+    await git.writeRef({ fs, gitdir: join(dir, ".git"), ref: MAIN, value: at, force: true });
+    await git.checkout({ fs, dir, ref: "main", force: true });
+    return at;
+  }
+
+  /**
+   * Stacks other runs' commits onto the working copy (their ChangeSets), in order. A merge conflict
+   * is a CONFLICT error; nothing is committed then.
+   */
+  async stack(
+    dir: string,
+    sources: { repo: string; token: string; commit: string }[],
+    who: Identity = SYSTEM_AUTHOR,
+  ): Promise<string> {
+    for (const s of sources) {
+      const gitdir = await this.allow(s.token, s.repo, "read");
+      await copyObjects(gitdir, join(dir, ".git"));
+      try {
+        const sig = signature(who, this.deps.now());
+        await git.merge({
+          fs,
+          dir,
+          ours: "main",
+          theirs: s.commit,
+          author: sig,
+          committer: sig,
+          abortOnConflict: true,
+          message: `Stack ${s.commit.slice(0, 12)}`,
+        });
+      } catch (err) {
+        if (err instanceof Errors.MergeConflictError || err instanceof Errors.MergeNotSupportedError) {
+          throw new DomainError(
+            "CONFLICT",
+            `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`,
+          );
+        }
+        throw err;
+      }
+    }
+    await git.checkout({ fs, dir, ref: "main", force: true });
+    return git.resolveRef({ fs, dir, ref: MAIN });
+  }
+
+  /** Commits every change in the working copy; null when there is nothing to commit. */
+  async commitAll(dir: string, message: string, who: Identity): Promise<string | null> {
+    const matrix = await git.statusMatrix({ fs, dir });
+    let changed = false;
+    for (const [filepath, head, workdir] of matrix) {
+      if (head === 1 && workdir === 1) continue;
+      changed = true;
+      if (workdir === 0) await git.remove({ fs, dir, filepath });
+      else await git.add({ fs, dir, filepath });
+    }
+    if (!changed) return null;
+    const sig = signature(who, this.deps.now());
+    return git.commit({ fs, dir, message, author: sig, committer: sig });
+  }
+
+  /** Moves `repo`'s main to the working copy's main, fast-forward only. */
+  async push(dir: string, repo: string, token: string): Promise<string> {
+    const gitdir = await this.allow(token, repo, "write");
+    const local = join(dir, ".git");
+    const next = await git.resolveRef({ fs, gitdir: local, ref: MAIN });
+    const current = await git.resolveRef({ fs, gitdir, ref: MAIN });
+    await copyObjects(local, gitdir);
+    if (current !== next && !(await git.isDescendent({ fs, gitdir, oid: next, ancestor: current, depth: -1 }))) {
+      throw new DomainError("CONFLICT", `push to ${repo} is not a fast-forward of ${current.slice(0, 12)}`);
+    }
+    await git.writeRef({ fs, gitdir, ref: MAIN, value: next, force: true });
+    return next;
+  }
+
+  async diff(repo: string, token: string, from: string, to: string): Promise<CommitDiff> {
+    return diffCommits(await this.allow(token, repo, "read"), from, to);
+  }
+
+  async files(repo: string, token: string, commit: string): Promise<TreeEntry[]> {
+    return listFiles(await this.allow(token, repo, "read"), commit);
+  }
+
+  async readBlob(repo: string, token: string, oid: string): Promise<Uint8Array> {
+    const gitdir = await this.allow(token, repo, "read");
+    return (await git.readBlob({ fs, gitdir, oid })).blob;
+  }
+
+  async treeOf(repo: string, token: string, commit: string): Promise<string> {
+    const gitdir = await this.allow(token, repo, "read");
+    return (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree;
+  }
+}
