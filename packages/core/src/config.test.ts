@@ -36,6 +36,7 @@ describe("configuration", () => {
     expect(c.source.repoTokenTtlSeconds).toBe(600);
     expect(c.source.patchMaxBytes).toBe(524_288);
     expect(c.sandbox.monthlySeconds).toBe(18_000);
+    expect(c.sandbox).toMatchObject({ maxOutputBytes: 1_048_576, maxProcesses: 256 });
     expect(c.browser.sessionMaxSeconds).toBe(55);
     expect(c.source.forkRetentionDays).toBe(7);
     expect(c.eventRouter.archiveRetentionDays).toBe(30);

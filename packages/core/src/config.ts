@@ -99,6 +99,10 @@ export const configSchema = z
       agentIdleTailSeconds: positiveInt,
       candidateIdleTailSeconds: positiveInt,
       commandTimeoutSeconds: positiveInt,
+      /** Each of stdout and stderr of one command is cut beyond this (CommandResult.truncated). */
+      maxOutputBytes: positiveInt,
+      /** Tasks (processes and threads) one command may have at once: a fork bomb stops here. */
+      maxProcesses: positiveInt,
     }),
     browser: z.object({
       sessionMaxSeconds: positiveInt,
@@ -230,6 +234,8 @@ const base: RhumbatronConfig = {
     agentIdleTailSeconds: 600,
     candidateIdleTailSeconds: 120,
     commandTimeoutSeconds: 180,
+    maxOutputBytes: 1024 * 1024,
+    maxProcesses: 256,
   },
   browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
   checks: {

@@ -8,3 +8,4 @@ export * from "./sandbox/index.ts";
 export * from "./settings.ts";
 export * from "./work-graph/index.ts";
 export * from "./source/index.ts";
+export * from "./agents/index.ts";

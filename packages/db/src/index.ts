@@ -11,6 +11,7 @@ export * from "./queries/health.ts";
 export * from "./queries/outbox.ts";
 export * from "./queries/projects.ts";
 export * from "./queues/index.ts";
+export * from "./sandbox/meter.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./work-graph/index.ts";
 export * from "./source/tokens.ts";

@@ -1,8 +1,12 @@
-import type { BlobStore, OverlapClassifier, RhumbatronConfig } from "@rhumbatron/core";
+import type { AgentProvider, BlobStore, OverlapClassifier, RhumbatronConfig, Sandbox } from "@rhumbatron/core";
 import { DomainError } from "@rhumbatron/core";
-import { type Nudger, validateNudgeChannel } from "@rhumbatron/db";
+import { type Db, type EnqueueDeps, type Nudger, validateNudgeChannel } from "@rhumbatron/db";
 import { abstainClassifier } from "../classifier/abstain.ts";
+import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
+import type { SourceStore } from "../source/store.ts";
+import { agentRunnerFunction } from "./agent-runner.ts";
 import { eventRouterFunction } from "./event-router.ts";
+import { forksSweepTickFunction } from "./forks-sweep.ts";
 import { heartbeatFunction } from "./heartbeat.ts";
 import { maintenanceFunction } from "./maintenance.ts";
 import { outboxPublisherFunction } from "./outbox-publisher.ts";
@@ -22,6 +26,18 @@ export interface FunctionDeps {
   blobs: BlobStore;
   /** Decides prefix-only overlaps for the causal router (abstain by default). */
   classifier?: OverlapClassifier;
+  /**
+   * Source, Sandbox and Agents: when given, the worker provisions and cleans up repositories,
+   * sweeps old forks and runs Agents. Tests of other parts leave it out.
+   */
+  source?: {
+    db: Db;
+    store: SourceStore;
+    sandbox: Sandbox;
+    provider: AgentProvider;
+    allowlist: string[];
+    templateDir?: string;
+  };
 }
 
 /** The registry both executors read: every background function, with triggers from config. */

@@ -18,8 +18,11 @@ import type { WorkerFunction } from "./types.ts";
  * each queue's consumer accepts; anything else goes straight to the dead-letter queue. Later issues
  * add their handlers here (agent.wake, change.dispatch, project.provision, index.build, …).
  */
-export function commandHandlers(deps: EnqueueDeps): Record<QueuePurpose, CommandHandler[]> {
-  return {
+export function commandHandlers(
+  deps: EnqueueDeps,
+  extra: Partial<Record<QueuePurpose, CommandHandler[]>> = {},
+): Record<QueuePurpose, CommandHandler[]> {
+  const base: Record<QueuePurpose, CommandHandler[]> = {
     "agent-wakeups": [
       {
         commandTypes: ["agent.wake"],
@@ -40,9 +43,15 @@ export function commandHandlers(deps: EnqueueDeps): Record<QueuePurpose, Command
     release: [workflowStartHandler(deps)],
     "dead-letter": [deadLetterHandler(deps)],
   };
+  for (const [q, hs] of Object.entries(extra) as [QueuePurpose, CommandHandler[]][]) base[q] = [...base[q], ...hs];
+  return base;
 }
 
-export function queueConsumerFunctions(config: RhumbatronConfig, nudger: Nudger): WorkerFunction[] {
+export function queueConsumerFunctions(
+  config: RhumbatronConfig,
+  nudger: Nudger,
+  extra: (deps: EnqueueDeps) => Partial<Record<QueuePurpose, CommandHandler[]>> = () => ({}),
+): WorkerFunction[] {
   return QUEUE_PURPOSES.map((purpose) => ({
     id: `queue-${purpose}`,
     triggers: { cron: config.queues.pollCron, nudge: queueChannel(purpose) },
@@ -55,7 +64,7 @@ export function queueConsumerFunctions(config: RhumbatronConfig, nudger: Nudger)
         owner: worker.workerId,
         log: (fields: Record<string, unknown>, msg: string) => logger.warn({ queue: purpose, ...fields }, msg),
       };
-      const r = await consumeQueue(db, purpose, commandHandlers(deps)[purpose], deps);
+      const r = await consumeQueue(db, purpose, commandHandlers(deps, extra(deps))[purpose], deps);
       // A full batch means more may be waiting: run again at once rather than at the next poll.
       if (r.leased >= config.queues.policies[purpose].batchSize) {
         await withTransaction(db, (ctx) => nudger.nudge(ctx, queueChannel(purpose)));

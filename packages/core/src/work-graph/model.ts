@@ -38,6 +38,8 @@ export const editStep = z.discriminatedUnion("op", [
   z.object({ op: z.literal("write"), path: repoPath, content: z.string().max(1_000_000) }),
   z.object({ op: z.literal("delete"), path: repoPath }),
   z.object({ op: z.literal("replace"), path: repoPath, find: z.string().min(1), replace: z.string() }),
+  /** A command in the Sandbox (on the allowlist); a non-zero exit fails the run. */
+  z.object({ op: z.literal("run"), argv: z.array(z.string().min(1)).min(1).max(50) }),
 ]);
 export type EditStep = z.infer<typeof editStep>;
 

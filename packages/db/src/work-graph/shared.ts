@@ -38,3 +38,6 @@ export function changeEvent<T extends EventType>(
 }
 
 export const SYSTEM: Actor = { kind: "system", id: "rhumbatron" };
+
+/** The Agent runner's nudge channel: a queued run wakes it on commit. */
+export const AGENT_RUNS_CHANNEL = "agent_runs";

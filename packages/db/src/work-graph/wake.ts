@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import type { HandlerContext } from "../queues/consumer.ts";
-import { changeEvent, type WorkGraphDeps } from "./shared.ts";
+import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
  * agent.wake (agent-wakeups queue). The wake is checked again before anything runs: a dispatch
@@ -74,6 +74,7 @@ export async function handleWake(
       reason,
     },
   });
+  await deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
   await metric(ctx, deps, "agent_wakeup");
   return { outcome: "resumed", result: "done" };
 

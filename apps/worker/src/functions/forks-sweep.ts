@@ -1,0 +1,26 @@
+import { commandCapWindow, type RhumbatronConfig } from "@rhumbatron/core";
+import { enqueueCommand, type Nudger, withTransaction } from "@rhumbatron/db";
+import type { WorkerFunction } from "./types.ts";
+
+/** The daily tick that sends forks.sweep for each project (one command per project and day). */
+export function forksSweepTickFunction(config: RhumbatronConfig, nudger: Nudger): WorkerFunction {
+  return {
+    id: "forks-sweep-tick",
+    triggers: { cron: config.source.forksSweepCron },
+    retries: 3,
+    async handler({ db, now }) {
+      const projects = await db.project.findMany({ where: { status: { not: "provisioning" } }, select: { id: true } });
+      const day = commandCapWindow(now());
+      await withTransaction(db, async (ctx) => {
+        for (const p of projects) {
+          await enqueueCommand(
+            ctx,
+            { commandId: `cmd_forks_sweep_${p.id}_${day}`, commandType: "forks.sweep", projectId: p.id, payload: {} },
+            { config, nudger, now },
+          );
+        }
+      });
+      return { projects: projects.length };
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import {
+  type BlobStore,
+  buildEvent,
+  canonicalRepo,
+  DomainError,
+  type HandlerResult,
+  type RhumbatronConfig,
+  workspaceFork,
+} from "@rhumbatron/core";
+import { appendToOutbox, type CommandHandler, type Db, type Nudger, withRepoToken } from "@rhumbatron/db";
+import { publishCodeStore } from "./code-store.ts";
+import type { SourceStore } from "./store.ts";
+import { readTemplate } from "./template.ts";
+
+export interface SourceHandlerDeps {
+  db: Db;
+  config: RhumbatronConfig;
+  nudger: Nudger;
+  now: () => Date;
+  source: SourceStore;
+  blobs: BlobStore;
+  templateDir?: string;
+}
+
+/**
+ * project.provision (integration queue): creates the canonical repository from the project
+ * template, fills the code store for S0, records generation 0 and activates the project with
+ * project.created. Every step is idempotent, so a redelivery after a crash finishes the job.
+ */
+export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
+  return {
+    commandTypes: ["project.provision"],
+    ownTransaction: true,
+    async handle(ctx): Promise<HandlerResult> {
+      const projectId = ctx.command.projectId;
+      const repo = canonicalRepo(projectId);
+      const project = await ctx.tx.project.findUnique({ where: { id: projectId } });
+      if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
+      const files = await readTemplate(deps.templateDir);
+      const s0 = await withRepoToken(
+        deps.db,
+        { repo, mode: "write", purpose: "provision" },
+        deps.config,
+        deps.now,
+        (token) => deps.source.provision(repo, token, files, "S0: project template"),
+      );
+      await withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, (token) =>
+        publishCodeStore({
+          store: deps.source,
+          blobs: deps.blobs,
+          config: deps.config,
+          projectId,
+          repo,
+          token,
+          commit: s0.commit,
+        }),
+      );
+      await ctx.tx.canonicalGeneration.upsert({
+        where: { projectId_generation: { projectId, generation: 0 } },
+        create: { projectId, generation: 0, commit: s0.commit, tree: s0.tree },
+        update: {},
+      });
+      if (project.status === "provisioning") {
+        await ctx.tx.project.update({ where: { id: projectId }, data: { status: "active" } });
+        // A project-wide fact: a random ID taken inside the transaction that runs it once.
+        const event = buildEvent({
+          eventId: `evt_${randomUUID().replace(/-/g, "")}`,
+          eventType: "project.created",
+          tenantId: project.tenantId,
+          projectId,
+          actor: { kind: "system", id: "provisioner" },
+          resource: `project:${projectId}`,
+          canonicalGeneration: 0,
+          causedBy: ctx.command.commandId,
+          correlationId: projectId,
+          timestamp: deps.now(),
+          payload: { name: project.name },
+        });
+        await appendToOutbox(ctx, [event], deps);
+      }
+      return "done";
+    },
+  };
+}
+
+/** The repository names one project's rows derive (never a listing of the namespace). */
+export async function repositoriesOf(db: Db, projectId: string): Promise<string[]> {
+  const runs = await db.agentRun.findMany({
+    where: { change: { projectId }, fork: { not: null } },
+    select: { id: true },
+  });
+  return [canonicalRepo(projectId), ...runs.map((r) => workspaceFork(r.id))];
+}
+
+/**
+ * project.cleanup (integration queue): deletes the repositories named by this project's rows and
+ * its source/<project>/ objects. It cannot reach another project: it never lists the namespace.
+ */
+export function cleanupHandler(deps: SourceHandlerDeps): CommandHandler {
+  return {
+    commandTypes: ["project.cleanup"],
+    ownTransaction: true,
+    async handle(ctx) {
+      const projectId = ctx.command.projectId;
+      for (const name of await repositoriesOf(deps.db, projectId)) await deps.source.delete(name);
+      for (const key of await deps.blobs.list(`source/${projectId}/`)) await deps.blobs.delete(key);
+      return "done";
+    },
+  };
+}
+
+/**
+ * forks.sweep (integration queue, daily, one per project): deletes the project's workspace forks older than the environment's
+ * retention (7 days dev, 30 prod), a bounded number per delivery; more work asks for another
+ * delivery, and what is left after the last one waits for the next maintenance tick.
+ */
+export const SWEEP_BATCH = 50;
+
+export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
+  return {
+    commandTypes: ["forks.sweep"],
+    ownTransaction: true,
+    async handle(ctx) {
+      const cutoff = new Date(deps.now().getTime() - deps.config.source.forkRetentionDays * 86_400_000);
+      const old = await ctx.tx.agentRun.findMany({
+        where: {
+          fork: { not: null },
+          forkDeletedAt: null,
+          createdAt: { lt: cutoff },
+          status: { in: ["completed", "failed"] },
+        },
+        orderBy: { createdAt: "asc" },
+        take: SWEEP_BATCH + 1,
+        select: { id: true },
+      });
+      for (const run of old.slice(0, SWEEP_BATCH)) {
+        await deps.source.delete(workspaceFork(run.id));
+        await ctx.tx.agentRun.update({ where: { id: run.id }, data: { forkDeletedAt: deps.now() } });
+      }
+      return old.length > SWEEP_BATCH ? "more" : "done";
+    },
+  };
+}

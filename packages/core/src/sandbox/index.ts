@@ -1,0 +1,4 @@
+export * from "./allowlist.ts";
+export * from "./meter.ts";
+export type * from "./model.ts";
+export * from "./names.ts";

@@ -1,0 +1,51 @@
+/**
+ * The Sandbox port (spec: Sandbox lifecycle). One Sandbox per Project (`proj-<uuid>`); each agent
+ * run and each Candidate check gets its own run directory in it. Adapters live in
+ * apps/worker/src/sandbox (bubblewrap, or a plain-process fallback that isolates nothing).
+ */
+
+/** Which meter rules apply: agent workspaces reserve 300 s, Candidate checks 900 s. */
+export type SandboxKind = "agent" | "candidate";
+
+export interface RunDir {
+  projectId: string;
+  /** From `dirForAgentRun` or `dirForCandidate`. */
+  dirName: string;
+}
+
+export interface SandboxCommand {
+  /** argv[0] is a bare executable name on the allowlist; nothing runs through a shell. */
+  argv: string[];
+  /** Relative to the workspace and inside it. */
+  cwd?: string;
+  /** The only variables besides PATH, HOME and LANG (for example the repository token). */
+  env?: Record<string, string>;
+  timeoutMs: number;
+  stdin?: string;
+}
+
+export interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** stdout or stderr passed the output cap and was cut. */
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface SandboxWorkspace {
+  /** The workspace directory on the host. */
+  path: string;
+  /** Refused commands throw DomainError FORBIDDEN; a vanished workspace throws UNAVAILABLE (Sandbox loss). */
+  run(cmd: SandboxCommand): Promise<CommandResult>;
+  remove(): Promise<void>;
+}
+
+export interface Sandbox {
+  readonly kind: "bubblewrap" | "process";
+  /** False for the fallback: commands then see the host's file system and network. */
+  readonly isolates: boolean;
+  open(runDir: RunDir): Promise<SandboxWorkspace>;
+}

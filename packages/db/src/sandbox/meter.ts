@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import {
+  DomainError,
+  decideAdmission,
+  decideReservation,
+  meterWindow,
+  type RhumbatronConfig,
+  type SandboxKind,
+  settleSeconds,
+} from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { type Tx, withTransaction } from "../transaction.ts";
+
+/**
+ * The Sandbox guards in usage_counters (spec: Sandbox lifecycle: admitSandbox, reserve, settle).
+ * Every change to the monthly meter first locks the environment's `sandbox_reserved_seconds` row,
+ * so reservations and settlements run one at a time per environment and a reservation always
+ * decides on committed values of both counters: two concurrent reservations can never pass the cap.
+ * A refusal is DomainError PRECONDITION_FAILED; the caller blocks the Task with blocked_limit
+ * `sandbox_meter`.
+ */
+export const SANDBOX_COUNTERS = {
+  openWorkspaces: "sandbox_open_workspaces",
+  reservedSeconds: "sandbox_reserved_seconds",
+  usedSeconds: "sandbox_used_seconds",
+  /** One row per open reservation (scope = reservation id), so settling twice is a no-op. */
+  reservation: "sandbox_reservation",
+} as const;
+
+/** Open workspaces are counted per Change across months. */
+const NO_WINDOW = "-";
+
+type MeterConfig = Pick<RhumbatronConfig, "env" | "sandbox">;
+
+export interface SandboxAdmission {
+  changeId: string;
+  projectId: string;
+}
+
+export interface SandboxReservation {
+  id: string;
+  kind: SandboxKind;
+  seconds: number;
+  /** The month the reservation and its settlement count in. */
+  window: string;
+  /** The environment whose meter is charged. */
+  env: string;
+  /** Set when the reservation belongs to an admitted workspace: settling it closes that workspace. */
+  changeId: string | null;
+}
+
+function refused(limit: "sandbox_open_workspaces" | "sandbox_monthly_seconds", message: string): DomainError {
+  return new DomainError("PRECONDITION_FAILED", message, { limit, blockedLimit: "sandbox_meter" });
+}
+
+async function ensureCounter(tx: Tx, counter: string, scopeId: string, window: string): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO usage_counters (counter, scope_id, "window", count) VALUES (${counter}, ${scopeId}, ${window}, 0)
+    ON CONFLICT (counter, scope_id, "window") DO NOTHING`;
+}
+
+/** Locks the row until the transaction ends and returns its count (taken after the lock is held). */
+async function lockCounter(tx: Tx, counter: string, scopeId: string, window: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ count: number }[]>`
+    SELECT count FROM usage_counters WHERE counter = ${counter} AND scope_id = ${scopeId} AND "window" = ${window}
+    FOR UPDATE`;
+  return rows[0]?.count ?? 0;
+}
+
+async function addTo(tx: Tx, counter: string, scopeId: string, window: string, delta: number): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE usage_counters SET count = GREATEST(count + ${delta}, 0)
+    WHERE counter = ${counter} AND scope_id = ${scopeId} AND "window" = ${window}`;
+}
+
+/** Opens a workspace for a Change, refused at `openWorkspacesPerChange` (4) open ones. */
+export async function admitSandbox(
+  db: Db,
+  input: { changeId: string; projectId: string },
+  config: MeterConfig,
+): Promise<SandboxAdmission> {
+  return withTransaction(db, async ({ tx }) => {
+    await ensureCounter(tx, SANDBOX_COUNTERS.openWorkspaces, input.changeId, NO_WINDOW);
+    const open = await lockCounter(tx, SANDBOX_COUNTERS.openWorkspaces, input.changeId, NO_WINDOW);
+    if (decideAdmission(open, config) !== "admit") {
+      throw refused(
+        "sandbox_open_workspaces",
+        `sandbox open-workspace limit: Change ${input.changeId} already has ${open} of ${config.sandbox.openWorkspacesPerChange} workspaces open`,
+      );
+    }
+    await addTo(tx, SANDBOX_COUNTERS.openWorkspaces, input.changeId, NO_WINDOW, 1);
+    return { changeId: input.changeId, projectId: input.projectId };
+  });
+}
+
+/** Closes an admitted workspace that never got a reservation (settleSandbox closes the others). */
+export async function releaseSandboxAdmission(db: Db, admission: SandboxAdmission): Promise<void> {
+  await db.$executeRaw`
+    UPDATE usage_counters SET count = GREATEST(count - 1, 0)
+    WHERE counter = ${SANDBOX_COUNTERS.openWorkspaces} AND scope_id = ${admission.changeId} AND "window" = ${NO_WINDOW}`;
+}
+
+/** Reserves 300 s (agent) or 900 s (candidate) on this environment's monthly meter. */
+export async function reserveSandboxSeconds(
+  db: Db,
+  input: { kind: SandboxKind; env?: string; changeId?: string | null },
+  config: MeterConfig,
+  now: Date,
+): Promise<SandboxReservation> {
+  const env = input.env ?? config.env;
+  const window = meterWindow(now);
+  const { reservedSeconds: R, usedSeconds: U } = SANDBOX_COUNTERS;
+  return withTransaction(db, async ({ tx }) => {
+    await ensureCounter(tx, R, env, window);
+    await ensureCounter(tx, U, env, window);
+    const reserved = await lockCounter(tx, R, env, window);
+    const used = await lockCounter(tx, U, env, window);
+    const decision = decideReservation({ usedSeconds: used, reservedSeconds: reserved, request: input.kind }, config);
+    if (!decision.ok) throw refused("sandbox_monthly_seconds", decision.reason);
+    // The same rule again in SQL: a guard should anything ever write the meter without the lock.
+    const moved = await tx.$executeRaw`
+      UPDATE usage_counters r SET count = r.count + ${decision.reserve}
+      WHERE r.counter = ${R} AND r.scope_id = ${env} AND r."window" = ${window}
+        AND r.count + ${decision.reserve} + (SELECT u.count FROM usage_counters u
+          WHERE u.counter = ${U} AND u.scope_id = ${env} AND u."window" = ${window}) <= ${config.sandbox.monthlySeconds}`;
+    if (moved !== 1) throw refused("sandbox_monthly_seconds", "sandbox monthly meter: the cap would pass");
+    const id = `sbxres_${randomUUID()}`;
+    await tx.$executeRaw`
+      INSERT INTO usage_counters (counter, scope_id, "window", count)
+      VALUES (${SANDBOX_COUNTERS.reservation}, ${id}, ${window}, ${decision.reserve})`;
+    return { id, kind: input.kind, seconds: decision.reserve, window, env, changeId: input.changeId ?? null };
+  });
+}
+
+export interface SettleResult {
+  /** False when this reservation was already settled (nothing changed). */
+  settled: boolean;
+  usedSeconds: number;
+}
+
+/**
+ * Releases the reservation, charges wall time + idle tail to the month it was reserved in, and
+ * closes the workspace it belonged to. Idempotent: the reservation row is deleted on the first call.
+ */
+export async function settleSandbox(
+  db: Db,
+  reservation: SandboxReservation,
+  input: { wallSeconds: number },
+  config: MeterConfig,
+): Promise<SettleResult> {
+  const charge = settleSeconds({ wallSeconds: input.wallSeconds, kind: reservation.kind }, config);
+  const { reservedSeconds: R, usedSeconds: U } = SANDBOX_COUNTERS;
+  const { env, window } = reservation;
+  return withTransaction(db, async ({ tx }) => {
+    await lockCounter(tx, R, env, window);
+    const gone = await tx.$queryRaw<{ count: number }[]>`
+      DELETE FROM usage_counters WHERE counter = ${SANDBOX_COUNTERS.reservation} AND scope_id = ${reservation.id}
+      RETURNING count`;
+    const held = gone[0]?.count;
+    if (held === undefined) return { settled: false, usedSeconds: 0 };
+    await addTo(tx, R, env, window, -held);
+    await ensureCounter(tx, U, env, window);
+    await addTo(tx, U, env, window, charge);
+    if (reservation.changeId) await addTo(tx, SANDBOX_COUNTERS.openWorkspaces, reservation.changeId, NO_WINDOW, -1);
+    return { settled: true, usedSeconds: charge };
+  });
+}

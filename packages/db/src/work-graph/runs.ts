@@ -1,0 +1,186 @@
+import { randomUUID } from "node:crypto";
+import { type AgentTask, DomainError, type EditStep, topologicalOrder } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { withTransaction } from "../transaction.ts";
+import { changeEvent, type WorkGraphDeps } from "./shared.ts";
+
+/**
+ * Agent runs in the database: the runner claims a queued run (or one whose runner stopped
+ * answering), records where it started, and publishes its ChangeSet.
+ */
+export async function claimNextRun(db: Db, now: Date, staleAfterMs: number): Promise<string | null> {
+  const stale = new Date(now.getTime() - staleAfterMs);
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    UPDATE agent_runs SET status = 'running', updated_at = ${now}
+    WHERE id = (
+      SELECT id FROM agent_runs
+      WHERE status = 'queued' OR (status = 'running' AND updated_at < ${stale})
+      ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING id`;
+  return rows[0]?.id ?? null;
+}
+
+export interface RunContext {
+  runId: string;
+  agentId: string;
+  reason: string;
+  projectId: string;
+  changeId: string;
+  task: AgentTask;
+  taskState: string;
+  /** The ChangeSets of the Tasks this one depends on, in Work Graph order (stacked before work). */
+  stack: { changeSetId: string; fork: string; commit: string }[];
+  /** Set when a previous attempt of this run already recorded its start (restore after a loss). */
+  startCommit: string | null;
+}
+
+export async function loadRunContext(db: Db, runId: string): Promise<RunContext> {
+  const run = await db.agentRun.findUnique({ where: { id: runId }, include: { task: true, change: true } });
+  if (!run) throw new DomainError("NOT_FOUND", `run ${runId} not found`);
+  const tasks = await db.task.findMany({ where: { changeId: run.changeId }, orderBy: { position: "asc" } });
+  const byKey = new Map(tasks.map((t) => [t.key, t]));
+  const needed = new Set<string>();
+  const collect = (key: string) => {
+    for (const d of byKey.get(key)?.dependencies ?? []) {
+      if (!needed.has(d)) {
+        needed.add(d);
+        collect(d);
+      }
+    }
+  };
+  collect(run.task.key);
+  const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies }))).filter((k) =>
+    needed.has(k),
+  );
+  const changeSets = await db.changeSet.findMany({
+    where: { taskId: { in: order.map((k) => byKey.get(k)?.id ?? "") } },
+    orderBy: { createdAt: "desc" },
+  });
+  const stack = order.flatMap((k) => {
+    const cs = changeSets.find((c) => c.taskId === byKey.get(k)?.id);
+    return cs ? [{ changeSetId: cs.id, fork: cs.fork, commit: cs.commit }] : [];
+  });
+  return {
+    runId,
+    agentId: run.agentId,
+    reason: run.reason,
+    projectId: run.change.projectId,
+    changeId: run.changeId,
+    taskState: run.task.state,
+    startCommit: run.startCommit,
+    stack,
+    task: {
+      taskId: run.task.id,
+      key: run.task.key,
+      title: run.task.title,
+      changeTitle: run.change.title,
+      changeDescription: run.change.description,
+      intents: run.task.intents as AgentTask["intents"],
+      editPlan: (run.task.editPlan as EditStep[] | null) ?? null,
+    },
+  };
+}
+
+export async function recordRunStart(
+  db: Db,
+  runId: string,
+  fork: string,
+  startCommit: string,
+  now: Date,
+): Promise<void> {
+  await db.agentRun.update({ where: { id: runId }, data: { fork, startCommit, updatedAt: now } });
+}
+
+export async function markRun(
+  db: Db,
+  runId: string,
+  status: "completed" | "failed" | "blocked",
+  error: string | null,
+  now: Date,
+) {
+  await db.agentRun.update({ where: { id: runId }, data: { status, error, updatedAt: now } });
+}
+
+/**
+ * Records the run's ChangeSet and writes changeset.published through the shard outbox. Idempotent
+ * per run (a retried publish finds the first ChangeSet).
+ */
+export async function publishChangeSet(
+  db: Db,
+  p: {
+    runId: string;
+    changeId: string;
+    taskId: string;
+    agentId: string;
+    fork: string;
+    baseCommit: string;
+    commit: string;
+    paths: string[];
+    patch: { key: string; bytes: number; truncated: boolean } | null;
+    changeSetId?: string;
+  },
+  deps: WorkGraphDeps,
+): Promise<string> {
+  return withTransaction(db, async (ctx) => {
+    const owner = await lockResourceRow(ctx, `change:${p.changeId}`);
+    const existing = await ctx.tx.changeSet.findUnique({ where: { runId: p.runId } });
+    if (existing) return existing.id;
+    const id = p.changeSetId ?? `cs_${randomUUID()}`;
+    await ctx.tx.changeSet.create({
+      data: {
+        id,
+        changeId: p.changeId,
+        taskId: p.taskId,
+        runId: p.runId,
+        agentId: p.agentId,
+        fork: p.fork,
+        baseCommit: p.baseCommit,
+        commit: p.commit,
+        paths: p.paths,
+        patchRef: p.patch?.key ?? null,
+        patchBytes: p.patch?.bytes ?? 0,
+        patchTruncated: p.patch?.truncated ?? false,
+      },
+    });
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "changeset.published", {
+          taskId: p.taskId,
+          actor: { kind: "agent", id: p.agentId },
+          now: deps.now(),
+          payload: { changeSetId: id, agentId: p.agentId, paths: p.paths, patchRef: p.patch?.key ?? null },
+        }),
+      ],
+      deps,
+    );
+    return id;
+  });
+}
+
+/** A Sandbox refusal blocks the Task with the limit it hit (spec: blocked_limit sandbox_meter). */
+export async function blockTaskForLimit(
+  db: Db,
+  b: { changeId: string; taskId: string; runId: string; limit: string; reason: string },
+  deps: WorkGraphDeps,
+) {
+  await withTransaction(db, async (ctx) => {
+    const owner = await lockResourceRow(ctx, `change:${b.changeId}`);
+    await ctx.tx.task.update({ where: { id: b.taskId }, data: { state: "blocked", blockedLimit: b.limit } });
+    await ctx.tx.agentRun.update({ where: { id: b.runId }, data: { status: "blocked", error: b.reason } });
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "task.blocked", {
+          taskId: b.taskId,
+          key: `${b.limit}:${b.runId}`,
+          actor: { kind: "system", id: "agent-runner" },
+          now: deps.now(),
+          payload: { limit: b.limit, reason: b.reason },
+        }),
+      ],
+      deps,
+    );
+  });
+}
