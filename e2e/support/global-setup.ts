@@ -40,7 +40,12 @@ export default async function globalSetup() {
     embeddedPgPort: await freePort(),
     port,
     dev: false,
-    env: { ...process.env, RHUMBATRON_LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      RHUMBATRON_LOG_LEVEL: "warn",
+      RHUMBATRON_GIT_PORT: String(await freePort()),
+      RHUMBATRON_DATA_DIR: dataDir,
+    },
     persistentDb: false,
     quiet: !process.env.E2E_VERBOSE,
     log: (line) => process.stdout.write(`e2e: ${line}\n`),

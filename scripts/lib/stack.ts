@@ -55,6 +55,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   if (!(await isPortFree(o.port))) {
     throw new StartupError(`port ${o.port} is in use; stop what is using it or set PORT to a free port`);
   }
+  const gitPort = Number(o.env.RHUMBATRON_GIT_PORT ?? 3031);
+  if (gitPort !== 0 && !(await isPortFree(gitPort))) {
+    throw new StartupError(
+      `port ${gitPort} for the git endpoint is in use; stop what is using it or set RHUMBATRON_GIT_PORT to a free port`,
+    );
+  }
   const db = await openDatabase({
     databaseUrl: o.databaseUrl,
     dataDir: o.dataDir,

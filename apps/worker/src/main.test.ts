@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
@@ -6,12 +9,13 @@ import { describe, expect, it } from "vitest";
 const t = useTestDatabase();
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const mainPath = fileURLToPath(new URL("./main.ts", import.meta.url));
+const dataDir = mkdtempSync(join(tmpdir(), "rh-worker-main-"));
 
 /** The worker as an operator runs it: a separate process with only the environment we give it. */
 function startWorker(env: Record<string, string>) {
   const child = spawn(process.execPath, ["--import", "tsx", mainPath], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", RHUMBATRON_GIT_PORT: "0", RHUMBATRON_DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const out = { stdout: "", stderr: "" };

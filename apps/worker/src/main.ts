@@ -1,6 +1,16 @@
-import { join } from "node:path";
-import { isDomainError, loadConfig, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
-import { createDb, localFolderBlobStore } from "@rhumbatron/db";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import {
+  DEFAULT_COMMAND_ALLOWLIST,
+  isDomainError,
+  loadConfig,
+  parseSettings,
+  type RhumbatronConfig,
+  repoNamespace,
+  type Settings,
+  scriptedProvider,
+} from "@rhumbatron/core";
+import { checkRepoToken, createDb, localFolderBlobStore } from "@rhumbatron/db";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
@@ -10,6 +20,9 @@ import { buildFunctions } from "./functions/index.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { nudgerFor } from "./nudger.ts";
+import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
+import { startGitHttpServer } from "./source/git-http.ts";
+import { SourceStore } from "./source/store.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -45,7 +58,35 @@ async function main(): Promise<void> {
   const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
   const nudger = nudgerFor(settings);
   const blobs = localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs"));
-  const functions = buildFunctions({ config, nudger, blobs, classifier: classifierFromSettings(settings) });
+  // Source, Sandbox and Agents.
+  const gitRoot = join(settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
+  const store = new SourceStore({ db, config, now: () => new Date(), root: gitRoot });
+  const sandbox = await createSandbox({
+    root: join(settings.RHUMBATRON_DATA_DIR, "sandboxes"),
+    toolchainPaths: toolchainForSandbox(),
+    allowlist: DEFAULT_COMMAND_ALLOWLIST,
+    limits: sandboxLimits(config),
+    log: logger,
+  });
+  logger.info({ sandbox: sandbox.kind, isolates: sandbox.isolates }, "sandbox ready");
+  const functions = buildFunctions({
+    config,
+    nudger,
+    blobs,
+    classifier: classifierFromSettings(settings),
+    source: { db, store, sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
+  });
+  const gitHttp = await startGitHttpServer({
+    port: settings.RHUMBATRON_GIT_PORT,
+    host: "0.0.0.0",
+    repoRoot: gitRoot,
+    authorize: (repo, token) => checkRepoToken(db, token, repo, "read", new Date()),
+    logger,
+  }).catch((err: unknown) =>
+    fail(
+      `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,
+    ),
+  );
   const deps = { db, config, logger, worker, now: () => new Date(), functions };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"
@@ -62,6 +103,7 @@ async function main(): Promise<void> {
     try {
       await starting.catch(() => {});
       await executor.stop();
+      await gitHttp.close();
       await db.$disconnect();
       logger.info("worker stopped");
       process.exit(0);
@@ -81,8 +123,22 @@ async function main(): Promise<void> {
     fail(`cannot start the ${executor.kind} executor: ${errorMessage(err)}`);
   }
   if (!stopping) {
-    logger.info({ executor: executor.kind, workerId: worker.workerId, version: worker.version }, "worker started");
+    logger.info(
+      { executor: executor.kind, workerId: worker.workerId, version: worker.version, gitPort: gitHttp.port },
+      "worker started",
+    );
   }
+}
+
+/** What Sandbox commands may use, read-only: the node binary's folder and the TypeScript compiler. */
+function toolchainForSandbox(): string[] {
+  const paths = [dirname(process.execPath)];
+  try {
+    paths.push(dirname(createRequire(import.meta.url).resolve("typescript/package.json")));
+  } catch {
+    // no TypeScript installed: build checks will say so
+  }
+  return paths;
 }
 
 main().catch((err: unknown) => {

@@ -1,3 +1,4 @@
+export * from "./agents/index.ts";
 export * from "./causal/index.ts";
 export * from "./commands/queues.ts";
 export * from "./config.ts";
@@ -6,6 +7,5 @@ export * from "./events/index.ts";
 export * from "./ports/blob-store.ts";
 export * from "./sandbox/index.ts";
 export * from "./settings.ts";
-export * from "./work-graph/index.ts";
 export * from "./source/index.ts";
-export * from "./agents/index.ts";
+export * from "./work-graph/index.ts";

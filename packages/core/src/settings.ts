@@ -32,6 +32,9 @@ export const settingsSchema = z.object({
   RHUMBATRON_DATA_DIR: z.preprocess(emptyToUndefined, z.string().default(".data")),
   RHUMBATRON_EMBEDDED_PG_PORT: z.preprocess(emptyToUndefined, port.default(54329)),
   RHUMBATRON_WORKER_PORT: z.preprocess(emptyToUndefined, port.default(3030)),
+  /** 0 picks any free port (tests). */
+  RHUMBATRON_GIT_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3031)),
+  RHUMBATRON_GIT_PUBLIC_URL: z.preprocess(emptyToUndefined, z.string().url().default("http://localhost:3031/git")),
   RHUMBATRON_LOG_LEVEL: z.preprocess(
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

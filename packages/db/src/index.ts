@@ -12,6 +12,6 @@ export * from "./queries/outbox.ts";
 export * from "./queries/projects.ts";
 export * from "./queues/index.ts";
 export * from "./sandbox/meter.ts";
+export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./work-graph/index.ts";
-export * from "./source/tokens.ts";

@@ -46,13 +46,40 @@ export function buildFunctions({
   nudger,
   blobs,
   classifier = abstainClassifier,
+  source,
 }: FunctionDeps): WorkerFunction[] {
+  const sourceHandlers = (deps: EnqueueDeps) => {
+    if (!source) return {};
+    const d = {
+      ...deps,
+      db: source.db,
+      source: source.store,
+      blobs,
+      ...(source.templateDir ? { templateDir: source.templateDir } : {}),
+    };
+    return { integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d)] };
+  };
   return checkRegistry([
     heartbeatFunction(config),
     outboxPublisherFunction(config, nudger),
     eventRouterFunction({ config, blobs, nudger, classifier }),
     maintenanceFunction(config, blobs, nudger),
-    ...queueConsumerFunctions(config, nudger),
+    ...queueConsumerFunctions(config, nudger, sourceHandlers),
+    ...(source
+      ? [
+          agentRunnerFunction({
+            db: source.db,
+            config,
+            nudger,
+            source: source.store,
+            sandbox: source.sandbox,
+            blobs,
+            provider: source.provider,
+            allowlist: source.allowlist,
+          }),
+          forksSweepTickFunction(config, nudger),
+        ]
+      : []),
   ]);
 }
 

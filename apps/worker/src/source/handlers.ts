@@ -111,9 +111,9 @@ export function cleanupHandler(deps: SourceHandlerDeps): CommandHandler {
 }
 
 /**
- * forks.sweep (integration queue, daily, one per project): deletes the project's workspace forks older than the environment's
- * retention (7 days dev, 30 prod), a bounded number per delivery; more work asks for another
- * delivery, and what is left after the last one waits for the next maintenance tick.
+ * forks.sweep (integration queue, daily, one per project): deletes the project's workspace forks
+ * older than the environment's retention (7 days dev, 30 prod), a bounded number per delivery;
+ * more work asks for another delivery, and what is left waits for the next daily tick.
  */
 export const SWEEP_BATCH = 50;
 
@@ -125,10 +125,11 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
       const cutoff = new Date(deps.now().getTime() - deps.config.source.forkRetentionDays * 86_400_000);
       const old = await ctx.tx.agentRun.findMany({
         where: {
+          change: { projectId: ctx.command.projectId },
           fork: { not: null },
           forkDeletedAt: null,
           createdAt: { lt: cutoff },
-          status: { in: ["completed", "failed"] },
+          status: { in: ["completed", "failed", "blocked"] },
         },
         orderBy: { createdAt: "asc" },
         take: SWEEP_BATCH + 1,

@@ -36,6 +36,8 @@ export async function handleWake(
     await ctx.tx.agentRun.create({
       data: { id: runId, taskId: task.id, changeId: owner.id, agentId, wakeCommandId: command.commandId, reason },
     });
+    // The runner picks the run up on commit.
+    await deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
     await appendToOutbox(
       ctx,
       [

@@ -1,0 +1,444 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import {
+  DEFAULT_COMMAND_ALLOWLIST,
+  loadConfig,
+  type RhumbatronConfig,
+  repoNamespace,
+  scriptedProvider,
+  sourceKeys,
+  workspaceFork,
+} from "@rhumbatron/core";
+import {
+  checkRepoToken,
+  consumeQueue,
+  createChange,
+  enqueueCommand,
+  issueRepoToken,
+  localFolderBlobStore,
+  pgNotifyNudger,
+  withTransaction,
+} from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLocalExecutor, type LocalExecutor } from "../executors/local.ts";
+import { buildFunctions } from "../functions/index.ts";
+import { createSandbox, sandboxLimits } from "../sandbox/index.ts";
+import { startGitHttpServer } from "../source/git-http.ts";
+import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
+import { SourceStore } from "../source/store.ts";
+import { captureLogs, testIdentity } from "../testing.ts";
+
+const t = useTestDatabase();
+const running: LocalExecutor[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.stop()));
+});
+function git(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("git", args, { env }, (err, _stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+    );
+  });
+}
+
+const toolchain = [
+  dirname(process.execPath),
+  dirname(createRequire(import.meta.url).resolve("typescript/package.json")),
+];
+
+async function world(config: RhumbatronConfig = loadConfig("dev")) {
+  const dir = mkdtempSync(join(tmpdir(), "rh-agents-"));
+  const root = join(dir, "git", repoNamespace(config.env));
+  const now = () => new Date();
+  const store = new SourceStore({ db: t.db, config, now, root });
+  const blobs = localFolderBlobStore(join(dir, "blobs"));
+  const logs = captureLogs();
+  const sandbox = await createSandbox({
+    root: join(dir, "sandboxes"),
+    toolchainPaths: toolchain,
+    allowlist: DEFAULT_COMMAND_ALLOWLIST,
+    limits: sandboxLimits(config),
+    log: logs.logger,
+  });
+  const deps = { db: t.db, config, nudger: pgNotifyNudger, now, source: store, blobs };
+  return { dir, root, config, store, blobs, sandbox, logs, deps };
+}
+
+async function newProject(w: Awaited<ReturnType<typeof world>>) {
+  const projectId = `proj_${randomUUID()}`;
+  await t.db.tenant.upsert({ where: { id: "ten_a" }, create: { id: "ten_a", slug: "a", name: "A" }, update: {} });
+  await t.db.project.create({ data: { id: projectId, tenantId: "ten_a", name: projectId } });
+  await withTransaction(t.db, (ctx) =>
+    enqueueCommand(
+      ctx,
+      { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+      w.deps,
+    ),
+  );
+  const r = await consumeQueue(t.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
+  expect(r.actions.ack).toBe(1);
+  return projectId;
+}
+
+async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 40_000): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await probe();
+  while (!ok(v)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    v = await probe();
+  }
+  return v;
+}
+
+function startWorker(w: Awaited<ReturnType<typeof world>>, afterTools?: (path: string) => Promise<void>) {
+  const functions = buildFunctions({
+    config: w.config,
+    nudger: pgNotifyNudger,
+    blobs: w.blobs,
+    source: {
+      db: t.db,
+      store: w.store,
+      sandbox: w.sandbox,
+      provider: scriptedProvider,
+      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+    },
+  });
+  const executor = createLocalExecutor({
+    db: t.db,
+    databaseUrl: t.url,
+    config: w.config,
+    logger: w.logs.logger,
+    worker: testIdentity(),
+    now: () => new Date(),
+    functions,
+    timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+  });
+  void afterTools;
+  running.push(executor);
+  return executor.start();
+}
+
+const change = (tasks: unknown[]) => ({
+  title: "Add a banner",
+  riskTier: "low" as const,
+  description: "",
+  goals: {},
+  invariants: [],
+  contractChanges: { added: [], removed: [], changed: [] },
+  tasks: tasks as never,
+});
+
+describe("provisioning", () => {
+  it("creates the canonical repository from the template with S0, its code store and project.created", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "active",
+      canonicalGeneration: 0,
+    });
+    const s0 = await t.db.canonicalGeneration.findUniqueOrThrow({
+      where: { projectId_generation: { projectId, generation: 0 } },
+    });
+    const index = await w.blobs.get(sourceKeys.index(projectId, s0.tree));
+    const files = (JSON.parse(new TextDecoder().decode(index?.body)) as { files: { path: string }[] }).files.map(
+      (f) => f.path,
+    );
+    expect(files).toEqual(
+      expect.arrayContaining(["package.json", "src/cart.ts", "test/cart.invariant.test.ts", "public/index.html"]),
+    );
+    expect(await t.db.outboxRow.count({ where: { projectId, eventType: "project.created" } })).toBe(1);
+    // A redelivery of the same command changes nothing.
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        { commandId: `cmd_provision_again_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+        w.deps,
+      ),
+    );
+    await consumeQueue(t.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
+    expect(await t.db.outboxRow.count({ where: { projectId, eventType: "project.created" } })).toBe(1);
+  });
+
+  it("serves the canonical source over git smart HTTP to a read token only", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    const server = await startGitHttpServer({
+      port: 0,
+      repoRoot: w.root,
+      authorize: (repo, token) => checkRepoToken(t.db, token, repo, "read", new Date()),
+    });
+    try {
+      const token = (
+        await issueRepoToken(t.db, { repo: projectId, mode: "read", purpose: "clone" }, w.config, new Date())
+      ).token;
+      const home = mkdtempSync(join(tmpdir(), "rh-home-"));
+      const env = { PATH: process.env.PATH ?? "", HOME: home, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1" };
+      const into = join(home, "clone");
+      // Async: the server answers from this same process, so a blocking spawn would deadlock.
+      const ok = await git(["clone", `http://x:${token}@127.0.0.1:${server.port}/git/${projectId}.git`, into], env);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(readFileSync(join(into, "src/cart.ts"), "utf8")).toContain("export");
+      const anon = await git(
+        ["clone", `http://127.0.0.1:${server.port}/git/${projectId}.git`, join(home, "anon")],
+        env,
+      );
+      expect(anon.code).not.toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("agent runs", () => {
+  it("runs a -> b end to end: fork, stacked merge, tool loop in the Sandbox, push, ChangeSet with its patch, completion", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    await startWorker(w);
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_a",
+        projectId,
+        clientRequestId: "banner",
+        createdBy: { kind: "user", id: "usr" },
+        input: change([
+          {
+            key: "a",
+            title: "Banner text",
+            dependsOn: [],
+            intents: { paths: ["src/banner.ts"], prefixes: [] },
+            editPlan: [
+              { op: "write", path: "src/banner.ts", content: 'export const banner = "Hello";\n' },
+              { op: "run", argv: ["node", "-e", "require('fs').writeFileSync('ran.txt', process.version)"] },
+            ],
+          },
+          {
+            key: "b",
+            title: "Louder banner",
+            dependsOn: ["a"],
+            intents: { paths: ["src/banner.ts"], prefixes: [] },
+            editPlan: [{ op: "replace", path: "src/banner.ts", find: '"Hello"', replace: '"HELLO!"' }],
+          },
+        ]),
+      },
+      w.deps,
+    );
+    await until(
+      "both tasks completed",
+      () => t.db.task.findMany({ where: { changeId } }),
+      (ts) => ts.every((x) => x.state === "completed"),
+    ).catch(async (err) => {
+      console.error(JSON.stringify(await t.db.agentRun.findMany({ where: { changeId } })));
+      console.error(
+        JSON.stringify(w.logs.lines.map((l) => [l.function, l.trigger, l.outcome, l.msg, l.error]).slice(-40)),
+      );
+      throw err;
+    });
+    const sets = await t.db.changeSet.findMany({ where: { changeId }, orderBy: { createdAt: "asc" } });
+    expect(sets).toHaveLength(2);
+    const [a, b] = sets as [(typeof sets)[number], (typeof sets)[number]];
+    expect(a.paths).toEqual(["ran.txt", "src/banner.ts"]);
+    expect(b.paths).toEqual(["src/banner.ts"]);
+    expect(b.baseCommit).not.toBe(a.baseCommit);
+    const patchB = new TextDecoder().decode((await w.blobs.get(b.patchRef as string))?.body);
+    expect(patchB).toContain('-export const banner = "Hello";\n+export const banner = "HELLO!";');
+    expect(b.patchRef).toBe(sourceKeys.changesetPatch(projectId, b.id));
+    for (const cs of sets) expect(existsSync(join(w.root, cs.fork))).toBe(true);
+    expect(await t.db.outboxRow.count({ where: { projectId, eventType: "changeset.published" } })).toBe(2);
+    await until(
+      "verification.started",
+      () => t.db.outboxRow.count({ where: { projectId, eventType: "verification.started" } }),
+      (n) => n === 1,
+    );
+    // The meter was settled: nothing reserved, nothing open, used = wall time + 600 s tail per run.
+    const counters = await t.db.usageCounter.findMany({ where: { counter: { startsWith: "sandbox_" } } });
+    const count = (c: string, scope?: string) =>
+      counters.filter((x) => x.counter === c && (!scope || x.scopeId === scope)).reduce((n, x) => n + x.count, 0);
+    expect(count("sandbox_reserved_seconds")).toBe(0);
+    expect(count("sandbox_open_workspaces", changeId)).toBe(0);
+    expect(count("sandbox_used_seconds")).toBeGreaterThanOrEqual(2 * 600);
+    // Run directories are removed after the run.
+    expect(
+      existsSync(
+        join(
+          w.dir,
+          "sandboxes",
+          `proj-${projectId.slice(5)}`,
+          (await t.db.agentRun.findFirstOrThrow({ where: { changeId } })).id,
+        ),
+      ),
+    ).toBe(false);
+  }, 90_000);
+
+  it("fails the run instead of publishing partial work when the Sandbox is lost", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    const { executeRun } = await import("./runner.ts");
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_a",
+        projectId,
+        clientRequestId: "lost",
+        createdBy: { kind: "user", id: "u" },
+        input: change([
+          {
+            key: "a",
+            title: "A",
+            dependsOn: [],
+            intents: { paths: [], prefixes: [] },
+            editPlan: [{ op: "write", path: "x.txt", content: "x\n" }],
+          },
+        ]),
+      },
+      w.deps,
+    );
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
+    const runId = `run_${randomUUID()}`;
+    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_x" } });
+    await t.db.agentRun.create({
+      data: {
+        id: runId,
+        taskId: task.id,
+        changeId,
+        agentId: "agt_x",
+        wakeCommandId: `cmd_${runId}`,
+        reason: "dispatch",
+        status: "running",
+      },
+    });
+    const r = await executeRun(
+      {
+        ...w.deps,
+        sandbox: w.sandbox,
+        provider: scriptedProvider,
+        allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+        afterTools: async (path) => rmSync(path, { recursive: true, force: true }),
+      },
+      runId,
+    );
+    expect(r.outcome).toBe("failed");
+    expect(r.detail).toMatch(/Sandbox was lost/);
+    expect(await t.db.changeSet.count({ where: { changeId } })).toBe(0);
+    expect(await t.db.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({ state: "failed" });
+    // The fork keeps its base: nothing partial was pushed.
+    const fork = workspaceFork(runId);
+    const rt = (await issueRepoToken(t.db, { repo: fork, mode: "read", purpose: "t" }, w.config, new Date())).token;
+    const canon = (await issueRepoToken(t.db, { repo: projectId, mode: "read", purpose: "t" }, w.config, new Date()))
+      .token;
+    expect(await w.store.head(fork, rt)).toBe(await w.store.head(projectId, canon));
+  }, 60_000);
+
+  it("blocks the Task with sandbox_meter when the monthly meter would pass its cap", async () => {
+    const w = await world(loadConfig("dev", { sandbox: { monthlySeconds: 299 } }));
+    const projectId = await newProject(w);
+    const { executeRun } = await import("./runner.ts");
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_a",
+        projectId,
+        clientRequestId: "meter",
+        createdBy: { kind: "user", id: "u" },
+        input: change([{ key: "a", title: "A", dependsOn: [], intents: { paths: [], prefixes: [] } }]),
+      },
+      w.deps,
+    );
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
+    const runId = `run_${randomUUID()}`;
+    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_m" } });
+    await t.db.agentRun.create({
+      data: {
+        id: runId,
+        taskId: task.id,
+        changeId,
+        agentId: "agt_m",
+        wakeCommandId: `cmd_${runId}`,
+        reason: "dispatch",
+        status: "running",
+      },
+    });
+    const r = await executeRun(
+      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
+      runId,
+    );
+    expect(r.outcome).toBe("blocked");
+    expect(await t.db.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
+      state: "blocked",
+      blockedLimit: "sandbox_meter",
+    });
+    expect(await t.db.outboxRow.count({ where: { projectId, eventType: "task.blocked" } })).toBe(1);
+    expect(
+      await t.db.usageCounter.findFirst({ where: { counter: "sandbox_open_workspaces", scopeId: changeId } }),
+    ).toMatchObject({ count: 0 });
+  }, 60_000);
+});
+
+describe("cleanup and sweeps", () => {
+  it("cleanup deletes only the names one project's rows derive; the sweep deletes old forks only", async () => {
+    const w = await world();
+    const p1 = await newProject(w);
+    const p2 = await newProject(w);
+    // One finished run per project, each with its fork.
+    for (const p of [p1, p2]) {
+      const ch = `chg_${randomUUID()}`;
+      await t.db.change.create({ data: { id: ch, projectId: p, title: "t", riskTier: "low", clientRequestId: ch } });
+      await t.db.task.create({ data: { id: `task_${ch}`, changeId: ch, key: "a", title: "a", state: "completed" } });
+      const runId = `run_${randomUUID()}`;
+      await t.db.agentRun.create({
+        data: {
+          id: runId,
+          taskId: `task_${ch}`,
+          changeId: ch,
+          agentId: "x",
+          wakeCommandId: `cmd_${runId}`,
+          reason: "dispatch",
+          status: "completed",
+          fork: workspaceFork(runId),
+          createdAt: new Date("2026-01-01T00:00:00Z"),
+        },
+      });
+      const read = (await issueRepoToken(t.db, { repo: p, mode: "read", purpose: "t" }, w.config, new Date())).token;
+      await w.store.fork(p, read, workspaceFork(runId));
+    }
+    const forkOf = async (p: string) =>
+      workspaceFork((await t.db.agentRun.findFirstOrThrow({ where: { change: { projectId: p } } })).id);
+    const f1 = await forkOf(p1);
+    const f2 = await forkOf(p2);
+
+    // The sweep (per project) removes the 2026-01-01 fork of p1 only, and marks it.
+    const sweepDeps = { ...w.deps, now: () => new Date("2026-01-09T00:00:00Z") };
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        { commandId: "cmd_sweep_p1", commandType: "forks.sweep", projectId: p1, payload: {} },
+        sweepDeps,
+      ),
+    );
+    await consumeQueue(t.db, "integration", [forksSweepHandler(sweepDeps)], { ...sweepDeps, owner: "t" });
+    expect(existsSync(join(w.root, f1))).toBe(false);
+    expect(existsSync(join(w.root, f2))).toBe(true);
+    expect(await t.db.agentRun.count({ where: { forkDeletedAt: { not: null } } })).toBe(1);
+
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        { commandId: "cmd_cleanup_p1", commandType: "project.cleanup", projectId: p1, payload: {} },
+        w.deps,
+      ),
+    );
+    await consumeQueue(t.db, "integration", [cleanupHandler(w.deps)], { ...w.deps, owner: "t" });
+    expect(existsSync(join(w.root, p1))).toBe(false);
+    expect(await w.blobs.list(`source/${p1}/`)).toEqual([]);
+    // The other project is untouched.
+    expect(existsSync(join(w.root, p2))).toBe(true);
+    expect(existsSync(join(w.root, f2))).toBe(true);
+    expect((await w.blobs.list(`source/${p2}/`)).length).toBeGreaterThan(0);
+  }, 60_000);
+});

@@ -1,0 +1,128 @@
+import { spawn } from "node:child_process";
+import { lstat, readlink } from "node:fs/promises";
+import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
+import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
+import { runCapped } from "./run-capped.ts";
+import { checkCommand, openWorkspace, type SandboxLimits, SYSTEM_PATH, toolchainBins } from "./workspace.ts";
+
+/**
+ * Sandbox adapter on bubblewrap (PLATFORM.md). Each command gets fresh namespaces (`--unshare-all`:
+ * no network, its own pids), drops to an unprivileged uid with no capabilities, and sees the system
+ * toolchain read-only, a private /tmp, and its run directory at /workspace/<dirName> as the only
+ * writable host path. `--clearenv`: only PATH, HOME, LANG and the command's explicit env get in,
+ * so no DATABASE_URL, API key or INNGEST_* ever reaches it.
+ */
+export interface BubblewrapOptions {
+  /** Host directory holding one folder per Sandbox (`proj-<uuid>`). */
+  root: string;
+  /** Extra read-only mounts at the same path, e.g. the node binary's directory or node_modules/typescript. */
+  toolchainPaths?: readonly string[];
+  allowlist?: readonly string[];
+  limits: SandboxLimits;
+  bwrapPath?: string;
+}
+
+export type BubblewrapSandbox = Sandbox & { readonly kind: "bubblewrap"; readonly processCap: ProcessCap };
+
+const SYSTEM_MOUNTS = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc/ssl", "/etc/alternatives", "/etc/ld.so.cache"];
+const SANDBOX_UID = "1000";
+const INSTALL_HINT = "apt-get install -y bubblewrap";
+
+/** Mount arguments for the system paths that exist; merged-/usr symlinks (/bin -> usr/bin) stay symlinks. */
+async function systemMounts(extra: readonly string[]): Promise<string[]> {
+  const args: string[] = [];
+  for (const p of SYSTEM_MOUNTS) {
+    const st = await lstat(p).catch(() => null);
+    if (!st) continue;
+    if (st.isSymbolicLink() && p.split("/").length === 2) args.push("--symlink", await readlink(p), p);
+    else args.push("--ro-bind", p, p);
+  }
+  for (const p of extra) args.push("--ro-bind", p, p); // fails loudly in bwrap if the path is missing
+  return args;
+}
+
+function bwrapArgs(o: { mounts: string[]; path: string; dirName: string; rel: string; env: Record<string, string> }) {
+  const inside = `/workspace/${o.dirName}`;
+  return [
+    "--unshare-all",
+    "--unshare-user", // required, not "-try": without a user namespace the command would keep root's capabilities
+    "--uid",
+    SANDBOX_UID,
+    "--gid",
+    SANDBOX_UID,
+    "--cap-drop",
+    "ALL",
+    "--die-with-parent",
+    "--new-session",
+    ...o.mounts,
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    o.path,
+    inside,
+    "--remount-ro",
+    "/",
+    "--chdir",
+    o.rel ? `${inside}/${o.rel}` : inside,
+    "--clearenv",
+    ...Object.entries(o.env).flatMap(([k, v]) => ["--setenv", k, v]),
+  ];
+}
+
+/** Whether bwrap can start a sandbox here; the reason says how to fix it when it cannot. */
+export async function bubblewrapAvailable(bwrapPath = "bwrap"): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const args = ["--unshare-all", "--unshare-user", "--die-with-parent", ...(await systemMounts([]))];
+  return new Promise((resolve) => {
+    const child = spawn(bwrapPath, [...args, "--proc", "/proc", "--dev", "/dev", "true"], { stdio: "pipe" });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("error", (e) => resolve({ ok: false, reason: `${bwrapPath}: ${e.message} (${INSTALL_HINT})` }));
+    child.on("close", (code) =>
+      resolve(code === 0 ? { ok: true } : { ok: false, reason: `${bwrapPath} exited ${code}: ${stderr.trim()}` }),
+    );
+  });
+}
+
+export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<BubblewrapSandbox> {
+  const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
+  const toolchain = options.toolchainPaths ?? [];
+  const mounts = await systemMounts(toolchain);
+  const PATH = [...(await toolchainBins(toolchain)), ...SYSTEM_PATH].join(":");
+  const cap = await detectProcessCap();
+  const bwrap = options.bwrapPath ?? "bwrap";
+
+  async function run(path: string, dirName: string, cmd: SandboxCommand) {
+    const rel = await checkCommand(path, cmd, allowlist);
+    const env = { PATH, HOME: `/workspace/${dirName}`, LANG: "C.UTF-8", ...cmd.env };
+    const argv = [bwrap, ...bwrapArgs({ mounts, path, dirName, rel, env }), "--", ...cmd.argv];
+    const capped = await capProcesses(cap, options.limits.maxProcesses, argv);
+    try {
+      const [file, ...args] = capped.argv as [string, ...string[]];
+      return await runCapped({
+        file,
+        args,
+        cwd: "/", // the sandbox chdirs itself; a vanished workspace must not fail the spawn on the host
+        env: { PATH: SYSTEM_PATH.join(":") }, // bwrap's own environment: nothing from the worker
+        ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
+        timeoutMs: cmd.timeoutMs,
+        maxOutputBytes: options.limits.maxOutputBytes,
+        onTimeout: capped.onTimeout,
+      });
+    } finally {
+      await capped.done();
+    }
+  }
+
+  return {
+    kind: "bubblewrap",
+    isolates: true,
+    processCap: cap.cap,
+    open: (runDir) => openWorkspace(options.root, runDir, (path, cmd) => run(path, runDir.dirName, cmd)),
+  };
+}

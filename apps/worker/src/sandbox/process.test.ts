@@ -1,0 +1,125 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_COMMAND_ALLOWLIST, DomainError, type SandboxWorkspace } from "@rhumbatron/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandbox } from "./index.ts";
+import { type PlainProcessSandbox, plainProcessSandbox } from "./process.ts";
+
+const SECRETS = {
+  DATABASE_URL: "postgres://secret@localhost/db",
+  OPENAI_API_KEY: "sk-secret",
+  INNGEST_SIGNING_KEY: "signkey-secret",
+};
+const PROJECT = "proj_6f1c9f8e-0000-4000-8000-0000000000c2";
+const T = 20_000;
+const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+const log = { warn: (fields: Record<string, unknown>, message: string) => void warnings.push({ fields, message }) };
+
+let root: string;
+let sandbox: PlainProcessSandbox;
+let ws: SandboxWorkspace;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  for (const [k, v] of Object.entries(SECRETS)) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  root = await mkdtemp(join(tmpdir(), "rhumbatron-proc-"));
+  sandbox = await plainProcessSandbox({
+    root,
+    allowlist: [...DEFAULT_COMMAND_ALLOWLIST, "env"],
+    limits: { maxOutputBytes: 4096, maxProcesses: 64 },
+    log,
+    reason: "test",
+  });
+  ws = await sandbox.open({ projectId: PROJECT, dirName: "cand-proc1" });
+});
+
+afterAll(async () => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const node = (script: string, timeoutMs = T) => ws.run({ argv: ["node", "-e", script], timeoutMs });
+
+describe("plain-process fallback sandbox", () => {
+  it("says loudly, at creation, that it does not isolate", () => {
+    expect(sandbox).toMatchObject({ kind: "process", isolates: false });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toMatch(/DOES NOT ISOLATE/);
+    expect(warnings[0]?.message).toContain("apt-get install -y bubblewrap");
+    expect(warnings[0]?.fields).toMatchObject({ sandbox: "process", reason: "test" });
+    expect(sandbox.warning).toBe(warnings[0]?.message);
+  });
+
+  it("runs in the workspace with a scrubbed environment: no host secret, only the explicit token", async () => {
+    expect(ws.path).toBe(join(root, "proj-6f1c9f8e-0000-4000-8000-0000000000c2", "cand-proc1"));
+    const r = await ws.run({ argv: ["env"], env: { GIT_TOKEN: "repo-token-456" }, timeoutMs: T });
+    expect(r.exitCode).toBe(0);
+    const keys = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split("=")[0]);
+    expect(keys.sort()).toEqual(["GIT_TOKEN", "HOME", "LANG", "PATH", "PWD"]);
+    expect(r.stdout).toContain(`HOME=${ws.path}\n`);
+    expect(r.stdout).toContain("GIT_TOKEN=repo-token-456");
+    for (const secret of Object.values(SECRETS)) expect(r.stdout).not.toContain(secret);
+    await node(`require("fs").writeFileSync("made.txt", "ok")`);
+    expect(await readFile(join(ws.path, "made.txt"), "utf8")).toBe("ok");
+  });
+
+  it("kills a command at its timeout, with its children", async () => {
+    const marker = "27.1828";
+    const r = await node(`require("child_process").spawn("sleep", ["${marker}"]); setInterval(() => {}, 1000);`, 800);
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
+    expect(r.durationMs).toBeLessThan(5_000);
+    await new Promise((res) => setTimeout(res, 200));
+    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
+    expect(ps).not.toContain(`sleep ${marker}`);
+  });
+
+  it("cuts output past the cap and says so", async () => {
+    const r = await node(`process.stderr.write("e".repeat(10000)); process.stdout.write("fine")`);
+    expect(r).toMatchObject({ exitCode: 0, truncated: true, stdout: "fine" });
+    expect(r.stderr).toBe("e".repeat(4096));
+  });
+
+  it("refuses bash, /bin/sh and curl, and a cwd outside the workspace", async () => {
+    for (const argv of [
+      ["bash", "-c", "id"],
+      ["/bin/sh", "-c", "id"],
+      ["curl", "http://127.0.0.1"],
+    ]) {
+      const err = await ws.run({ argv, timeoutMs: T }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DomainError);
+      expect(err).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining(JSON.stringify(argv[0])) });
+    }
+    await expect(ws.run({ argv: ["ls"], cwd: "/etc", timeoutMs: T })).rejects.toThrow(/inside the workspace/);
+    await expect(ws.run({ argv: ["ls"], env: { PATH: "/tmp" }, timeoutMs: T })).rejects.toThrow(/may not be set/);
+  });
+
+  it("fails the next command cleanly once the run directory is gone (Sandbox loss)", async () => {
+    const lost = await sandbox.open({ projectId: PROJECT, dirName: "run_lost2" });
+    expect((await lost.run({ argv: ["ls"], timeoutMs: T })).exitCode).toBe(0);
+    await rm(lost.path, { recursive: true, force: true });
+    const err = await lost.run({ argv: ["ls"], timeoutMs: T }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "UNAVAILABLE", details: { reason: "sandbox_lost" } });
+    expect(existsSync(lost.path)).toBe(false);
+  });
+
+  it("is what createSandbox picks when bubblewrap cannot run, and bubblewrap otherwise", async () => {
+    const limits = { maxOutputBytes: 1024, maxProcesses: 64 };
+    const before = warnings.length;
+    const fallback = await createSandbox({ root, limits, log, bwrapPath: "/nonexistent/bwrap" });
+    expect(fallback).toMatchObject({ kind: "process", isolates: false });
+    expect(warnings[before]?.fields.reason).toMatch(/apt-get install -y bubblewrap/);
+    const real = await createSandbox({ root, limits, log });
+    expect(real).toMatchObject({ kind: "bubblewrap", isolates: true });
+  });
+});

@@ -1,0 +1,72 @@
+import { join } from "node:path";
+import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
+import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
+import { runCapped } from "./run-capped.ts";
+import {
+  checkCommand,
+  openWorkspace,
+  type SandboxLimits,
+  type SandboxLog,
+  SYSTEM_PATH,
+  toolchainBins,
+} from "./workspace.ts";
+
+/**
+ * Fallback when bubblewrap cannot run (no bwrap, or user namespaces disabled). It applies the same
+ * allowlist, scrubbed environment, timeout, output cap and process cap, but commands see the host's
+ * file system and network: it does NOT isolate, and says so when created.
+ */
+export interface PlainProcessOptions {
+  root: string;
+  toolchainPaths?: readonly string[];
+  allowlist?: readonly string[];
+  limits: SandboxLimits;
+  log: SandboxLog;
+  /** Why bubblewrap is not used, for the warning. */
+  reason?: string;
+}
+
+export type PlainProcessSandbox = Sandbox & {
+  readonly kind: "process";
+  readonly processCap: ProcessCap;
+  /** The warning logged at creation. */
+  readonly warning: string;
+};
+
+export async function plainProcessSandbox(options: PlainProcessOptions): Promise<PlainProcessSandbox> {
+  const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
+  const PATH = [...(await toolchainBins(options.toolchainPaths ?? [])), ...SYSTEM_PATH].join(":");
+  const cap = await detectProcessCap();
+  const warning =
+    "SANDBOX DOES NOT ISOLATE: agent and check commands run as plain processes with the worker's " +
+    "file system and network access (only the environment is scrubbed). Install bubblewrap: apt-get install -y bubblewrap";
+  options.log.warn({ sandbox: "process", reason: options.reason ?? null, processCap: cap.cap }, warning);
+
+  async function run(path: string, cmd: SandboxCommand) {
+    const rel = await checkCommand(path, cmd, allowlist);
+    const capped = await capProcesses(cap, options.limits.maxProcesses, cmd.argv);
+    try {
+      const [file, ...args] = capped.argv as [string, ...string[]];
+      return await runCapped({
+        file,
+        args,
+        cwd: rel ? join(path, rel) : path,
+        env: { PATH, HOME: path, LANG: "C.UTF-8", ...cmd.env },
+        ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
+        timeoutMs: cmd.timeoutMs,
+        maxOutputBytes: options.limits.maxOutputBytes,
+        onTimeout: capped.onTimeout,
+      });
+    } finally {
+      await capped.done();
+    }
+  }
+
+  return {
+    kind: "process",
+    isolates: false,
+    processCap: cap.cap,
+    warning,
+    open: (runDir) => openWorkspace(options.root, runDir, run),
+  };
+}

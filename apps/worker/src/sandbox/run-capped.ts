@@ -1,0 +1,87 @@
+import { spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { type CommandResult, DomainError } from "@rhumbatron/core";
+
+/**
+ * Spawns one process in its own process group with a hard timeout and an output cap. Both
+ * adapters use it; the bubblewrap one passes `bwrap …` as the program.
+ */
+export interface CappedRun {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdin?: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Extra clean-up on timeout (for example killing every task of a pids cgroup). */
+  onTimeout?: () => Promise<void> | void;
+}
+
+/** After the process exits, how long leftover holders of its pipes may keep them open. */
+const DRAIN_AFTER_EXIT_MS = 2_000;
+
+function capture(stream: Readable, max: number) {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let seen = 0;
+  // Keep draining past the cap so the process never blocks on a full pipe.
+  stream.on("data", (b: Buffer) => {
+    seen += b.length;
+    if (kept < max) {
+      const take = b.subarray(0, max - kept);
+      chunks.push(take);
+      kept += take.length;
+    }
+  });
+  return { text: () => Buffer.concat(chunks).toString("utf8"), truncated: () => seen > max };
+}
+
+export function runCapped(o: CappedRun): Promise<CommandResult> {
+  const started = performance.now();
+  const child = spawn(o.file, o.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  const out = capture(child.stdout, o.maxOutputBytes);
+  const err = capture(child.stderr, o.maxOutputBytes);
+  const killGroup = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // the group is already gone
+    }
+  };
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+    void o.onTimeout?.();
+  }, o.timeoutMs);
+  child.stdin.on("error", () => {}); // a command that never reads stdin closes it early: not a failure
+  child.stdin.end(o.stdin ?? "");
+
+  return new Promise((resolve, reject) => {
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(new DomainError("UNAVAILABLE", `could not start ${o.file}: ${e.message}`));
+    });
+    child.on("exit", () => {
+      // Background children of the command die with it; one that escaped the group cannot hold the pipes forever.
+      killGroup();
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, DRAIN_AFTER_EXIT_MS).unref();
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        exitCode: code,
+        signal,
+        stdout: out.text(),
+        stderr: err.text(),
+        timedOut,
+        truncated: out.truncated() || err.truncated(),
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+}
