@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDb, DEMO, migrate, seedDemo } from "@rhumbatron/db";
+import { loadConfig, parseEnvironment } from "@rhumbatron/core";
+import { createDb, DEMO, migrate, pgNotifyNudger, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
 import { isPortFree } from "./ports.ts";
@@ -79,7 +80,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       `database ready (${db.embedded ? "embedded" : "DATABASE_URL"}), ${migrated.total} migrations, ${migrated.applied.length} newly applied`,
     );
     const prisma = createDb(db.url, { maxConnections: 2 });
-    const seed = await seedDemo(prisma).finally(() => prisma.$disconnect());
+    const config = loadConfig(parseEnvironment(o.env.RHUMBATRON_ENV));
+    const seed = await seedDemo(prisma, { config, nudger: pgNotifyNudger, now: () => new Date() }).finally(() =>
+      prisma.$disconnect(),
+    );
     if (!o.dev && !webBuildExists()) await buildWeb(o.log, o.quiet);
 
     const env = { ...o.env, DATABASE_URL: db.url, PORT: String(o.port), NEXT_TELEMETRY_DISABLED: "1" };

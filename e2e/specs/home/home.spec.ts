@@ -14,6 +14,15 @@ test("the home page lists the demo project through tRPC", async ({ page }) => {
   expect(trpcCalls.some((u) => u.includes("projects.list"))).toBe(true);
 });
 
+test("the worker provisions the demo project from the template: its status turns active", async ({ page }) => {
+  await expect(async () => {
+    await page.goto("/");
+    await expect(page.getByTestId("project-row").filter({ hasText: "demo-shop" })).toContainText("active", {
+      timeout: 1000,
+    });
+  }).toPass({ timeout: 45_000 });
+});
+
 test("the health endpoint reports the database, migrations, executor and worker heartbeat", async ({ request }) => {
   await expect
     .poll(async () => (await (await request.get("/api/health")).json()).worker?.lastHeartbeatAt ?? null, {

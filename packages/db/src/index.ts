@@ -1,5 +1,6 @@
 export { localFolderBlobStore } from "./blob/local-folder.ts";
 export { createDb, type Db } from "./client.ts";
+export * from "./commands/create-project.ts";
 export { DEMO, type SeedResult, seedDemo } from "./commands/seed-demo.ts";
 export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./embedded.ts";
 export * from "./events/index.ts";

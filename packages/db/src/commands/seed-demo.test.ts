@@ -14,7 +14,10 @@ describe("seedDemo", () => {
     expect(second).toEqual({ ...first, created: false });
     const projects = await listProjects(t.db, DEMO.tenantId);
     expect(projects).toHaveLength(1);
-    expect(projects[0]).toMatchObject({ name: DEMO.projectName, canonicalGeneration: 0, status: "active" });
+    expect(projects[0]).toMatchObject({ name: DEMO.projectName, canonicalGeneration: 0, status: "provisioning" });
+    expect(
+      await t.db.queueMessage.count({ where: { commandType: "project.provision", projectId: first.projectId } }),
+    ).toBe(1);
     expect(await listMemberships(t.db, DEMO.userId)).toEqual([
       { tenantId: DEMO.tenantId, slug: DEMO.tenantSlug, name: DEMO.tenantName, role: "admin" },
     ]);

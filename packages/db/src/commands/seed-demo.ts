@@ -1,6 +1,13 @@
-import { randomUUID } from "node:crypto";
+import { loadConfig } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { pgNotifyNudger } from "../nudge.ts";
+import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { withTransaction } from "../transaction.ts";
+import { createProjectIn } from "./create-project.ts";
+
+function defaultDeps(): EnqueueDeps {
+  return { config: loadConfig("dev"), nudger: pgNotifyNudger, now: () => new Date() };
+}
 
 export const DEMO = {
   tenantId: "ten_demo",
@@ -20,11 +27,12 @@ export interface SeedResult {
 }
 
 /**
- * Seeds the embedded default's demo tenant, its admin user and one project. Idempotent: a second run
+ * Seeds the embedded default's demo tenant, its admin user and one project (sent to provisioning). Idempotent: a second run
  * finds the rows and changes nothing (so `npm start` keeps the data it had).
  */
-export async function seedDemo(db: Db): Promise<SeedResult> {
-  return withTransaction(db, async ({ tx }) => {
+export async function seedDemo(db: Db, deps: EnqueueDeps = defaultDeps()): Promise<SeedResult> {
+  return withTransaction(db, async (ctx) => {
+    const { tx } = ctx;
     await tx.tenant.upsert({
       where: { id: DEMO.tenantId },
       create: { id: DEMO.tenantId, slug: DEMO.tenantSlug, name: DEMO.tenantName },
@@ -45,10 +53,8 @@ export async function seedDemo(db: Db): Promise<SeedResult> {
       select: { id: true },
     });
     if (existing) return { tenantId: DEMO.tenantId, userId: DEMO.userId, projectId: existing.id, created: false };
-    const projectId = `proj_${randomUUID()}`;
-    await tx.project.create({
-      data: { id: projectId, tenantId: DEMO.tenantId, name: DEMO.projectName, status: "active" },
-    });
+    // Provisioned by the worker like any new project: its repository is seeded from the template.
+    const projectId = await createProjectIn(ctx, { tenantId: DEMO.tenantId, name: DEMO.projectName }, deps);
     return { tenantId: DEMO.tenantId, userId: DEMO.userId, projectId, created: true };
   });
 }

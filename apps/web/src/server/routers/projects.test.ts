@@ -85,3 +85,38 @@ describe("projects.list", () => {
     },
   );
 });
+
+describe("projects.create and cloneAccess", () => {
+  it("lets an admin create a project that waits for provisioning, and refuses names twice", async () => {
+    const admin = callerAs(t.db, emailFor("admin"));
+    const { projectId } = await admin.projects.create({ tenantId: ACME.tenantId, name: "new-shop" });
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "provisioning",
+      canonicalGeneration: 0,
+    });
+    expect(await t.db.queueMessage.count({ where: { commandType: "project.provision", projectId } })).toBe(1);
+    await expect(admin.projects.create({ tenantId: ACME.tenantId, name: "new-shop" })).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
+    await expect(admin.projects.create({ tenantId: ACME.tenantId, name: "Bad Name" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
+    await expect(
+      callerAs(t.db, emailFor("operator")).projects.create({ tenantId: ACME.tenantId, name: "x" }),
+    ).rejects.toMatchObject({ code: "FORBIDDEN" });
+  });
+
+  it("gives a viewer a clone URL with a read token for an active project of their tenant only", async () => {
+    const viewer = callerAs(t.db, emailFor("viewer"));
+    const shop = "proj_00000000-0000-4000-8000-00000000a001";
+    const access = await viewer.projects.cloneAccess({ tenantId: ACME.tenantId, projectId: shop });
+    expect(access.url).toMatch(new RegExp(`^http://x:rt_[A-Za-z0-9_-]+@localhost:3031/git/${shop}\\.git$`));
+    expect(await t.db.repoToken.count({ where: { repo: shop, mode: "read" } })).toBe(1);
+    await expect(
+      viewer.projects.cloneAccess({ tenantId: ACME.tenantId, projectId: "proj_00000000-0000-4000-8000-00000000b001" }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(
+      viewer.projects.cloneAccess({ tenantId: ACME.tenantId, projectId: "proj_00000000-0000-4000-8000-00000000a002" }),
+    ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+  });
+});

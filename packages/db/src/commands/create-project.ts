@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import { DomainError } from "@rhumbatron/core";
+import { z } from "zod";
+import type { Db } from "../client.ts";
+import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+
+export const projectName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and '-', starting with a letter or digit");
+
+/**
+ * A new project starts `provisioning`; project.provision (integration queue) creates its canonical
+ * repository from the template at S0 and makes it `active`. Both in one transaction: the command
+ * is sent if and only if the project row commits.
+ */
+export async function createProjectIn(
+  ctx: TxContext,
+  p: { tenantId: string; name: string },
+  deps: EnqueueDeps,
+): Promise<string> {
+  const name = projectName.parse(p.name);
+  const taken = await ctx.tx.project.findUnique({
+    where: { tenantId_name: { tenantId: p.tenantId, name } },
+    select: { id: true },
+  });
+  if (taken) throw new DomainError("CONFLICT", `a project named ${name} already exists in this tenant`);
+  const projectId = `proj_${randomUUID()}`;
+  await ctx.tx.project.create({ data: { id: projectId, tenantId: p.tenantId, name, status: "provisioning" } });
+  await enqueueCommand(
+    ctx,
+    { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+    deps,
+  );
+  return projectId;
+}
+
+export async function createProject(
+  db: Db,
+  p: { tenantId: string; name: string },
+  deps: EnqueueDeps,
+): Promise<{ projectId: string }> {
+  return withTransaction(db, async (ctx) => ({ projectId: await createProjectIn(ctx, p, deps) }));
+}
