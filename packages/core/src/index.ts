@@ -9,3 +9,4 @@ export * from "./sandbox/index.ts";
 export * from "./settings.ts";
 export * from "./source/index.ts";
 export * from "./work-graph/index.ts";
+export * from "./verification/index.ts";

@@ -1,0 +1,4 @@
+export * from "./compatibility.ts";
+export * from "./gate.ts";
+export * from "./plan.ts";
+export * from "./promotion.ts";

@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../config.ts";
+import {
+  buildVerificationPlan,
+  checksForTier,
+  DEFAULT_POLICY,
+  targetedTests,
+  type VerificationPolicy,
+} from "./plan.ts";
+
+const config = loadConfig("dev");
+const ids = (p: ReturnType<typeof buildVerificationPlan>) => p.checks.map((c) => c.id);
+const change = (riskTier: "low" | "medium" | "high" | "critical", o: { invariants?: string[]; p95?: number } = {}) => ({
+  riskTier,
+  invariants: o.invariants ?? [],
+  goals: o.p95 === undefined ? {} : { p95LatencyMs: o.p95 },
+});
+
+describe("buildVerificationPlan", () => {
+  it.each([
+    ["low", ["build", "targeted"]],
+    ["medium", ["build", "targeted", "contract"]],
+    ["high", ["build", "targeted", "contract", "security", "browser"]],
+    ["critical", ["build", "targeted", "contract", "security", "browser"]],
+  ] as const)("%s risk requires %j", (tier, expected) => {
+    expect(ids(buildVerificationPlan(change(tier), ["README.md"], DEFAULT_POLICY, config))).toEqual(expected);
+  });
+
+  it("adds checks from triggers", () => {
+    const p = buildVerificationPlan(
+      change("low", { invariants: ["The Cart total never goes negative"], p95: 150 }),
+      ["src/authorization.ts"],
+      DEFAULT_POLICY,
+      config,
+    );
+    expect(ids(p)).toEqual(["build", "targeted", "protected-invariant-cart", "performance", "security"]);
+    expect(p.checks.find((c) => c.id === "performance")?.metric).toEqual({ name: "p95Ms", below: 150 });
+    expect(p.humanGate).toBe(true);
+    expect(p.humanGateReasons).toEqual(["the change touches authorization"]);
+  });
+
+  it("uses 200 ms by default for a p95 goal and the spec's timeouts", () => {
+    const p = buildVerificationPlan(change("medium", { p95: undefined }), [], DEFAULT_POLICY, config);
+    expect(p.checks.map((c) => [c.id, c.timeoutSeconds])).toEqual([
+      ["build", 120],
+      ["targeted", 180],
+      ["contract", 120],
+    ]);
+    const perf = buildVerificationPlan(
+      { riskTier: "low", invariants: [], goals: { p95LatencyMs: 200 } },
+      [],
+      DEFAULT_POLICY,
+      config,
+    );
+    expect(perf.checks.find((c) => c.id === "performance")).toMatchObject({
+      timeoutSeconds: 120,
+      metric: { below: 200 },
+    });
+  });
+
+  it("adds the browser check for UI at high risk only", () => {
+    expect(ids(buildVerificationPlan(change("medium"), ["public/index.html"], DEFAULT_POLICY, config))).not.toContain(
+      "browser",
+    );
+    const policy: VerificationPolicy = {
+      ...DEFAULT_POLICY,
+      requiredChecksByRisk: { low: ["build"], high: ["build", "contract"] },
+    };
+    expect(ids(buildVerificationPlan(change("high"), ["public/app.js"], policy, config))).toEqual([
+      "build",
+      "contract",
+      "browser",
+    ]);
+  });
+
+  it("never lowers verification for a tier the policy leaves out", () => {
+    const policy: VerificationPolicy = {
+      ...DEFAULT_POLICY,
+      requiredChecksByRisk: { low: ["build"], high: ["build", "unit", "security"] },
+    };
+    expect(checksForTier(policy, "medium")).toEqual(["build", "unit", "security"]);
+    expect(checksForTier(policy, "critical")).toEqual(["build", "unit", "security"]);
+    expect(checksForTier(DEFAULT_POLICY, "critical")).toEqual(DEFAULT_POLICY.requiredChecksByRisk.high);
+  });
+
+  it("gates high and critical risk for a person", () => {
+    expect(buildVerificationPlan(change("high"), [], DEFAULT_POLICY, config).humanGate).toBe(true);
+    expect(buildVerificationPlan(change("medium"), [], DEFAULT_POLICY, config).humanGate).toBe(false);
+  });
+
+  it("targets the tests related to the touched files, or all of them when none relate", () => {
+    const tests = ["test/cart.test.ts", "test/cart.invariant.test.ts", "test/wishlist.test.ts"];
+    expect(targetedTests(["src/cart.ts"], tests)).toEqual(["test/cart.invariant.test.ts", "test/cart.test.ts"]);
+    expect(targetedTests(["README.md"], tests)).toBeNull();
+    const p = buildVerificationPlan(change("low"), ["src/wishlist.ts"], DEFAULT_POLICY, config, tests);
+    expect(p.checks.find((c) => c.id === "targeted")?.argv).toEqual(["node", "--test", "dist/test/wishlist.test.js"]);
+    const all = buildVerificationPlan(change("low"), ["README.md"], DEFAULT_POLICY, config, tests);
+    expect(all.checks.find((c) => c.id === "targeted")?.argv).toEqual(["npm", "test"]);
+  });
+});

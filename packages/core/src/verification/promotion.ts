@@ -1,0 +1,111 @@
+import type { GateResult } from "./gate.ts";
+import type { VerificationPlan, VerificationPolicy } from "./plan.ts";
+
+/**
+ * Approval and promotion rules (spec: Promotion preconditions, approval rules). Deterministic: no
+ * model decides approval or promotion.
+ */
+export type ApprovalDecision = { kind: "granted" | "rejected"; treeHash: string; by: string; note: string | null };
+
+export function humanGateApplies(plan: VerificationPlan, policy: VerificationPolicy): boolean {
+  return plan.humanGate || policy.humanGateRiskTiers.includes(plan.riskTier);
+}
+
+export type ApprovalOutcome =
+  | { ok: true; decision: ApprovalDecision; rejectsCandidate: boolean }
+  | { ok: false; reason: "already_decided" | "tree_mismatch" | "note_required" | "not_composed"; message: string };
+
+/** The first decision is final; a grant or rejection counts only for the exact composed tree shown. */
+export function decideApproval(
+  current: ApprovalDecision | null,
+  composedTree: string | null,
+  request: { kind: "granted" | "rejected"; treeHash: string; by: string; note?: string | null },
+): ApprovalOutcome {
+  if (current)
+    return { ok: false, reason: "already_decided", message: `already ${current.kind} for tree ${current.treeHash}` };
+  if (!composedTree) return { ok: false, reason: "not_composed", message: "the Candidate has no composed tree yet" };
+  if (request.treeHash !== composedTree) {
+    return {
+      ok: false,
+      reason: "tree_mismatch",
+      message: `the tree shown (${request.treeHash}) is not the composed tree (${composedTree}); reload and review again`,
+    };
+  }
+  const note = request.note?.trim() || null;
+  if (request.kind === "rejected" && !note)
+    return { ok: false, reason: "note_required", message: "a rejection needs a note" };
+  return {
+    ok: true,
+    decision: { kind: request.kind, treeHash: composedTree, by: request.by, note },
+    rejectsCandidate: request.kind === "rejected",
+  };
+}
+
+export interface PromotionFacts {
+  candidateStatus: string;
+  baseGeneration: number;
+  canonicalGeneration: number;
+  plan: VerificationPlan | null;
+  gate: GateResult | null;
+  approvalRequired: boolean;
+  approval: ApprovalDecision | null;
+  composedTree: string | null;
+  activePolicy: { id: string; version: number };
+  composedCommitInFork: boolean;
+}
+
+export type PreconditionResult = { ok: true } | { ok: false; stale: boolean; blocks: string[] };
+
+/** Preconditions 1–5 and 8, every block at once (layer 1; the CAS checks 6 and 7). */
+export function checkPromotionPreconditions(f: PromotionFacts): PreconditionResult {
+  if (f.baseGeneration < f.canonicalGeneration) {
+    return {
+      ok: false,
+      stale: true,
+      blocks: [`the Candidate is based on S${f.baseGeneration}, canonical is S${f.canonicalGeneration}`],
+    };
+  }
+  const blocks: string[] = [];
+  if (f.candidateStatus !== "verified") blocks.push(`the Candidate is ${f.candidateStatus}, not verified`);
+  if (!f.plan) blocks.push("no Verification Plan");
+  if (f.plan && !f.gate) blocks.push("the gate has not run");
+  for (const g of f.gate?.gaps ?? []) blocks.push(`gap ${g.gap} on ${g.checkId}: ${g.detail}`);
+  if (f.approvalRequired) {
+    if (!f.approval) blocks.push("approval is pending");
+    else if (f.approval.kind === "rejected") blocks.push(`approval was rejected: ${f.approval.note ?? ""}`.trim());
+    else if (f.approval.treeHash !== f.composedTree) blocks.push("the approval was for another tree");
+  }
+  if (f.plan && (f.plan.policyId !== f.activePolicy.id || f.plan.policyVersion !== f.activePolicy.version)) {
+    blocks.push(
+      `the plan used ${f.plan.policyId} v${f.plan.policyVersion}, the active policy is ${f.activePolicy.id} v${f.activePolicy.version}`,
+    );
+  }
+  if (!f.composedCommitInFork) blocks.push("the composed commit is not in the Candidate fork");
+  return blocks.length ? { ok: false, stale: false, blocks } : { ok: true };
+}
+
+export type CasOutcome = "advance" | "already_promoted" | "stale" | "policy_mismatch";
+
+/**
+ * The compare-and-swap inside the project root's transaction (layer 2): the idempotency key is the
+ * Candidate ID plus the expected generation, so a retry after success is already_promoted.
+ */
+export function decidePromotionCas(s: {
+  canonicalGeneration: number;
+  promotedBy: { candidateId: string; generation: number } | null;
+  candidateId: string;
+  expectedGeneration: number;
+  planPolicyVersion: number;
+  activePolicyVersion: number;
+}): CasOutcome {
+  if (s.promotedBy?.candidateId === s.candidateId && s.promotedBy.generation === s.expectedGeneration + 1)
+    return "already_promoted";
+  if (s.canonicalGeneration !== s.expectedGeneration) return "stale";
+  if (s.planPolicyVersion !== s.activePolicyVersion) return "policy_mismatch";
+  return "advance";
+}
+
+/** Model findings must cite items of the Context Packet; an uncited or badly cited finding changes nothing. */
+export function findingSupported(citations: readonly string[], contextItemIds: ReadonlySet<string>): boolean {
+  return citations.length > 0 && citations.every((c) => contextItemIds.has(c));
+}
