@@ -89,7 +89,7 @@ describe("gateRequiredChecks", () => {
           durationMs: r.durationMs,
           timeoutSeconds: 120,
           completedAt: t(r.at),
-          metrics: r.p95 === undefined ? {} : { p95Ms: r.p95 },
+          metrics: (r.p95 === undefined ? {} : { p95Ms: r.p95 }) as Record<string, number>,
           outputKey: null,
         }));
         const g = gateRequiredChecks(plan, records);
