@@ -11,6 +11,7 @@ import {
   scriptedProvider,
 } from "@rhumbatron/core";
 import { checkRepoToken, createDb, localFolderBlobStore } from "@rhumbatron/db";
+import { agentProviderFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
@@ -74,7 +75,13 @@ async function main(): Promise<void> {
     nudger,
     blobs,
     classifier: classifierFromSettings(settings),
-    source: { db, store, sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
+    source: {
+      db,
+      store,
+      sandbox,
+      provider: agentProviderFromSettings(settings),
+      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+    },
   });
   const gitHttp = await startGitHttpServer({
     port: settings.RHUMBATRON_GIT_PORT,

@@ -82,4 +82,67 @@ describe("settings", () => {
       }
     });
   });
+
+  describe("agent model", () => {
+    const url = "http://localhost:8080/v1";
+
+    it("is off by default, with 30 steps, 200000 tokens and a 60 s timeout", () => {
+      const s = parseSettings({
+        AGENT_MODEL_URL: "",
+        AGENT_MODEL_MODEL: "",
+        AGENT_MODEL_API_KEY: "",
+        AGENT_MODEL_MAX_STEPS: "",
+        AGENT_MODEL_MAX_TOKENS: "",
+        AGENT_MODEL_TIMEOUT_MS: "",
+      });
+      expect(s.AGENT_MODEL_URL).toBeUndefined();
+      expect(s.AGENT_MODEL_MODEL).toBeUndefined();
+      expect(s.AGENT_MODEL_API_KEY).toBeUndefined();
+      expect(s).toMatchObject({
+        AGENT_MODEL_MAX_STEPS: 30,
+        AGENT_MODEL_MAX_TOKENS: 200_000,
+        AGENT_MODEL_TIMEOUT_MS: 60_000,
+      });
+    });
+
+    it("reads a configured endpoint and limits", () => {
+      const s = parseSettings({
+        AGENT_MODEL_URL: url,
+        AGENT_MODEL_MODEL: "qwen2.5-coder-7b",
+        AGENT_MODEL_API_KEY: "sk-agent",
+        AGENT_MODEL_MAX_STEPS: "12",
+        AGENT_MODEL_MAX_TOKENS: "50000",
+        AGENT_MODEL_TIMEOUT_MS: "20000",
+      });
+      expect(s).toMatchObject({
+        AGENT_MODEL_URL: url,
+        AGENT_MODEL_MODEL: "qwen2.5-coder-7b",
+        AGENT_MODEL_API_KEY: "sk-agent",
+        AGENT_MODEL_MAX_STEPS: 12,
+        AGENT_MODEL_MAX_TOKENS: 50_000,
+        AGENT_MODEL_TIMEOUT_MS: 20_000,
+      });
+    });
+
+    it("requires a model when the URL is set", () => {
+      expect(() => parseSettings({ AGENT_MODEL_URL: url })).toThrow(
+        /AGENT_MODEL_MODEL is required when AGENT_MODEL_URL is set/,
+      );
+      expect(() => parseSettings({ AGENT_MODEL_URL: url, AGENT_MODEL_MODEL: "" })).toThrow(
+        expect.objectContaining({ code: "INVALID_CONFIG" }),
+      );
+      expect(parseSettings({ AGENT_MODEL_MODEL: "m" }).AGENT_MODEL_URL).toBeUndefined();
+    });
+
+    it("rejects a URL that is not http(s) and limits that are not positive integers", () => {
+      expect(() => parseSettings({ AGENT_MODEL_URL: "localhost:8080", AGENT_MODEL_MODEL: "m" })).toThrow(
+        /AGENT_MODEL_URL must be an http\(s\) URL/,
+      );
+      for (const name of ["AGENT_MODEL_MAX_STEPS", "AGENT_MODEL_MAX_TOKENS", "AGENT_MODEL_TIMEOUT_MS"]) {
+        for (const bad of ["0", "-5", "1.5", "many"]) {
+          expect(() => parseSettings({ [name]: bad })).toThrow(new RegExp(name));
+        }
+      }
+    });
+  });
 });

@@ -55,6 +55,20 @@ export const settingsSchema = z.object({
   OVERLAP_CLASSIFIER_MODEL: z.preprocess(emptyToUndefined, z.string().optional()),
   OVERLAP_CLASSIFIER_API_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   OVERLAP_CLASSIFIER_TIMEOUT_MS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).default(5000)),
+  // The agent's model (OpenAI-compatible chat completions with tools). Unset URL: the scripted provider
+  // replays each Task's edit plan.
+  AGENT_MODEL_URL: z.preprocess(
+    emptyToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. http://localhost:8080/v1" }).optional(),
+  ),
+  AGENT_MODEL_MODEL: z.preprocess(emptyToUndefined, z.string().optional()),
+  AGENT_MODEL_API_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** Model calls per agent run before it is stopped as failed. */
+  AGENT_MODEL_MAX_STEPS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).default(30)),
+  /** Total tokens (usage.total_tokens summed) per agent run before it is stopped as failed. */
+  AGENT_MODEL_MAX_TOKENS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).default(200_000)),
+  /** Per model call. */
+  AGENT_MODEL_TIMEOUT_MS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(1).default(60_000)),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -77,6 +91,9 @@ function crossFieldIssues(s: Settings): string[] {
   // An endpoint without a model name would fail on every call; say so at startup instead.
   if (s.OVERLAP_CLASSIFIER_URL && !s.OVERLAP_CLASSIFIER_MODEL) {
     lines.push("OVERLAP_CLASSIFIER_MODEL is required when OVERLAP_CLASSIFIER_URL is set");
+  }
+  if (s.AGENT_MODEL_URL && !s.AGENT_MODEL_MODEL) {
+    lines.push("AGENT_MODEL_MODEL is required when AGENT_MODEL_URL is set");
   }
   return lines;
 }
