@@ -8,7 +8,6 @@ import {
   type RhumbatronConfig,
   repoNamespace,
   type Settings,
-  scriptedProvider,
 } from "@rhumbatron/core";
 import { checkRepoToken, createDb, localFolderBlobStore } from "@rhumbatron/db";
 import { agentProviderFromSettings } from "./agents/provider-from-settings.ts";

@@ -8,5 +8,5 @@ export * from "./ports/blob-store.ts";
 export * from "./sandbox/index.ts";
 export * from "./settings.ts";
 export * from "./source/index.ts";
-export * from "./work-graph/index.ts";
 export * from "./verification/index.ts";
+export * from "./work-graph/index.ts";

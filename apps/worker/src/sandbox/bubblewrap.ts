@@ -54,13 +54,15 @@ function bwrapArgs(o: { mounts: string[]; path: string; dirName: string; rel: st
     "ALL",
     "--die-with-parent",
     "--new-session",
+    // The private /tmp first: mounts are applied in order, so a toolchain under /tmp (a checkout
+    // there, say) is bound on top of it instead of being hidden by it.
+    "--tmpfs",
+    "/tmp",
     ...o.mounts,
     "--proc",
     "/proc",
     "--dev",
     "/dev",
-    "--tmpfs",
-    "/tmp",
     "--bind",
     o.path,
     inside,
