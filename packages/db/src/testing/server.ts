@@ -69,6 +69,7 @@ export async function startTestServer(): Promise<TestServer> {
     };
   }
   const template = `rhumbatron_tpl_${migrationsHash()}`;
+  await dropLeftovers(adminUrl, template);
   const exists = await adminQuery(adminUrl, "SELECT 1 FROM pg_database WHERE datname = $1", [template]);
   if (!exists.rowCount) {
     // Build under a temporary name and rename, so a crashed run never leaves a half-migrated template.
@@ -83,6 +84,33 @@ export async function startTestServer(): Promise<TestServer> {
     });
   }
   return { adminUrl, template, stop: stopServer };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A shared server keeps what earlier runs left: templates of older migration sets, and databases
+ * of test processes that were killed. Drop those (never a database whose process still runs).
+ */
+async function dropLeftovers(adminUrl: string, template: string): Promise<void> {
+  const { rows } = await adminQuery<{ datname: string }>(
+    adminUrl,
+    "SELECT datname FROM pg_database WHERE datname LIKE 'rhumbatron\\_%'",
+  );
+  for (const { datname } of rows) {
+    const test = /^rhumbatron_(?:test|mig|e2e|bench)_(\d+)_/.exec(datname);
+    const staleTemplate = /^rhumbatron_tpl_[0-9a-f]{12}$/.test(datname) && datname !== template;
+    if (staleTemplate || (test && !alive(Number(test[1])))) {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => {});
+    }
+  }
 }
 
 /** A fresh migrated database copied from the template; retried because copies of one template serialise. */
