@@ -380,6 +380,55 @@ describe("agent runs", () => {
   }, 60_000);
 });
 
+describe("the project's command allowlist", () => {
+  it("narrows what run_command may start: a command off the project's list fails the run", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    await t.db.project.update({ where: { id: projectId }, data: { commandAllowlist: ["ls"] } });
+    const { executeRun } = await import("./runner.ts");
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_a",
+        projectId,
+        clientRequestId: "allow",
+        createdBy: { kind: "user", id: "u" },
+        input: change([
+          {
+            key: "a",
+            title: "A",
+            dependsOn: [],
+            intents: { paths: [], prefixes: [] },
+            editPlan: [{ op: "run", argv: ["node", "--version"] }],
+          },
+        ]),
+      },
+      w.deps,
+    );
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
+    const runId = `run_${randomUUID()}`;
+    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_l" } });
+    await t.db.agentRun.create({
+      data: {
+        id: runId,
+        taskId: task.id,
+        changeId,
+        agentId: "agt_l",
+        wakeCommandId: `cmd_${runId}`,
+        reason: "dispatch",
+        status: "running",
+      },
+    });
+    const r = await executeRun(
+      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
+      runId,
+    );
+    expect(r.outcome).toBe("failed");
+    expect(r.detail).toMatch(/"node" is not on the allowlist \(ls\)/);
+    expect(await t.db.changeSet.count({ where: { changeId } })).toBe(0);
+  }, 60_000);
+});
+
 describe("cleanup and sweeps", () => {
   it("cleanup deletes only the names one project's rows derive; the sweep deletes old forks only", async () => {
     const w = await world();

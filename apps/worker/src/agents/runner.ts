@@ -148,10 +148,9 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     await recordRunStart(deps.db, runId, fork, start, deps.now());
     await writeFile(join(ws.path, ".git", RUN_MARKER), `${runId} ${start}\n`);
 
-    const tools = workspaceTools(ws, {
-      allowlist: deps.allowlist,
-      commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
-    });
+    // The project's own allowlist when it has one (spec: run_command allowlist, configurable per project).
+    const allowlist = ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist;
+    const tools = workspaceTools(ws, { allowlist, commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000 });
     const outcome = await deps.provider.run(task, tools);
     await deps.afterTools?.(ws.path);
     if (outcome.status === "failed") return await finish("failed", outcome.summary);

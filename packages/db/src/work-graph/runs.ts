@@ -33,10 +33,15 @@ export interface RunContext {
   stack: { changeSetId: string; fork: string; commit: string }[];
   /** Set when a previous attempt of this run already recorded its start (restore after a loss). */
   startCommit: string | null;
+  /** The project's own command allowlist; empty means the default. */
+  commandAllowlist: string[];
 }
 
 export async function loadRunContext(db: Db, runId: string): Promise<RunContext> {
-  const run = await db.agentRun.findUnique({ where: { id: runId }, include: { task: true, change: true } });
+  const run = await db.agentRun.findUnique({
+    where: { id: runId },
+    include: { task: true, change: { include: { project: true } } },
+  });
   if (!run) throw new DomainError("NOT_FOUND", `run ${runId} not found`);
   const tasks = await db.task.findMany({ where: { changeId: run.changeId }, orderBy: { position: "asc" } });
   const byKey = new Map(tasks.map((t) => [t.key, t]));
@@ -69,6 +74,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
     changeId: run.changeId,
     taskState: run.task.state,
     startCommit: run.startCommit,
+    commandAllowlist: run.change.project.commandAllowlist,
     stack,
     task: {
       taskId: run.task.id,

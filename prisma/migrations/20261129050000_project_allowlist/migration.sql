@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "projects" ADD COLUMN     "command_allowlist" TEXT[] DEFAULT ARRAY[]::TEXT[];
