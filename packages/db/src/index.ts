@@ -15,4 +15,5 @@ export * from "./queues/index.ts";
 export * from "./sandbox/meter.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
+export * from "./verification/create-candidate.ts";
 export * from "./work-graph/index.ts";

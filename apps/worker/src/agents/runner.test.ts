@@ -256,6 +256,13 @@ describe("agent runs", () => {
       () => t.db.outboxRow.count({ where: { projectId, eventType: "verification.started" } }),
       (n) => n === 1,
     );
+    // The composition takes both ChangeSets in Work Graph order on S0; a repeat finds the same Candidate.
+    const candidate = await until(
+      "the Candidate",
+      () => t.db.candidate.findFirst({ where: { changeId } }),
+      (c) => c !== null,
+    );
+    expect(candidate?.changeSetIds).toEqual([a.id, b.id]);
     // The meter was settled: nothing reserved, nothing open, used = wall time + 600 s tail per run.
     const counters = await t.db.usageCounter.findMany({ where: { counter: { startsWith: "sandbox_" } } });
     const count = (c: string, scope?: string) =>

@@ -1,6 +1,7 @@
 import { QUEUE_PURPOSES, type QueuePurpose, type RhumbatronConfig } from "@rhumbatron/core";
 import {
   type CommandHandler,
+  candidateCreateHandler,
   consumeQueue,
   deadLetterHandler,
   dispatchChange,
@@ -37,6 +38,7 @@ export function commandHandlers(
           return dispatchChange(ctx, ctx.command.changeId, deps, ctx.command.commandId);
         },
       },
+      candidateCreateHandler(deps),
     ],
     indexing: [],
     verification: [workflowStartHandler(deps)],

@@ -75,6 +75,7 @@ async function runOf(changeId: string, key: string) {
 describe("the Work Graph end to end, with the local executor", () => {
   it("runs a -> (b, c) from change.create to verification.started", async () => {
     await seedProjects(t.db, ["proj_wg1"]);
+    await t.db.canonicalGeneration.create({ data: { projectId: "proj_wg1", generation: 0, commit: "c0", tree: "t0" } });
     await startWorker();
     const req = {
       tenantId: "ten_test",
@@ -140,18 +141,20 @@ describe("the Work Graph end to end, with the local executor", () => {
     expect(types.at(-1)).toBe("verification.started");
     expect(types.indexOf("task.ready", 4)).toBeGreaterThan(types.indexOf("task.completed"));
 
-    // The causal router sent candidate.create; its consumer lands with verification, so for now the
-    // integration queue dead-letters it as an unknown type (visible to operators).
-    const dl = await until(
-      "candidate.create dead-lettered",
-      () => t.db.deadLetter.findFirst({ where: { projectId: "proj_wg1" } }),
-      (d) => d !== null,
+    // The causal router sent candidate.create: the Candidate is composed on S0 and its
+    // verification workflow instance is started (instance ID = Candidate ID).
+    const candidate = await until(
+      "the Candidate",
+      () => t.db.candidate.findFirst({ where: { changeId } }),
+      (c) => c !== null,
     );
-    expect(dl).toMatchObject({
-      originQueue: "integration",
-      reason: "unknown command type candidate.create on integration",
-    });
-    expect((dl?.payload as { commandType?: string } | undefined)?.commandType).toBe("candidate.create");
+    expect(candidate).toMatchObject({ baseGeneration: 0, status: "created" });
+    expect(candidate?.id).toMatch(/^cand_[0-9a-f]{32}$/);
+    await until(
+      "its workflow instance",
+      () => t.db.workflowInstance.findUnique({ where: { instanceId: candidate?.id ?? "" } }),
+      (w) => w !== null,
+    );
     // Every wake became exactly one run.
     expect(await t.db.agentRun.count({ where: { changeId } })).toBe(3);
     expect(await t.db.metricPoint.count({ where: { name: "agent_wakeup", projectId: "proj_wg1" } })).toBe(3);

@@ -1,4 +1,5 @@
 export * from "./compatibility.ts";
+export * from "./composition.ts";
 export * from "./gate.ts";
 export * from "./plan.ts";
 export * from "./promotion.ts";

@@ -1,4 +1,5 @@
 import {
+  buildEvent,
   type ClassifierAsk,
   classifierBudget,
   commandCapWindow,
@@ -6,8 +7,10 @@ import {
   type OverlapClassifier,
   type RouterSnapshot,
   routeEvent,
+  stableEventId,
 } from "@rhumbatron/core";
 import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
 import { loadTasks } from "./dispatch.ts";
@@ -41,8 +44,10 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
       changeId: r.changeId,
       held: r.intents as { paths: string[]; prefixes: string[] },
     })),
-    // Candidates land with verification; until then none is in play.
-    candidates: [],
+    candidates: await ctx.tx.candidate.findMany({
+      where: { projectId: e.projectId, status: { in: ["created", "composing", "verifying", "verified"] } },
+      select: { id: true, baseGeneration: true, status: true },
+    }),
   };
 }
 
@@ -97,6 +102,44 @@ async function askClassifier(
   return finalDecision(verdict, deps.config.causal.classifierAbstainBelow) === "wake";
 }
 
+/** canonical.advanced: a Candidate built on an older generation can no longer be promoted. */
+async function markCandidateStale(
+  ctx: TxContext,
+  candidateId: string,
+  cause: DeliveredEvent["event"],
+  deps: CausalRouterDeps,
+) {
+  const c = await ctx.tx.candidate.findUnique({ where: { id: candidateId } });
+  if (!c) return;
+  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
+  const moved = await ctx.tx.candidate.updateMany({
+    where: { id: candidateId, status: { in: ["created", "composing", "verifying", "verified"] } },
+    data: { status: "stale" },
+  });
+  if (moved.count === 0) return;
+  const generation = (cause.payload as { toGeneration: number }).toGeneration;
+  await appendToOutbox(
+    ctx,
+    [
+      buildEvent({
+        eventId: stableEventId(c.changeId, "candidate.stale", null, candidateId),
+        eventType: "candidate.stale",
+        tenantId: owner.tenantId,
+        projectId: owner.projectId,
+        changeId: c.changeId,
+        actor: { kind: "system", id: CAUSAL_ROUTER },
+        resource: `change:${c.changeId}`,
+        canonicalGeneration: generation,
+        causedBy: cause.eventId,
+        correlationId: c.changeId,
+        timestamp: deps.now(),
+        payload: { candidateId, canonicalGeneration: generation },
+      }),
+    ],
+    deps,
+  );
+}
+
 export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
   return {
     name: CAUSAL_ROUTER,
@@ -116,8 +159,7 @@ export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
         for (const c of decision.commands) await enqueueCommand(ctx, c, deps);
         for (const ask of decision.ask)
           if (await askClassifier(ctx, event, ask, deps)) await enqueueCommand(ctx, ask.wake, deps);
-        if (decision.staleCandidates.length)
-          deps.log?.({ eventId: event.eventId, candidates: decision.staleCandidates }, "candidates are stale");
+        for (const id of decision.staleCandidates) await markCandidateStale(ctx, id, event, deps);
       }
     },
   };

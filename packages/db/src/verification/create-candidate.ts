@@ -1,0 +1,87 @@
+import {
+  buildEvent,
+  candidateIdFromKey,
+  compositionKey,
+  DomainError,
+  type HandlerResult,
+  stableEventId,
+  topologicalOrder,
+} from "@rhumbatron/core";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import type { CommandHandler } from "../queues/consumer.ts";
+import type { EnqueueDeps } from "../queues/enqueue.ts";
+import { requestWorkflowStart } from "../queues/workflows.ts";
+import type { TxContext } from "../transaction.ts";
+
+/**
+ * candidate.create (integration queue): composes the Change's ChangeSets, in Work Graph order, on
+ * the current canonical generation. The Candidate ID derives from the composition key, so a repeat
+ * creates nothing. A new Candidate writes candidate.created and starts its verification workflow
+ * (`verification.start`, instance ID = Candidate ID).
+ */
+export async function createCandidate(
+  ctx: TxContext,
+  changeId: string,
+  deps: EnqueueDeps,
+  causedBy: string | null,
+): Promise<{ candidateId: string; created: boolean }> {
+  const owner = await lockResourceRow(ctx, `change:${changeId}`);
+  const tasks = await ctx.tx.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
+  if (tasks.some((t) => t.state !== "completed"))
+    throw new DomainError("PRECONDITION_FAILED", `change ${changeId} has unfinished Tasks`);
+  const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies })));
+  const sets = await ctx.tx.changeSet.findMany({ where: { changeId }, orderBy: { createdAt: "desc" } });
+  const byTask = new Map<string, string>();
+  for (const cs of sets) if (!byTask.has(cs.taskId)) byTask.set(cs.taskId, cs.id);
+  const changeSetIds = order.flatMap((k) => {
+    const id = byTask.get(tasks.find((t) => t.key === k)?.id ?? "");
+    return id ? [id] : [];
+  });
+  const base = await ctx.tx.canonicalGeneration.findUnique({
+    where: { projectId_generation: { projectId: owner.projectId, generation: owner.canonicalGeneration } },
+  });
+  if (!base)
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `project ${owner.projectId} has no source at S${owner.canonicalGeneration} yet`,
+    );
+  const key = compositionKey(owner.projectId, base.generation, base.commit, changeSetIds);
+  const candidateId = candidateIdFromKey(key);
+  const inserted = await ctx.tx.$executeRaw`
+    INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids, updated_at)
+    VALUES (${candidateId}, ${owner.projectId}, ${changeId}, ${key}, ${base.generation}, ${base.commit}, ${changeSetIds}::text[], ${deps.now()})
+    ON CONFLICT (composition_key) DO NOTHING`;
+  if (inserted === 0) return { candidateId, created: false };
+  const event = buildEvent({
+    eventId: stableEventId(changeId, "candidate.created", null, candidateId),
+    eventType: "candidate.created",
+    tenantId: owner.tenantId,
+    projectId: owner.projectId,
+    changeId,
+    actor: { kind: "system", id: "composer" },
+    resource: `change:${changeId}`,
+    canonicalGeneration: owner.canonicalGeneration,
+    causedBy,
+    correlationId: changeId,
+    timestamp: deps.now(),
+    payload: { candidateId, baseGeneration: base.generation, compositionKey: key },
+  });
+  await appendToOutbox(ctx, [event], deps);
+  await requestWorkflowStart(
+    ctx,
+    { kind: "verification", key: candidateId, projectId: owner.projectId, changeId },
+    deps,
+  );
+  return { candidateId, created: true };
+}
+
+export function candidateCreateHandler(deps: EnqueueDeps): CommandHandler {
+  return {
+    commandTypes: ["candidate.create"],
+    async handle(ctx): Promise<HandlerResult> {
+      if (!ctx.command.changeId) throw new DomainError("INVALID_INPUT", "candidate.create needs a changeId");
+      await createCandidate(ctx, ctx.command.changeId, deps, ctx.command.commandId);
+      return "done";
+    },
+  };
+}
