@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
+  candidateFork,
   DEFAULT_COMMAND_ALLOWLIST,
   loadConfig,
   type RhumbatronConfig,
@@ -467,6 +468,27 @@ describe("cleanup and sweeps", () => {
       workspaceFork((await t.db.agentRun.findFirstOrThrow({ where: { change: { projectId: p } } })).id);
     const f1 = await forkOf(p1);
     const f2 = await forkOf(p2);
+    // A rejected Candidate per project, each with its fork.
+    const candFork: Record<string, string> = {};
+    for (const p of [p1, p2]) {
+      const ch = (await t.db.change.findFirstOrThrow({ where: { projectId: p } })).id;
+      const id = `cand_${randomUUID().replace(/-/g, "")}`;
+      await t.db.candidate.create({
+        data: {
+          id,
+          projectId: p,
+          changeId: ch,
+          compositionKey: id,
+          baseGeneration: 0,
+          baseCommit: "c",
+          status: "rejected",
+          createdAt: new Date("2026-01-01T00:00:00Z"),
+        },
+      });
+      const read = (await issueRepoToken(t.db, { repo: p, mode: "read", purpose: "t" }, w.config, new Date())).token;
+      candFork[p] = candidateFork(id);
+      await w.store.fork(p, read, candidateFork(id));
+    }
 
     // The sweep (per project) removes the 2026-01-01 fork of p1 only, and marks it.
     const sweepDeps = { ...w.deps, now: () => new Date("2026-01-09T00:00:00Z") };
@@ -480,6 +502,8 @@ describe("cleanup and sweeps", () => {
     await consumeQueue(t.db, "integration", [forksSweepHandler(sweepDeps)], { ...sweepDeps, owner: "t" });
     expect(existsSync(join(w.root, f1))).toBe(false);
     expect(existsSync(join(w.root, f2))).toBe(true);
+    expect(existsSync(join(w.root, candFork[p1] as string))).toBe(false);
+    expect(existsSync(join(w.root, candFork[p2] as string))).toBe(true);
     expect(await t.db.agentRun.count({ where: { forkDeletedAt: { not: null } } })).toBe(1);
 
     await withTransaction(t.db, (ctx) =>

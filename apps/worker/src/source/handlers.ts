@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   type BlobStore,
   buildEvent,
+  candidateFork,
   canonicalRepo,
   DomainError,
   type HandlerResult,
@@ -90,7 +91,12 @@ export async function repositoriesOf(db: Db, projectId: string): Promise<string[
     where: { change: { projectId }, fork: { not: null } },
     select: { id: true },
   });
-  return [canonicalRepo(projectId), ...runs.map((r) => workspaceFork(r.id))];
+  const candidates = await db.candidate.findMany({ where: { projectId }, select: { id: true } });
+  return [
+    canonicalRepo(projectId),
+    ...runs.map((r) => workspaceFork(r.id)),
+    ...candidates.map((c) => candidateFork(c.id)),
+  ];
 }
 
 /**
@@ -135,6 +141,17 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
         take: SWEEP_BATCH + 1,
         select: { id: true },
       });
+      // Candidate forks of Candidates that reached an end state and are past the retention.
+      const oldCandidates = await ctx.tx.candidate.findMany({
+        where: {
+          projectId: ctx.command.projectId,
+          createdAt: { lt: cutoff },
+          status: { in: ["rejected", "stale", "promoted"] },
+        },
+        select: { id: true },
+        take: SWEEP_BATCH,
+      });
+      for (const c of oldCandidates) await deps.source.delete(candidateFork(c.id));
       for (const run of old.slice(0, SWEEP_BATCH)) {
         await deps.source.delete(workspaceFork(run.id));
         await ctx.tx.agentRun.update({ where: { id: run.id }, data: { forkDeletedAt: deps.now() } });
