@@ -64,3 +64,30 @@ export const testConfig = loadConfig("dev");
 export function testIdentity(executor: WorkerIdentity["executor"] = "local"): WorkerIdentity {
   return workerIdentity(executor, new Date("2030-01-01T00:00:00.000Z"));
 }
+
+/**
+ * A local executor on a test database, driven by nudges only (its cron timers never fire, so a
+ * minute boundary cannot add a run). Started and idle when the promise resolves; stop it after.
+ */
+export async function startNudgeOnlyExecutor(o: {
+  db: import("@rhumbatron/db").Db;
+  databaseUrl: string;
+  functions: import("./functions/types.ts").WorkerFunction[];
+  logs: CapturedLogs;
+  config?: import("@rhumbatron/core").RhumbatronConfig;
+}) {
+  const { createLocalExecutor } = await import("./executors/local.ts");
+  const executor = createLocalExecutor({
+    db: o.db,
+    databaseUrl: o.databaseUrl,
+    config: o.config ?? testConfig,
+    logger: o.logs.logger,
+    worker: testIdentity(),
+    now: () => new Date(),
+    functions: o.functions,
+    timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
+  });
+  await executor.start();
+  await executor.idle();
+  return executor;
+}

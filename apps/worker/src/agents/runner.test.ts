@@ -26,13 +26,14 @@ import {
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLocalExecutor, type LocalExecutor } from "../executors/local.ts";
+import type { LocalExecutor } from "../executors/local.ts";
 import { buildFunctions } from "../functions/index.ts";
 import { createSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { startGitHttpServer } from "../source/git-http.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
 import { SourceStore } from "../source/store.ts";
-import { captureLogs, testIdentity } from "../testing.ts";
+import { captureLogs, startNudgeOnlyExecutor } from "../testing.ts";
+import { executeRun, type RunnerDeps } from "./runner.ts";
 
 const t = useTestDatabase();
 const running: LocalExecutor[] = [];
@@ -97,7 +98,7 @@ async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boo
   return v;
 }
 
-function startWorker(w: Awaited<ReturnType<typeof world>>, afterTools?: (path: string) => Promise<void>) {
+async function startWorker(w: Awaited<ReturnType<typeof world>>) {
   const functions = buildFunctions({
     config: w.config,
     nudger: pgNotifyNudger,
@@ -110,19 +111,9 @@ function startWorker(w: Awaited<ReturnType<typeof world>>, afterTools?: (path: s
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
     },
   });
-  const executor = createLocalExecutor({
-    db: t.db,
-    databaseUrl: t.url,
-    config: w.config,
-    logger: w.logs.logger,
-    worker: testIdentity(),
-    now: () => new Date(),
-    functions,
-    timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
-  });
-  void afterTools;
-  running.push(executor);
-  return executor.start();
+  running.push(
+    await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs: w.logs, functions, config: w.config }),
+  );
 }
 
 const change = (tasks: unknown[]) => ({
@@ -134,6 +125,58 @@ const change = (tasks: unknown[]) => ({
   contractChanges: { added: [], removed: [], changed: [] },
   tasks: tasks as never,
 });
+
+/**
+ * A Change with one Task whose run is already claimed, executed directly by the runner (the
+ * queue and wake paths are covered by the end-to-end test above).
+ */
+async function runOneTask(
+  w: Awaited<ReturnType<typeof world>>,
+  projectId: string,
+  requestId: string,
+  editPlan: unknown[] | undefined,
+  extra: Partial<RunnerDeps> = {},
+) {
+  const { changeId } = await createChange(
+    t.db,
+    {
+      tenantId: "ten_a",
+      projectId,
+      clientRequestId: requestId,
+      createdBy: { kind: "user", id: "u" },
+      input: change([
+        {
+          key: "a",
+          title: "A",
+          dependsOn: [],
+          intents: { paths: [], prefixes: [] },
+          ...(editPlan ? { editPlan } : {}),
+        },
+      ]),
+    },
+    w.deps,
+  );
+  const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
+  const runId = `run_${randomUUID()}`;
+  const agentId = `agt_${requestId}`;
+  await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
+  await t.db.agentRun.create({
+    data: {
+      id: runId,
+      taskId: task.id,
+      changeId,
+      agentId,
+      wakeCommandId: `cmd_${runId}`,
+      reason: "dispatch",
+      status: "running",
+    },
+  });
+  const result = await executeRun(
+    { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST], ...extra },
+    runId,
+  );
+  return { changeId, task, runId, result };
+}
 
 describe("provisioning", () => {
   it("creates the canonical repository from the template with S0, its code store and project.created", async () => {
@@ -287,50 +330,14 @@ describe("agent runs", () => {
   it("fails the run instead of publishing partial work when the Sandbox is lost", async () => {
     const w = await world();
     const projectId = await newProject(w);
-    const { executeRun } = await import("./runner.ts");
-    const { changeId } = await createChange(
-      t.db,
-      {
-        tenantId: "ten_a",
-        projectId,
-        clientRequestId: "lost",
-        createdBy: { kind: "user", id: "u" },
-        input: change([
-          {
-            key: "a",
-            title: "A",
-            dependsOn: [],
-            intents: { paths: [], prefixes: [] },
-            editPlan: [{ op: "write", path: "x.txt", content: "x\n" }],
-          },
-        ]),
-      },
-      w.deps,
-    );
-    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
-    const runId = `run_${randomUUID()}`;
-    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_x" } });
-    await t.db.agentRun.create({
-      data: {
-        id: runId,
-        taskId: task.id,
-        changeId,
-        agentId: "agt_x",
-        wakeCommandId: `cmd_${runId}`,
-        reason: "dispatch",
-        status: "running",
-      },
-    });
-    const r = await executeRun(
-      {
-        ...w.deps,
-        sandbox: w.sandbox,
-        provider: scriptedProvider,
-        allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
-        afterTools: async (path) => rmSync(path, { recursive: true, force: true }),
-      },
+    const {
+      changeId,
+      task,
       runId,
-    );
+      result: r,
+    } = await runOneTask(w, projectId, "lost", [{ op: "write", path: "x.txt", content: "x\n" }], {
+      afterTools: async (path) => rmSync(path, { recursive: true, force: true }),
+    });
     expect(r.outcome).toBe("failed");
     expect(r.detail).toMatch(/Sandbox was lost/);
     expect(await t.db.changeSet.count({ where: { changeId } })).toBe(0);
@@ -346,36 +353,7 @@ describe("agent runs", () => {
   it("blocks the Task with sandbox_meter when the monthly meter would pass its cap", async () => {
     const w = await world(loadConfig("dev", { sandbox: { monthlySeconds: 299 } }));
     const projectId = await newProject(w);
-    const { executeRun } = await import("./runner.ts");
-    const { changeId } = await createChange(
-      t.db,
-      {
-        tenantId: "ten_a",
-        projectId,
-        clientRequestId: "meter",
-        createdBy: { kind: "user", id: "u" },
-        input: change([{ key: "a", title: "A", dependsOn: [], intents: { paths: [], prefixes: [] } }]),
-      },
-      w.deps,
-    );
-    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
-    const runId = `run_${randomUUID()}`;
-    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_m" } });
-    await t.db.agentRun.create({
-      data: {
-        id: runId,
-        taskId: task.id,
-        changeId,
-        agentId: "agt_m",
-        wakeCommandId: `cmd_${runId}`,
-        reason: "dispatch",
-        status: "running",
-      },
-    });
-    const r = await executeRun(
-      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
-      runId,
-    );
+    const { changeId, task, result: r } = await runOneTask(w, projectId, "meter", undefined);
     expect(r.outcome).toBe("blocked");
     expect(await t.db.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
       state: "blocked",
@@ -393,44 +371,9 @@ describe("the project's command allowlist", () => {
     const w = await world();
     const projectId = await newProject(w);
     await t.db.project.update({ where: { id: projectId }, data: { commandAllowlist: ["ls"] } });
-    const { executeRun } = await import("./runner.ts");
-    const { changeId } = await createChange(
-      t.db,
-      {
-        tenantId: "ten_a",
-        projectId,
-        clientRequestId: "allow",
-        createdBy: { kind: "user", id: "u" },
-        input: change([
-          {
-            key: "a",
-            title: "A",
-            dependsOn: [],
-            intents: { paths: [], prefixes: [] },
-            editPlan: [{ op: "run", argv: ["node", "--version"] }],
-          },
-        ]),
-      },
-      w.deps,
-    );
-    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
-    const runId = `run_${randomUUID()}`;
-    await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId: "agt_l" } });
-    await t.db.agentRun.create({
-      data: {
-        id: runId,
-        taskId: task.id,
-        changeId,
-        agentId: "agt_l",
-        wakeCommandId: `cmd_${runId}`,
-        reason: "dispatch",
-        status: "running",
-      },
-    });
-    const r = await executeRun(
-      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
-      runId,
-    );
+    const { changeId, result: r } = await runOneTask(w, projectId, "allow", [
+      { op: "run", argv: ["node", "--version"] },
+    ]);
     expect(r.outcome).toBe("failed");
     expect(r.detail).toMatch(/"node" is not on the allowlist \(ls\)/);
     expect(await t.db.changeSet.count({ where: { changeId } })).toBe(0);

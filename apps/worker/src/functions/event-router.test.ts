@@ -6,8 +6,8 @@ import { streamIndex } from "@rhumbatron/core";
 import { appendToOutbox, localFolderBlobStore, pgNotifyNudger, withTransaction } from "@rhumbatron/db";
 import { seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLocalExecutor, type LocalExecutor } from "../executors/local.ts";
-import { captureLogs, testConfig, testIdentity } from "../testing.ts";
+import type { LocalExecutor } from "../executors/local.ts";
+import { captureLogs, startNudgeOnlyExecutor, testConfig, testIdentity } from "../testing.ts";
 import { buildFunctions } from "./index.ts";
 import type { FunctionContext, RunTrigger } from "./types.ts";
 
@@ -140,19 +140,13 @@ describe("the event pipeline in the worker", () => {
 
   it("with the local executor, a backlog larger than one run's quota drains through self-nudges", async () => {
     const { functions, logs } = setup();
-    const executor = createLocalExecutor({
+    const executor = await startNudgeOnlyExecutor({
       db: t.db,
       databaseUrl: t.url,
-      config: testConfig,
-      logger: logs.logger,
-      worker: testIdentity(),
-      now: () => new Date(),
+      logs,
       functions: functions.filter((f) => f.id === "outbox-publisher" || f.id === "event-router"),
-      timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
     });
     running.push(executor);
-    await executor.start();
-    await executor.idle();
     const projectId = "proj_backlog";
     await writeEvents(projectId, 449);
     for (let i = 0; i < 200; i++) {
@@ -166,19 +160,8 @@ describe("the event pipeline in the worker", () => {
 
   it("with the local executor, a committed write reaches the project view through nudges alone", async () => {
     const { functions, logs } = setup();
-    const executor = createLocalExecutor({
-      db: t.db,
-      databaseUrl: t.url,
-      config: testConfig,
-      logger: logs.logger,
-      worker: testIdentity(),
-      now: () => new Date(),
-      functions,
-      timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
-    });
+    const executor = await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs, functions });
     running.push(executor);
-    await executor.start();
-    await executor.idle();
     const projectId = "proj_pipe3";
     await writeEvents(projectId, 1);
     for (let i = 0; i < 100; i++) {

@@ -16,8 +16,8 @@ import {
 } from "@rhumbatron/db";
 import { seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLocalExecutor, type LocalExecutor } from "../executors/local.ts";
-import { captureLogs, testConfig, testIdentity } from "../testing.ts";
+import type { LocalExecutor } from "../executors/local.ts";
+import { captureLogs, startNudgeOnlyExecutor, testConfig } from "../testing.ts";
 import { buildFunctions } from "./index.ts";
 
 const t = useTestDatabase();
@@ -34,19 +34,8 @@ async function startWorker() {
     nudger: pgNotifyNudger,
     blobs: localFolderBlobStore(mkdtempSync(join(tmpdir(), "rh-blobs-"))),
   });
-  const executor = createLocalExecutor({
-    db: t.db,
-    databaseUrl: t.url,
-    config: testConfig,
-    logger: logs.logger,
-    worker: testIdentity(),
-    now: () => new Date(),
-    functions,
-    timers: { now: () => new Date(), setTimeout: () => 0, clearTimeout: () => {} },
-  });
+  const executor = await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs, functions });
   running.push(executor);
-  await executor.start();
-  await executor.idle();
   return { executor, logs };
 }
 
