@@ -1,4 +1,5 @@
 import { createCallerFactory, router } from "../trpc.ts";
+import { candidatesRouter } from "./candidates.ts";
 import { changesRouter, tasksRouter } from "./changes.ts";
 import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
@@ -11,6 +12,7 @@ export const appRouter = router({
   operations: operationsRouter,
   change: changesRouter,
   task: tasksRouter,
+  candidate: candidatesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,30 @@
+import { DomainError } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+
+/** A tenant's Candidates; another tenant's are NOT_FOUND. */
+export async function listCandidates(db: Db, q: { tenantId: string; projectId: string; limit: number }) {
+  const project = await db.project.findFirst({
+    where: { id: q.projectId, tenantId: q.tenantId },
+    select: { id: true },
+  });
+  if (!project) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
+  return db.candidate.findMany({ where: { projectId: q.projectId }, orderBy: { createdAt: "desc" }, take: q.limit });
+}
+
+export async function getCandidate(db: Db, q: { tenantId: string; candidateId: string }) {
+  const c = await db.candidate.findUnique({ where: { id: q.candidateId } });
+  const project = c
+    ? await db.project.findFirst({ where: { id: c.projectId, tenantId: q.tenantId }, select: { id: true } })
+    : null;
+  if (!c || !project) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
+  const changeSets = await db.changeSet.findMany({ where: { id: { in: c.changeSetIds } } });
+  const workflow = await db.workflowInstance.findUnique({ where: { instanceId: c.id } });
+  return {
+    ...c,
+    // In composition order, with each ChangeSet's stored patch reference.
+    changeSets: c.changeSetIds.flatMap((id) => changeSets.filter((cs) => cs.id === id)),
+    verification: workflow
+      ? { status: workflow.status, startedAt: workflow.startedAt, finishedAt: workflow.finishedAt }
+      : null,
+  };
+}
