@@ -16,5 +16,5 @@ export * from "./sandbox/meter.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./verification/create-candidate.ts";
-export * from "./work-graph/index.ts";
 export * from "./verification/queries.ts";
+export * from "./work-graph/index.ts";
