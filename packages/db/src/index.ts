@@ -16,5 +16,7 @@ export * from "./sandbox/meter.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./verification/create-candidate.ts";
+export * from "./verification/promote.ts";
 export * from "./verification/queries.ts";
+export * from "./verification/workflow-state.ts";
 export * from "./work-graph/index.ts";

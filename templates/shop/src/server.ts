@@ -1,5 +1,5 @@
 // The HTTP server: the JSON API under /api/ and the static page from public/.
-// Run with `npm start`; listens on PORT (default 8080).
+// Run with `npm start`; listens on PORT (default 8080), or on the Unix socket LISTEN_PATH when set.
 
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -37,6 +37,14 @@ export function listen(server: Server, port: number): Promise<number> {
       const address = server.address();
       resolvePort(typeof address === "object" && address !== null ? address.port : port);
     });
+  });
+}
+
+/** Starts listening on a Unix domain socket (the browser check reaches the app this way). */
+export function listenOnSocket(server: Server, path: string): Promise<void> {
+  return new Promise((resolveListen, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolveListen());
   });
 }
 
@@ -116,8 +124,14 @@ function isMainModule(): boolean {
 
 if (isMainModule()) {
   const server = createShopServer();
-  const port = await listen(server, Number(process.env.PORT ?? 8080));
-  console.log(`demo-shop listening on http://localhost:${port}`);
+  const socketPath = process.env.LISTEN_PATH;
+  if (socketPath) {
+    await listenOnSocket(server, socketPath);
+    console.log(`demo-shop listening on ${socketPath}`);
+  } else {
+    const port = await listen(server, Number(process.env.PORT ?? 8080));
+    console.log(`demo-shop listening on http://localhost:${port}`);
+  }
   const stop = () => {
     server.close();
   };

@@ -4,6 +4,7 @@ import { type Db, type EnqueueDeps, type Nudger, validateNudgeChannel } from "@r
 import { abstainClassifier } from "../classifier/abstain.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
 import type { SourceStore } from "../source/store.ts";
+import { runBrowserCheck } from "../verification/browser-check.ts";
 import { agentRunnerFunction } from "./agent-runner.ts";
 import { eventRouterFunction } from "./event-router.ts";
 import { forksSweepTickFunction } from "./forks-sweep.ts";
@@ -12,6 +13,7 @@ import { maintenanceFunction } from "./maintenance.ts";
 import { outboxPublisherFunction } from "./outbox-publisher.ts";
 import { queueConsumerFunctions } from "./queue-consumers.ts";
 import type { WorkerFunction } from "./types.ts";
+import { verificationWorkflowFunction } from "./verification.ts";
 
 export { type HeartbeatResult, heartbeatFunction } from "./heartbeat.ts";
 export { DEFAULT_RUN_KEY, type FunctionContext, type RunTrigger, type WorkerFunction } from "./types.ts";
@@ -78,6 +80,15 @@ export function buildFunctions({
             allowlist: source.allowlist,
           }),
           forksSweepTickFunction(config, nudger),
+          verificationWorkflowFunction({
+            db: source.db,
+            config,
+            nudger,
+            source: source.store,
+            sandbox: source.sandbox,
+            blobs,
+            browserCheck: runBrowserCheck,
+          }),
         ]
       : []),
   ]);

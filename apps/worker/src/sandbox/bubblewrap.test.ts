@@ -130,6 +130,23 @@ describe("bubblewrap sandbox", () => {
     expect(ps).not.toContain(`sleep ${marker}`);
   });
 
+  it("stops a command when its signal aborts, with everything it started, without calling it a timeout", async () => {
+    const marker = "16.1803";
+    const stop = new AbortController();
+    const running = node(
+      `require("child_process").spawn("sleep", ["${marker}"]); console.log("up"); setInterval(() => {}, 1000);`,
+      { signal: stop.signal },
+    );
+    await new Promise((res) => setTimeout(res, 500));
+    stop.abort();
+    const r = await running;
+    expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
+    expect(r.durationMs).toBeLessThan(5_000);
+    await new Promise((res) => setTimeout(res, 200));
+    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
+    expect(ps).not.toContain(`sleep ${marker}`);
+  });
+
   it("cuts output past the cap and says so", async () => {
     const r = await node(`process.stdout.write("a".repeat(100000)); process.stderr.write("short")`);
     expect(r).toMatchObject({ exitCode: 0, truncated: true, stderr: "short" });

@@ -112,6 +112,7 @@ export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<Bub
         cwd: "/", // the sandbox chdirs itself; a vanished workspace must not fail the spawn on the host
         env: { PATH: SYSTEM_PATH.join(":") }, // bwrap's own environment: nothing from the worker
         ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
+        ...(cmd.signal === undefined ? {} : { signal: cmd.signal }),
         timeoutMs: cmd.timeoutMs,
         maxOutputBytes: options.limits.maxOutputBytes,
         onTimeout: capped.onTimeout,

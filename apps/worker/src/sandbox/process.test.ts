@@ -84,6 +84,32 @@ describe("plain-process fallback sandbox", () => {
     expect(ps).not.toContain(`sleep ${marker}`);
   });
 
+  it("stops a command when its signal aborts, with its children, without calling it a timeout", async () => {
+    const marker = "14.1421";
+    const stop = new AbortController();
+    const running = ws.run({
+      argv: ["node", "-e", `require("child_process").spawn("sleep", ["${marker}"]); setInterval(() => {}, 1000);`],
+      timeoutMs: T,
+      signal: stop.signal,
+    });
+    await new Promise((res) => setTimeout(res, 500));
+    stop.abort();
+    const r = await running;
+    expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
+    expect(r.durationMs).toBeLessThan(5_000);
+    await new Promise((res) => setTimeout(res, 200));
+    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
+    expect(ps).not.toContain(`sleep ${marker}`);
+    const already = new AbortController();
+    already.abort();
+    const never = await ws.run({
+      argv: ["node", "-e", "setInterval(() => {}, 1000)"],
+      timeoutMs: T,
+      signal: already.signal,
+    });
+    expect(never).toMatchObject({ timedOut: false, signal: "SIGKILL" });
+  });
+
   it("cuts output past the cap and says so", async () => {
     const r = await node(`process.stderr.write("e".repeat(10000)); process.stdout.write("fine")`);
     expect(r).toMatchObject({ exitCode: 0, truncated: true, stdout: "fine" });

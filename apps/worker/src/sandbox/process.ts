@@ -53,6 +53,7 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
         cwd: rel ? join(path, rel) : path,
         env: { PATH, HOME: path, LANG: "C.UTF-8", ...cmd.env },
         ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
+        ...(cmd.signal === undefined ? {} : { signal: cmd.signal }),
         timeoutMs: cmd.timeoutMs,
         maxOutputBytes: options.limits.maxOutputBytes,
         onTimeout: capped.onTimeout,

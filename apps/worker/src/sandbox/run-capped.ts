@@ -14,8 +14,10 @@ export interface CappedRun {
   stdin?: string;
   timeoutMs: number;
   maxOutputBytes: number;
-  /** Extra clean-up on timeout (for example killing every task of a pids cgroup). */
+  /** Extra clean-up on timeout or abort (for example killing every task of a pids cgroup). */
   onTimeout?: () => Promise<void> | void;
+  /** Aborting kills the process group like a timeout, but the result keeps `timedOut: false`. */
+  signal?: AbortSignal;
 }
 
 /** After the process exits, how long leftover holders of its pipes may keep them open. */
@@ -50,20 +52,33 @@ export function runCapped(o: CappedRun): Promise<CommandResult> {
     }
   };
   let timedOut = false;
+  let exited = false;
   const timer = setTimeout(() => {
     timedOut = true;
     killGroup();
     void o.onTimeout?.();
   }, o.timeoutMs);
+  const onAbort = () => {
+    if (exited) return;
+    killGroup();
+    void o.onTimeout?.();
+  };
+  if (o.signal?.aborted) onAbort();
+  else o.signal?.addEventListener("abort", onAbort, { once: true });
+  const settle = () => {
+    clearTimeout(timer);
+    o.signal?.removeEventListener("abort", onAbort);
+  };
   child.stdin.on("error", () => {}); // a command that never reads stdin closes it early: not a failure
   child.stdin.end(o.stdin ?? "");
 
   return new Promise((resolve, reject) => {
     child.on("error", (e) => {
-      clearTimeout(timer);
+      settle();
       reject(new DomainError("UNAVAILABLE", `could not start ${o.file}: ${e.message}`));
     });
     child.on("exit", () => {
+      exited = true;
       // Background children of the command die with it; one that escaped the group cannot hold the pipes forever.
       killGroup();
       setTimeout(() => {
@@ -72,7 +87,7 @@ export function runCapped(o: CappedRun): Promise<CommandResult> {
       }, DRAIN_AFTER_EXIT_MS).unref();
     });
     child.on("close", (code, signal) => {
-      clearTimeout(timer);
+      settle();
       resolve({
         exitCode: code,
         signal,

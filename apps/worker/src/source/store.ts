@@ -139,10 +139,12 @@ export class SourceStore {
         });
       } catch (err) {
         if (err instanceof Errors.MergeConflictError || err instanceof Errors.MergeNotSupportedError) {
-          throw new DomainError(
-            "CONFLICT",
-            `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`,
-          );
+          const paths = (err.data as { filepaths?: string[] } | undefined)?.filepaths ?? [];
+          throw new DomainError("CONFLICT", `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`, {
+            repo: s.repo,
+            commit: s.commit,
+            paths,
+          });
         }
         throw err;
       }
@@ -180,6 +182,47 @@ export class SourceStore {
     return next;
   }
 
+  /**
+   * A compare-and-swap of `repo`'s main from `expectedOld` to `next`, taking the objects from
+   * `fromRepo` (the promoted Candidate's fork). Main must be `expectedOld`, or already `next` (a
+   * repeat), and `next` must descend from it: never a force push (spec: no force push).
+   */
+  async fastForward(
+    repo: string,
+    token: string,
+    fromRepo: string,
+    fromToken: string,
+    expectedOld: string,
+    next: string,
+  ): Promise<"already" | "advanced"> {
+    const gitdir = await this.allow(token, repo, "write");
+    const current = await git.resolveRef({ fs, gitdir, ref: MAIN });
+    if (current === next) return "already";
+    if (current !== expectedOld) {
+      throw new DomainError(
+        "CONFLICT",
+        `${repo} main is at ${current.slice(0, 12)}, not the expected ${expectedOld.slice(0, 12)}`,
+      );
+    }
+    const src = await this.allow(fromToken, fromRepo, "read");
+    if (!(await this.exists(fromRepo))) throw new DomainError("NOT_FOUND", `repository ${fromRepo} not found`);
+    await copyObjects(src, gitdir);
+    try {
+      await git.readCommit({ fs, gitdir, oid: next });
+    } catch {
+      throw new DomainError("NOT_FOUND", `commit ${next.slice(0, 12)} is not in ${fromRepo}`);
+    }
+    if (!(await git.isDescendent({ fs, gitdir, oid: next, ancestor: expectedOld, depth: -1 }))) {
+      throw new DomainError("CONFLICT", `${next.slice(0, 12)} does not descend from ${expectedOld.slice(0, 12)}`);
+    }
+    // Checked again right before the move: the caller serialises syncs, this guards the rest.
+    if ((await git.resolveRef({ fs, gitdir, ref: MAIN })) !== expectedOld) {
+      throw new DomainError("CONFLICT", `${repo} main moved while fast-forwarding`);
+    }
+    await git.writeRef({ fs, gitdir, ref: MAIN, value: next, force: true });
+    return "advanced";
+  }
+
   async diff(repo: string, token: string, from: string, to: string): Promise<CommitDiff> {
     return diffCommits(await this.allow(token, repo, "read"), from, to);
   }
@@ -191,6 +234,18 @@ export class SourceStore {
   async readBlob(repo: string, token: string, oid: string): Promise<Uint8Array> {
     const gitdir = await this.allow(token, repo, "read");
     return (await git.readBlob({ fs, gitdir, oid })).blob;
+  }
+
+  /** Whether `oid` is a commit in `repo` (promotion precondition 8 for the Candidate fork). */
+  async hasCommit(repo: string, token: string, oid: string): Promise<boolean> {
+    const gitdir = await this.allow(token, repo, "read");
+    if (!(await this.exists(repo))) return false;
+    try {
+      await git.readCommit({ fs, gitdir, oid });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   async treeOf(repo: string, token: string, commit: string): Promise<string> {

@@ -22,6 +22,11 @@ export interface SandboxCommand {
   env?: Record<string, string>;
   timeoutMs: number;
   stdin?: string;
+  /**
+   * Stops the command early (for example a server the caller is done with): its process group is
+   * killed as on a timeout, but the result says `timedOut: false` and `signal: "SIGKILL"`.
+   */
+  signal?: AbortSignal;
 }
 
 export interface CommandResult {

@@ -103,7 +103,7 @@ export async function releaseSandboxAdmission(db: Db, admission: SandboxAdmissio
 /** Reserves 300 s (agent) or 900 s (candidate) on this environment's monthly meter. */
 export async function reserveSandboxSeconds(
   db: Db,
-  input: { kind: SandboxKind; env?: string; changeId?: string | null },
+  input: { kind: SandboxKind; env?: string; changeId?: string | null; id?: string },
   config: MeterConfig,
   now: Date,
 ): Promise<SandboxReservation> {
@@ -111,6 +111,21 @@ export async function reserveSandboxSeconds(
   const window = meterWindow(now);
   const { reservedSeconds: R, usedSeconds: U } = SANDBOX_COUNTERS;
   return withTransaction(db, async ({ tx }) => {
+    if (input.id) {
+      // A stable reservation ID (a workflow step re-run after a crash): the open reservation is reused.
+      const held = await tx.$queryRaw<{ count: number; window: string }[]>`
+        SELECT count, "window" FROM usage_counters WHERE counter = ${SANDBOX_COUNTERS.reservation} AND scope_id = ${input.id}`;
+      const h = held[0];
+      if (h)
+        return {
+          id: input.id,
+          kind: input.kind,
+          seconds: h.count,
+          window: h.window,
+          env,
+          changeId: input.changeId ?? null,
+        };
+    }
     await ensureCounter(tx, R, env, window);
     await ensureCounter(tx, U, env, window);
     const reserved = await lockCounter(tx, R, env, window);
@@ -124,7 +139,7 @@ export async function reserveSandboxSeconds(
         AND r.count + ${decision.reserve} + (SELECT u.count FROM usage_counters u
           WHERE u.counter = ${U} AND u.scope_id = ${env} AND u."window" = ${window}) <= ${config.sandbox.monthlySeconds}`;
     if (moved !== 1) throw refused("sandbox_monthly_seconds", "sandbox monthly meter: the cap would pass");
-    const id = `sbxres_${randomUUID()}`;
+    const id = input.id ?? `sbxres_${randomUUID()}`;
     await tx.$executeRaw`
       INSERT INTO usage_counters (counter, scope_id, "window", count)
       VALUES (${SANDBOX_COUNTERS.reservation}, ${id}, ${window}, ${decision.reserve})`;

@@ -38,6 +38,7 @@ declare module "node:http" {
 
   export interface Server {
     listen(port: number, callback?: () => void): this;
+    listen(path: string, callback?: () => void): this;
     close(callback?: (error?: Error) => void): this;
     address(): AddressInfo | string | null;
     once(event: "error", listener: (error: Error) => void): this;

@@ -1,0 +1,20 @@
+import { workflowChannel } from "@rhumbatron/db";
+import { drainVerifications, type VerificationDeps } from "../verification/workflow.ts";
+import type { WorkerFunction } from "./types.ts";
+
+/**
+ * Runs CandidateVerificationWorkflow instances (one per Candidate), woken when an instance starts
+ * and polled so a crashed runner's instance is picked up once its lease lapses.
+ */
+export function verificationWorkflowFunction(deps: Omit<VerificationDeps, "now">): WorkerFunction {
+  return {
+    id: "verification-workflow",
+    triggers: { cron: deps.config.queues.pollCron, nudge: workflowChannel("verification") },
+    retries: 0,
+    async handler({ now, logger }) {
+      const results = await drainVerifications({ ...deps, now });
+      for (const r of results) logger.info(r, "candidate verification finished");
+      return { verifications: results };
+    },
+  };
+}

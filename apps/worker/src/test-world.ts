@@ -1,0 +1,154 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import {
+  DEFAULT_COMMAND_ALLOWLIST,
+  type EditStep,
+  loadConfig,
+  type RhumbatronConfig,
+  repoNamespace,
+  scriptedProvider,
+} from "@rhumbatron/core";
+import {
+  consumeQueue,
+  createCandidate,
+  createChange,
+  type Db,
+  enqueueCommand,
+  localFolderBlobStore,
+  pgNotifyNudger,
+  withTransaction,
+  workflowStartHandler,
+} from "@rhumbatron/db";
+import { executeRun } from "./agents/runner.ts";
+import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
+import { provisionHandler } from "./source/handlers.ts";
+import { SourceStore } from "./source/store.ts";
+import { captureLogs } from "./testing.ts";
+
+/**
+ * Test support only: a real source store, blob folder and Sandbox in a temporary folder, projects
+ * provisioned from the template, and Changes whose Tasks an Agent ran for real, composed into a
+ * Candidate.
+ */
+export const TOOLCHAIN = [
+  dirname(process.execPath),
+  dirname(createRequire(import.meta.url).resolve("typescript/package.json")),
+];
+
+export async function testWorld(db: Db, config: RhumbatronConfig = loadConfig("dev")) {
+  const dir = mkdtempSync(join(tmpdir(), "rh-world-"));
+  const root = join(dir, "git", repoNamespace(config.env));
+  const now = () => new Date();
+  const store = new SourceStore({ db, config, now, root });
+  const blobs = localFolderBlobStore(join(dir, "blobs"));
+  const logs = captureLogs();
+  const sandbox = await createSandbox({
+    root: join(dir, "sandboxes"),
+    toolchainPaths: TOOLCHAIN,
+    allowlist: DEFAULT_COMMAND_ALLOWLIST,
+    limits: sandboxLimits(config),
+    log: logs.logger,
+  });
+  const deps = { db, config, nudger: pgNotifyNudger, now, source: store, blobs };
+  return { db, dir, root, config, store, blobs, sandbox, logs, deps };
+}
+export type TestWorld = Awaited<ReturnType<typeof testWorld>>;
+
+export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Promise<string> {
+  const projectId = `proj_${randomUUID()}`;
+  await w.db.tenant.upsert({
+    where: { id: tenantId },
+    create: { id: tenantId, slug: tenantId, name: tenantId },
+    update: {},
+  });
+  await w.db.project.create({ data: { id: projectId, tenantId, name: projectId } });
+  await withTransaction(w.db, (ctx) =>
+    enqueueCommand(
+      ctx,
+      { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+      w.deps,
+    ),
+  );
+  const r = await consumeQueue(w.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
+  if (r.actions.ack !== 1) throw new Error(`provisioning failed: ${JSON.stringify(r)}`);
+  return projectId;
+}
+
+export interface TaskEdit {
+  key: string;
+  dependsOn?: string[];
+  editPlan: EditStep[];
+}
+
+/**
+ * A Change whose Tasks an Agent runs one after another (real forks, commits and ChangeSets), then
+ * the Candidate composed from them, its verification instance started.
+ */
+export async function candidateFor(
+  w: TestWorld,
+  projectId: string,
+  c: {
+    requestId: string;
+    tasks: TaskEdit[];
+    riskTier?: "low" | "medium" | "high" | "critical";
+    goals?: { p95LatencyMs?: number };
+    invariants?: string[];
+    contractChanges?: { added: string[]; removed: string[]; changed: string[] };
+    tenantId?: string;
+  },
+): Promise<{ changeId: string; candidateId: string }> {
+  const { changeId } = await createChange(
+    w.db,
+    {
+      tenantId: c.tenantId ?? "ten_a",
+      projectId,
+      clientRequestId: c.requestId,
+      createdBy: { kind: "user", id: "usr_test" },
+      input: {
+        title: `Change ${c.requestId}`,
+        riskTier: c.riskTier ?? "low",
+        description: "",
+        goals: c.goals ?? {},
+        invariants: c.invariants ?? [],
+        contractChanges: c.contractChanges ?? { added: [], removed: [], changed: [] },
+        tasks: c.tasks.map((t) => ({
+          key: t.key,
+          title: t.key,
+          dependsOn: t.dependsOn ?? [],
+          intents: { paths: [], prefixes: [] },
+          editPlan: t.editPlan,
+        })) as never,
+      },
+    },
+    w.deps,
+  );
+  const tasks = await w.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
+  for (const task of tasks) {
+    const runId = `run_${randomUUID()}`;
+    const agentId = `agt_${task.key}`;
+    await w.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
+    await w.db.agentRun.create({
+      data: {
+        id: runId,
+        taskId: task.id,
+        changeId,
+        agentId,
+        wakeCommandId: `cmd_${runId}`,
+        reason: "dispatch",
+        status: "running",
+      },
+    });
+    const r = await executeRun(
+      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
+      runId,
+    );
+    if (r.outcome !== "completed") throw new Error(`task ${task.key}: ${r.outcome} ${r.detail}`);
+  }
+  const { candidateId } = await withTransaction(w.db, (ctx) => createCandidate(ctx, changeId, w.deps, null));
+  // The verification.start command becomes the workflow instance.
+  await consumeQueue(w.db, "verification", [workflowStartHandler(w.deps)], { ...w.deps, owner: "t" });
+  return { changeId, candidateId };
+}

@@ -1,0 +1,107 @@
+import type { CommandResult, Coverage, EvidenceStatus, PlannedCheck } from "@rhumbatron/core";
+
+/**
+ * Reading a command check's result (pure). A command that exits 0 passes; what it printed decides
+ * whether it showed anything: a test run of zero tests passed without a signal. A timeout or a
+ * command that could not run is an error with nothing checked, never a pass.
+ */
+export interface CheckReading {
+  status: EvidenceStatus;
+  coverage: Coverage;
+  metrics: Record<string, number>;
+  detail: string;
+}
+
+/** node --test's summary counts (`# tests 3`, `# pass 3`, `# fail 0`). */
+export function testCounts(output: string): { tests: number; pass: number; fail: number } | null {
+  const n = (name: string) => {
+    const m = new RegExp(`^# ${name} (\\d+)$`, "m").exec(output);
+    return m ? Number(m[1]) : null;
+  };
+  const tests = n("tests");
+  if (tests === null) return null;
+  return { tests, pass: n("pass") ?? 0, fail: n("fail") ?? 0 };
+}
+
+/** The last line of stdout that parses as a JSON object. */
+export function lastJsonObject(stdout: string): Record<string, unknown> | null {
+  for (const line of stdout.trim().split("\n").reverse()) {
+    const s = line.trim();
+    if (!s.startsWith("{")) continue;
+    try {
+      const v = JSON.parse(s) as unknown;
+      if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    } catch {
+      // not JSON: keep looking
+    }
+  }
+  return null;
+}
+
+export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckReading {
+  const output = `${r.stdout}\n${r.stderr}`;
+  if (r.timedOut) {
+    return {
+      status: "error",
+      coverage: "not_checked",
+      metrics: {},
+      detail: `timed out after ${check.timeoutSeconds} s`,
+    };
+  }
+  const counts = testCounts(output);
+  const metrics: Record<string, number> = {};
+  if (counts) Object.assign(metrics, { tests: counts.tests, passed: counts.pass, failed: counts.fail });
+  if (check.metric) {
+    const value = lastJsonObject(r.stdout)?.[check.metric.name];
+    if (typeof value === "number" && Number.isFinite(value)) metrics[check.metric.name] = value;
+  }
+  if (r.exitCode !== 0) {
+    return {
+      status: "fail",
+      coverage: "checked_supported",
+      metrics,
+      detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${counts.fail} of ${counts.tests} tests failed` : ""}`,
+    };
+  }
+  if (counts && counts.tests === 0)
+    return { status: "pass", coverage: "checked_no_signal", metrics, detail: "no test ran" };
+  if (check.metric && metrics[check.metric.name] === undefined) {
+    return {
+      status: "pass",
+      coverage: "checked_no_signal",
+      metrics,
+      detail: `the command printed no ${check.metric.name}`,
+    };
+  }
+  return {
+    status: "pass",
+    coverage: "checked_supported",
+    metrics,
+    detail: counts ? `${counts.pass} of ${counts.tests} tests passed` : "passed",
+  };
+}
+
+/**
+ * The contract check: the composed route table must equal the base's with the Change's declared
+ * contract changes applied (added routes present, removed routes gone, changed routes present).
+ */
+export function compareContract(
+  base: readonly string[],
+  composed: readonly string[],
+  declared: { added: string[]; removed: string[]; changed: string[] },
+): { ok: boolean; unexpected: string[]; missing: string[] } {
+  const expected = new Set(base);
+  for (const r of declared.added) expected.add(r);
+  for (const r of declared.removed) expected.delete(r);
+  const have = new Set(composed);
+  const unexpected = [...have].filter((r) => !expected.has(r)).sort();
+  const missing = [...expected].filter((r) => !have.has(r));
+  for (const r of declared.changed) if (!have.has(r) && !missing.includes(r)) missing.push(r);
+  missing.sort();
+  return { ok: unexpected.length === 0 && missing.length === 0, unexpected, missing };
+}
+
+export function routesOf(stdout: string): string[] | null {
+  const routes = lastJsonObject(stdout)?.routes;
+  return Array.isArray(routes) && routes.every((r) => typeof r === "string") ? (routes as string[]) : null;
+}

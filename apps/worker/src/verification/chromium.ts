@@ -1,0 +1,38 @@
+import { existsSync } from "node:fs";
+
+/**
+ * System Chromium for the browser check, found the way e2e/support/chromium.ts finds it (the
+ * worker does not import from e2e): CHROMIUM_PATH, then the usual system locations.
+ */
+export const CHROMIUM_CANDIDATES = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome-stable",
+  "/usr/bin/google-chrome",
+];
+
+export const CHROMIUM_INSTALL_HINT =
+  "Chromium was not found. Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.";
+
+export function findChromium(): string | null {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) return existsSync(configured) ? configured : null;
+  return CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? null;
+}
+
+/**
+ * Flags for a headless Chromium on a machine without network or GPU. Every request is answered or
+ * aborted by request interception; resolving no host name at all is a second wall behind it
+ * (prefetch and preconnect hints never reach the route handler).
+ */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+  "--host-resolver-rules=MAP * ~NOTFOUND",
+];

@@ -1,0 +1,431 @@
+import {
+  candidateFork,
+  canonicalRepo,
+  DEFAULT_POLICY,
+  loadConfig,
+  sourceKeys,
+  type VerificationPolicy,
+} from "@rhumbatron/core";
+import {
+  consumeQueue,
+  decideCandidateApproval,
+  pgNotifyNudger,
+  promoteCandidate,
+  type SourceProbe,
+  withRepoToken,
+  workflowStartHandler,
+} from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { describe, expect, it } from "vitest";
+import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
+import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
+import { drainVerifications, type VerificationDeps } from "./workflow.ts";
+
+const t = useTestDatabase();
+
+/** Fast checks that really run in the Sandbox: node one-liners instead of the template's scripts. */
+const node = (code: string) => ["node", "-e", code];
+const PASSING = node("console.log('# tests 2'); console.log('# pass 2'); console.log('# fail 0')");
+const fastPolicy = (over: Partial<VerificationPolicy> = {}): VerificationPolicy => ({
+  id: DEFAULT_POLICY.id,
+  version: DEFAULT_POLICY.version,
+  requiredChecksByRisk: { low: ["build", "targeted"], medium: ["build", "targeted"], high: ["build", "targeted"] },
+  humanGateRiskTiers: ["high", "critical"],
+  commands: { build: node("console.log('built')"), targeted: PASSING, unit: PASSING },
+  ...over,
+});
+
+const noBrowser = async (): Promise<BrowserCheckResult> => {
+  throw new Error("the browser check is not expected here");
+};
+
+function verifier(
+  w: TestWorld,
+  policy?: VerificationPolicy,
+  browserCheck: VerificationDeps["browserCheck"] = noBrowser,
+): VerificationDeps {
+  return {
+    db: t.db,
+    config: w.config,
+    nudger: pgNotifyNudger,
+    now: () => new Date(),
+    source: w.store,
+    sandbox: w.sandbox,
+    blobs: w.blobs,
+    ...(policy ? { policy } : {}),
+    browserCheck,
+  };
+}
+
+const probe = (w: TestWorld): SourceProbe => ({
+  commitInCandidateFork: (candidateId, commit) => {
+    const fork = candidateFork(candidateId);
+    return withRepoToken(
+      t.db,
+      { repo: fork, mode: "read", purpose: "probe" },
+      w.config,
+      () => new Date(),
+      (tok) => w.store.hasCommit(fork, tok, commit),
+    );
+  },
+});
+
+const banner = {
+  key: "a",
+  editPlan: [{ op: "write" as const, path: "src/banner.ts", content: "export const banner = 'Hi';\n" }],
+};
+const footer = {
+  key: "b",
+  editPlan: [{ op: "write" as const, path: "src/footer.ts", content: "export const footer = 'Bye';\n" }],
+};
+
+async function eventsOf(changeId: string, type: string) {
+  const rows = await t.db.outboxRow.findMany({
+    where: { eventType: type, envelope: { path: ["changeId"], equals: changeId } },
+  });
+  return rows.map((r) => ({ ...r, payload: (r.envelope as { payload: unknown }).payload }));
+}
+
+describe("CandidateVerificationWorkflow", () => {
+  it("composes two ChangeSets, runs the template's real checks in the Sandbox and verifies without a gate", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { changeId, candidateId } = await candidateFor(w, projectId, {
+      requestId: "real",
+      riskTier: "medium",
+      tasks: [banner, footer],
+    });
+    const [r] = await drainVerifications(verifier(w));
+    expect(r).toMatchObject({ candidateId, outcome: "verified" });
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId }, include: { evidence: true } });
+    expect(c.status).toBe("verified");
+    expect(c.approvalRequired).toBe(false);
+    expect(c.evidence.map((e) => [e.checkId, e.status, e.coverage]).sort()).toEqual([
+      ["build", "pass", "checked_supported"],
+      ["contract", "pass", "checked_supported"],
+      ["targeted", "pass", "checked_supported"],
+    ]);
+    // Every output is a blob; the composed commit is cand-<id>'s main; the Candidate patch is stored.
+    for (const e of c.evidence) expect(await w.blobs.has(e.outputKey ?? "")).toBe(true);
+    const patch = await w.blobs.get(sourceKeys.candidatePatch(projectId, candidateId));
+    expect(new TextDecoder().decode(patch?.body)).toContain("src/banner.ts");
+    expect(new TextDecoder().decode(patch?.body)).toContain("src/footer.ts");
+    const fork = candidateFork(candidateId);
+    const head = await withRepoToken(
+      t.db,
+      { repo: fork, mode: "read", purpose: "t" },
+      w.config,
+      () => new Date(),
+      (tok) => w.store.head(fork, tok),
+    );
+    expect(head).toBe(c.composedCommit);
+    expect(await eventsOf(changeId, "candidate.composed")).toHaveLength(1);
+    expect(await eventsOf(changeId, "candidate.verified")).toHaveLength(1);
+    expect(await eventsOf(changeId, "approval.requested")).toHaveLength(0);
+    expect(await eventsOf(changeId, "evidence.recorded")).toHaveLength(3);
+    // The meter is settled: no reservation stays open.
+    expect(await t.db.usageCounter.count({ where: { counter: "sandbox_reservation" } })).toBe(0);
+    expect(await t.db.workflowInstance.findUniqueOrThrow({ where: { instanceId: candidateId } })).toMatchObject({
+      status: "succeeded",
+    });
+  });
+
+  it("treats a duplicate verification.start and a re-run as no-ops", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { changeId, candidateId } = await candidateFor(w, projectId, { requestId: "dup", tasks: [banner] });
+    const { enqueueCommand, withTransaction, workflowStartCommand } = await import("@rhumbatron/db");
+    const again = workflowStartCommand("verification", candidateId);
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(ctx, { ...again, projectId, changeId, commandId: again.commandId }, w.deps),
+    );
+    await consumeQueue(t.db, "verification", [workflowStartHandler(w.deps)], { ...w.deps, owner: "t" });
+    expect(await t.db.workflowInstance.count({ where: { instanceId: candidateId } })).toBe(1);
+    const first = await drainVerifications(verifier(w, fastPolicy()));
+    expect(first.map((r) => r.outcome)).toEqual(["verified"]);
+    expect(await drainVerifications(verifier(w, fastPolicy()))).toEqual([]);
+    // A forced re-run of the finished instance skips: nothing is recorded twice.
+    await t.db.workflowInstance.update({
+      where: { instanceId: candidateId },
+      data: { status: "running", leasedUntil: null },
+    });
+    expect((await drainVerifications(verifier(w, fastPolicy())))[0]?.outcome).toBe("skipped");
+    expect(await eventsOf(changeId, "candidate.verified")).toHaveLength(1);
+    expect(await t.db.evidence.count({ where: { candidateId } })).toBe(2);
+  });
+
+  it("marks a Candidate stale when canonical moved past its base", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { changeId, candidateId } = await candidateFor(w, projectId, { requestId: "stale", tasks: [banner] });
+    await t.db.project.update({ where: { id: projectId }, data: { canonicalGeneration: 1 } });
+    expect((await drainVerifications(verifier(w, fastPolicy())))[0]?.outcome).toBe("stale");
+    expect((await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } })).status).toBe("stale");
+    expect(await eventsOf(changeId, "candidate.stale")).toHaveLength(1);
+  });
+
+  it("rejects incompatible ChangeSets (one deletes what another edits) with composition Evidence", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { candidateId } = await candidateFor(w, projectId, {
+      requestId: "incompatible",
+      tasks: [
+        { key: "a", editPlan: [{ op: "delete", path: "src/wishlist.ts" }] },
+        { key: "b", editPlan: [{ op: "replace", path: "src/wishlist.ts", find: "export", replace: "export" + " " }] },
+      ],
+    });
+    expect((await drainVerifications(verifier(w, fastPolicy())))[0]?.outcome).toBe("rejected");
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId }, include: { evidence: true } });
+    expect(c.status).toBe("rejected");
+    expect(c.evidence).toEqual([expect.objectContaining({ checkId: "composition", status: "fail" })]);
+    expect(c.evidence[0]?.detail).toContain("src/wishlist.ts");
+  });
+
+  it("rejects when the Sandbox meter has no seconds left", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { candidateId } = await candidateFor(w, projectId, { requestId: "budget", tasks: [banner] });
+    // This month's meter is spent (the agent runs above used their share).
+    const used = { counter: "sandbox_used_seconds", scopeId: w.config.env };
+    const before = await t.db.usageCounter.findMany({ where: used });
+    await t.db.usageCounter.updateMany({ where: used, data: { count: w.config.sandbox.monthlySeconds } });
+    const [r] = await drainVerifications(verifier(w, fastPolicy())).finally(() =>
+      Promise.all(
+        before.map((b) =>
+          t.db.usageCounter.updateMany({ where: { ...used, window: b.window }, data: { count: b.count } }),
+        ),
+      ),
+    );
+    expect(r?.outcome).toBe("rejected");
+    expect(r?.detail).toMatch(/no Sandbox budget/);
+    expect((await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } })).rejectionReason).toMatch(
+      /no Sandbox budget/,
+    );
+  });
+
+  it("rejects a merge conflict and names the conflicting paths", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const edit = (key: string, to: string) => ({
+      key,
+      editPlan: [{ op: "replace" as const, path: "src/catalog.ts", find: "Mug", replace: to }],
+    });
+    const { candidateId } = await candidateFor(w, projectId, {
+      requestId: "conflict",
+      tasks: [edit("a", "Cup"), edit("b", "Stein")],
+    });
+    expect((await drainVerifications(verifier(w, fastPolicy())))[0]?.outcome).toBe("rejected");
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId }, include: { evidence: true } });
+    expect(c.evidence[0]).toMatchObject({ checkId: "composition", status: "fail" });
+    const [finished] = await eventsOf(c.changeId, "candidate.rejected");
+    expect(JSON.stringify(finished?.payload)).toContain("src/catalog.ts");
+    expect(await t.db.usageCounter.count({ where: { counter: "sandbox_reservation" } })).toBe(0);
+  });
+
+  it("lists every gap: failed, no signal, timeout, unmet metric, skipped browser run; a gap is never a pass", async () => {
+    const config = loadConfig("dev");
+    const w = await testWorld(t.db, {
+      ...config,
+      checks: { ...config.checks, timeoutsSeconds: { ...config.checks.timeoutsSeconds, security: 1 } },
+    });
+    const projectId = await provisionedProject(w);
+    const { changeId, candidateId } = await candidateFor(w, projectId, {
+      requestId: "gaps",
+      riskTier: "high",
+      goals: { p95LatencyMs: 100 },
+      tasks: [{ key: "a", editPlan: [{ op: "write", path: "public/banner.html", content: "<p>hi</p>\n" }] }],
+    });
+    await t.db.candidate.update({ where: { id: candidateId }, data: { browserRuns: 2 } });
+    const policy = fastPolicy({
+      requiredChecksByRisk: { high: ["build", "targeted", "security", "browser"] },
+      commands: {
+        build: node("process.exit(2)"),
+        targeted: node("console.log('# tests 0')"),
+        performance: node("console.log(JSON.stringify({ p95Ms: 500 }))"),
+        security: node("setTimeout(() => {}, 10000)"),
+      },
+    });
+    const [r] = await drainVerifications(verifier(w, policy));
+    expect(r?.outcome).toBe("rejected");
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
+    const gaps = (c.gate as { gaps: { checkId: string; gap: string }[] }).gaps.map((g) => [g.checkId, g.gap]);
+    expect(gaps.sort()).toEqual(
+      [
+        ["browser", "skipped"],
+        ["build", "failed"],
+        ["performance", "expectation_not_met"],
+        ["security", expect.stringMatching(/^(error|timed_out)$/)],
+        ["targeted", "no_signal"],
+      ].sort(),
+    );
+    const rejected = await eventsOf(changeId, "candidate.rejected");
+    expect((rejected[0]?.payload as { gaps: string[] } | undefined)?.gaps).toHaveLength(5);
+  });
+
+  it("records a check that throws as error / not_checked", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const { candidateId } = await candidateFor(w, projectId, {
+      requestId: "throws",
+      riskTier: "high",
+      tasks: [banner],
+    });
+    const policy = fastPolicy({ requiredChecksByRisk: { high: ["build", "browser"] } });
+    const crashing = async (_: BrowserCheckInput): Promise<BrowserCheckResult> => {
+      throw new Error("chromium vanished");
+    };
+    expect((await drainVerifications(verifier(w, policy, crashing)))[0]?.outcome).toBe("rejected");
+    const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
+    expect(e).toMatchObject({ status: "error", coverage: "not_checked" });
+    expect(e.detail).toContain("chromium vanished");
+  });
+});
+
+describe("approval and promotion", () => {
+  async function verifiedWithGate(w: TestWorld, requestId: string) {
+    const projectId = await provisionedProject(w);
+    const ids = await candidateFor(w, projectId, { requestId, riskTier: "high", tasks: [banner, footer] });
+    expect((await drainVerifications(verifier(w, fastPolicy())))[0]?.outcome).toBe("verified");
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: ids.candidateId } });
+    return { ...ids, projectId, tree: c.composedTree ?? "", commit: c.composedCommit ?? "" };
+  }
+  const who = { tenantId: "ten_a", actorId: "usr_approver" };
+
+  it("verified with a gate: promotion is blocked until approved for this tree, then promotes once", async () => {
+    const w = await testWorld(t.db);
+    const v = await verifiedWithGate(w, "gate");
+    expect(await eventsOf(v.changeId, "approval.requested")).toHaveLength(1);
+    const blocked = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    expect(blocked).toEqual({ outcome: "blocked", blocks: ["approval is pending"] });
+    // A grant for another tree is refused and changes nothing.
+    await expect(
+      decideCandidateApproval(
+        t.db,
+        {
+          tenantId: "ten_a",
+          candidateId: v.candidateId,
+          userId: "usr_approver",
+          kind: "granted",
+          treeHash: "f".repeat(40),
+        },
+        w.deps,
+      ),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
+    expect(await t.db.approval.count()).toBe(0);
+    await decideCandidateApproval(
+      t.db,
+      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
+      w.deps,
+    );
+    // The first decision is final.
+    await expect(
+      decideCandidateApproval(
+        t.db,
+        {
+          tenantId: "ten_a",
+          candidateId: v.candidateId,
+          userId: "usr_x",
+          kind: "rejected",
+          treeHash: v.tree,
+          note: "no",
+        },
+        w.deps,
+      ),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
+
+    const promoted = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    expect(promoted).toMatchObject({ outcome: "promoted", generation: 1, commit: v.commit, tree: v.tree });
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
+      canonicalGeneration: 1,
+    });
+    expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "canonical.advanced" } })).toBe(1);
+    expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "artifact.promoted" } })).toBe(1);
+    expect(await t.db.release.findUniqueOrThrow({ where: { id: `rel_${v.projectId}_1` } })).toMatchObject({
+      commit: v.commit,
+      status: "running",
+    });
+    // A retry after success is alreadyPromoted and advances nothing.
+    const again = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    expect(again).toEqual({ outcome: "alreadyPromoted", generation: 1 });
+    expect(await t.db.canonicalGeneration.count({ where: { projectId: v.projectId } })).toBe(2);
+    expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "canonical.advanced" } })).toBe(1);
+  });
+
+  it("a rejection rejects the Candidate, and promotion lists every block", async () => {
+    const w = await testWorld(t.db);
+    const v = await verifiedWithGate(w, "reject");
+    await expect(
+      decideCandidateApproval(
+        t.db,
+        {
+          tenantId: "ten_a",
+          candidateId: v.candidateId,
+          userId: "usr_approver",
+          kind: "rejected",
+          treeHash: v.tree,
+          note: " ",
+        },
+        w.deps,
+      ),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await decideCandidateApproval(
+      t.db,
+      {
+        tenantId: "ten_a",
+        candidateId: v.candidateId,
+        userId: "usr_approver",
+        kind: "rejected",
+        treeHash: v.tree,
+        note: "too risky",
+      },
+      w.deps,
+    );
+    expect((await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId } })).status).toBe("rejected");
+    const r = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    expect(r.outcome).toBe("blocked");
+    expect(r.outcome === "blocked" && r.blocks).toEqual([
+      "the Candidate is rejected, not verified",
+      "approval was rejected: too risky",
+    ]);
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
+      canonicalGeneration: 0,
+    });
+  });
+
+  it("promote after canonical moved is stale; a missing fork commit blocks", async () => {
+    const w = await testWorld(t.db);
+    const v = await verifiedWithGate(w, "moved");
+    await decideCandidateApproval(
+      t.db,
+      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
+      w.deps,
+    );
+    const gone = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, {
+      commitInCandidateFork: async () => false,
+    });
+    expect(gone).toEqual({ outcome: "blocked", blocks: ["the composed commit is not in the Candidate fork"] });
+    await t.db.project.update({ where: { id: v.projectId }, data: { canonicalGeneration: 1 } });
+    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toEqual({
+      outcome: "stale",
+      canonicalGeneration: 1,
+    });
+    expect((await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId } })).status).toBe("stale");
+    expect(await eventsOf(v.changeId, "candidate.stale")).toHaveLength(1);
+  });
+
+  it("another tenant cannot see, approve or promote the Candidate", async () => {
+    const w = await testWorld(t.db);
+    const v = await verifiedWithGate(w, "tenant");
+    await expect(
+      promoteCandidate(t.db, { tenantId: "ten_other", actorId: "x", candidateId: v.candidateId }, w.deps, probe(w)),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(
+      decideCandidateApproval(
+        t.db,
+        { tenantId: "ten_other", candidateId: v.candidateId, userId: "x", kind: "granted", treeHash: v.tree },
+        w.deps,
+      ),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(canonicalRepo(v.projectId)).toBe(v.projectId);
+  });
+});

@@ -1,0 +1,546 @@
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type BlobStore,
+  buildVerificationPlan,
+  type ComposableChangeSet,
+  candidateFork,
+  canonicalRepo,
+  checkCompatibility,
+  DEFAULT_POLICY,
+  DomainError,
+  dirForCandidate,
+  type EvidenceRecord,
+  type FileChangeKind,
+  gateRequiredChecks,
+  humanGateApplies,
+  type PlannedCheck,
+  type RhumbatronConfig,
+  type Sandbox,
+  type SandboxWorkspace,
+  sourceKeys,
+  type VerificationPlan,
+  type VerificationPolicy,
+} from "@rhumbatron/core";
+import {
+  claimWorkflowInstance,
+  type Db,
+  evidenceOf,
+  finishCandidateVerification,
+  finishWorkflowInstance,
+  loadVerificationInput,
+  markCandidateComposed,
+  type NewEvidence,
+  type Nudger,
+  recordEvidence,
+  reserveSandboxSeconds,
+  type SandboxReservation,
+  settleSandbox,
+  takeBrowserRun,
+  type VerificationInput,
+  type VerificationOutcome,
+  type WorkflowRun,
+  withRepoToken,
+  workflowRun,
+} from "@rhumbatron/db";
+import { storePatch } from "../source/code-store.ts";
+import type { SourceStore } from "../source/store.ts";
+import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
+import { compareContract, readCommandCheck, routesOf } from "./checks.ts";
+
+/**
+ * CandidateVerificationWorkflow (spec: Verification workflow): one instance per Candidate, no model
+ * call, every step recorded so a re-run replays it, every check its own step with its own timeout.
+ * load -> final already? -> base still canonical? -> compatibility -> fork cand-<id> -> reserve
+ * Sandbox seconds -> merge the ChangeSets in Work Graph order in the Candidate's Sandbox run
+ * directory -> plan, verifying, candidate.composed -> one step per check (Evidence rows, output
+ * blobs) -> gate -> verified (+ approval.requested) or rejected -> settle the meter.
+ */
+export interface VerificationDeps {
+  db: Db;
+  config: RhumbatronConfig;
+  nudger: Nudger;
+  now: () => Date;
+  source: SourceStore;
+  sandbox: Sandbox;
+  blobs: BlobStore;
+  policy?: VerificationPolicy;
+  browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
+}
+
+export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
+
+const FINAL = ["verified", "rejected", "stale", "promoted"];
+const BASE_DIR = ".rhumbatron-base";
+export const evidenceKey = (projectId: string, candidateId: string, name: string) =>
+  `evidence/${projectId}/${candidateId}/${name}`;
+
+export async function runVerification(deps: VerificationDeps, instanceId: string): Promise<VerificationRunResult> {
+  const policy = deps.policy ?? DEFAULT_POLICY;
+  const run = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: leaseSeconds(deps.config) });
+  const input = await loadVerificationInput(deps.db, instanceId);
+  if (!input) {
+    await finishWorkflowInstance(deps.db, instanceId, { status: "failed", error: "no such Candidate" }, deps.now());
+    return { candidateId: instanceId, outcome: "failed", detail: "no such Candidate" };
+  }
+  const { candidate, project } = input;
+  const ids = { candidateId: candidate.id, changeId: candidate.changeId };
+  const finish = async (o: VerificationOutcome) => {
+    await run.txStep("finish", (ctx) => finishCandidateVerification(ctx, ids, o, deps));
+    await finishWorkflowInstance(
+      deps.db,
+      instanceId,
+      { status: "succeeded", output: { status: o.status } },
+      deps.now(),
+    );
+    return { candidateId: candidate.id, outcome: o.status, ...("reason" in o ? { detail: o.reason } : {}) };
+  };
+
+  if (FINAL.includes(candidate.status)) {
+    await finishWorkflowInstance(
+      deps.db,
+      instanceId,
+      { status: "succeeded", output: { skipped: candidate.status } },
+      deps.now(),
+    );
+    return { candidateId: candidate.id, outcome: "skipped", detail: `already ${candidate.status}` };
+  }
+  if (candidate.baseGeneration !== project.canonicalGeneration) {
+    return finish({ status: "stale", canonicalGeneration: project.canonicalGeneration });
+  }
+
+  const compat = await run.step("compatibility", async () =>
+    checkCompatibility(await composable(deps, input.changeSets)),
+  );
+  if (compat.status === "incompatible") {
+    await run.txStep("evidence:composition", (ctx) =>
+      recordEvidence(
+        ctx,
+        ids,
+        compositionEvidence(
+          candidate.id,
+          compat.conflicts.map((c) => `${c.path}: ${c.reason}`),
+          deps.now(),
+        ),
+        deps,
+      ),
+    );
+    return finish({
+      status: "rejected",
+      reason: "the ChangeSets cannot be composed",
+      gaps: compat.conflicts.map((c) => `composition: ${c.path} ${c.reason}`),
+    });
+  }
+
+  const fork = candidateFork(candidate.id);
+  await run.step("fork", async () => {
+    const canonical = canonicalRepo(project.id);
+    await withRepoToken(
+      deps.db,
+      { repo: canonical, mode: "read", purpose: `fork ${fork}` },
+      deps.config,
+      deps.now,
+      (token) => deps.source.fork(canonical, token, fork),
+    );
+    return { fork };
+  });
+
+  const reserved = await run.step("reserve", async () => {
+    try {
+      const r = await reserveSandboxSeconds(
+        deps.db,
+        { kind: "candidate", id: `sbxres_${candidate.id}` },
+        deps.config,
+        deps.now(),
+      );
+      return { ok: true as const, reservation: r, at: deps.now().toISOString() };
+    } catch (err) {
+      if (err instanceof DomainError && err.code === "PRECONDITION_FAILED")
+        return { ok: false as const, reason: err.message };
+      throw err;
+    }
+  });
+  if (!reserved.ok) return finish({ status: "rejected", reason: `no Sandbox budget: ${reserved.reason}`, gaps: [] });
+  const settle = async () =>
+    run.step("settle", () =>
+      settleSandbox(
+        deps.db,
+        reserved.reservation as SandboxReservation,
+        { wallSeconds: Math.ceil((deps.now().getTime() - new Date(reserved.at).getTime()) / 1000) },
+        deps.config,
+      ),
+    );
+  const ws = await deps.sandbox.open({ projectId: project.id, dirName: dirForCandidate(candidate.id) });
+  const done = async (o: VerificationOutcome) => {
+    await settle();
+    await ws.remove().catch(() => {});
+    return finish(o);
+  };
+
+  const merged = await run.step("merge", () => merge(deps, input, ws, fork));
+  if (!merged.ok) {
+    await run.txStep("evidence:composition", (ctx) =>
+      recordEvidence(ctx, ids, compositionEvidence(candidate.id, [merged.reason], deps.now()), deps),
+    );
+    return done({
+      status: "rejected",
+      reason: "merge conflict",
+      gaps: merged.paths.length
+        ? merged.paths.map((p) => `composition: merge conflict in ${p}`)
+        : [`composition: ${merged.reason}`],
+    });
+  }
+
+  const plan = await run.txStep("composed", async (ctx) => {
+    const p = buildVerificationPlan(
+      {
+        riskTier: input.change.riskTier,
+        invariants: input.change.invariants,
+        goals: input.change.goals as { p95LatencyMs?: number },
+      },
+      merged.paths,
+      policy,
+      deps.config,
+      merged.testFiles,
+    );
+    await markCandidateComposed(
+      ctx,
+      { ...ids, commit: merged.commit, tree: merged.tree, plan: p, approvalRequired: humanGateApplies(p, policy) },
+      deps,
+    );
+    return p;
+  });
+
+  for (const check of plan.checks) {
+    const evidence = await run.step(`check:${check.id}`, async () => {
+      const started = deps.now();
+      try {
+        await ensureWorkingCopy(deps, ws, fork, merged.commit);
+        return await runCheck(deps, input, ws, check, started);
+      } catch (err) {
+        // A check that throws is an error with nothing checked: a gap, never a pass.
+        return evidenceFrom(candidate.id, check, started, deps.now(), {
+          status: "error",
+          coverage: "not_checked",
+          metrics: {},
+          detail: `the check could not run: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+    });
+    await run.txStep(`evidence:${check.id}`, (ctx) =>
+      recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
+    );
+  }
+
+  const gate = gateRequiredChecks(plan as VerificationPlan, await evidenceOf(deps.db, candidate.id));
+  if (gate.promotable) {
+    return done({ status: "verified", gate, humanGate: humanGateApplies(plan, policy), treeHash: merged.tree });
+  }
+  return done({
+    status: "rejected",
+    reason: `${gate.gaps.length} required check${gate.gaps.length === 1 ? "" : "s"} not satisfied`,
+    gaps: gate.gaps.map((g) => `${g.checkId}: ${g.gap} (${g.detail})`),
+    gate,
+  });
+}
+
+const leaseSeconds = (config: RhumbatronConfig) =>
+  Math.max(...Object.values(config.checks.timeoutsSeconds)) + config.queues.leaseSeconds;
+
+/** What each ChangeSet does to each file, from its fork (the input of checkCompatibility). */
+async function composable(
+  deps: VerificationDeps,
+  sets: VerificationInput["changeSets"],
+): Promise<ComposableChangeSet[]> {
+  const out: ComposableChangeSet[] = [];
+  for (const cs of sets) {
+    const files = await withRepoToken(
+      deps.db,
+      { repo: cs.fork, mode: "read", purpose: `compatibility ${cs.id}` },
+      deps.config,
+      deps.now,
+      async (token) => {
+        const before = new Map((await deps.source.files(cs.fork, token, cs.baseCommit)).map((f) => [f.path, f.oid]));
+        const after = new Map((await deps.source.files(cs.fork, token, cs.commit)).map((f) => [f.path, f.oid]));
+        const changed: { path: string; kind: FileChangeKind }[] = [];
+        for (const [path, oid] of after) {
+          if (!before.has(path)) changed.push({ path, kind: "add" });
+          else if (before.get(path) !== oid) changed.push({ path, kind: "modify" });
+        }
+        for (const path of before.keys()) if (!after.has(path)) changed.push({ path, kind: "delete" });
+        return changed;
+      },
+    );
+    out.push({ id: cs.id, files });
+  }
+  return out;
+}
+
+type Merged =
+  | { ok: true; commit: string; tree: string; paths: string[]; testFiles: string[] }
+  | { ok: false; reason: string; paths: string[] };
+
+/**
+ * Checks out the base in the Candidate's run directory, merges each ChangeSet's commit in Work
+ * Graph order, pushes the result to cand-<id> (fast-forward from the base) and stores the
+ * Candidate-vs-base patch.
+ */
+async function merge(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  fork: string,
+): Promise<Merged> {
+  const { candidate, project } = input;
+  await rm(ws.path, { recursive: true, force: true });
+  const dir = (await deps.sandbox.open({ projectId: project.id, dirName: dirForCandidate(candidate.id) })).path;
+  const token = (repo: string, mode: "read" | "write", purpose: string) => ({ repo, mode, purpose });
+  await withRepoToken(deps.db, token(fork, "read", "checkout"), deps.config, deps.now, (t) =>
+    deps.source.checkout(fork, t, dir, candidate.baseCommit),
+  );
+  let commit: string;
+  try {
+    commit = await stackAll(deps, dir, input.changeSets);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "CONFLICT") {
+      return { ok: false, reason: err.message, paths: (err.details?.paths as string[] | undefined) ?? [] };
+    }
+    throw err;
+  }
+  await withRepoToken(deps.db, token(fork, "write", "push"), deps.config, deps.now, (t) =>
+    deps.source.push(dir, fork, t),
+  );
+  return withRepoToken(deps.db, token(fork, "read", "composed"), deps.config, deps.now, async (t) => {
+    const tree = await deps.source.treeOf(fork, t, commit);
+    const diff = await deps.source.diff(fork, t, candidate.baseCommit, commit);
+    if (diff.patch) {
+      await storePatch(
+        deps.blobs,
+        sourceKeys.candidatePatch(project.id, candidate.id),
+        diff.patch,
+        deps.config.source.patchMaxBytes,
+      );
+    }
+    const testFiles = (await deps.source.files(fork, t, commit))
+      .map((f) => f.path)
+      .filter((p) => /\.test\.[tj]sx?$/.test(p));
+    return { ok: true as const, commit, tree, paths: diff.paths, testFiles };
+  });
+}
+
+async function stackAll(deps: VerificationDeps, dir: string, sets: VerificationInput["changeSets"]): Promise<string> {
+  let head = "";
+  for (const cs of sets) {
+    head = await withRepoToken(
+      deps.db,
+      { repo: cs.fork, mode: "read", purpose: `merge ${cs.id}` },
+      deps.config,
+      deps.now,
+      (t) => deps.source.stack(dir, [{ repo: cs.fork, token: t, commit: cs.commit }]),
+    );
+  }
+  if (!head) {
+    throw new DomainError("PRECONDITION_FAILED", "the Candidate has no ChangeSets to compose");
+  }
+  return head;
+}
+
+/** After a restart the run directory may be gone: check the composed commit out again. */
+async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorkspace, fork: string, commit: string) {
+  if (existsSync(join(ws.path, ".git", "HEAD"))) return;
+  await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "restore" }, deps.config, deps.now, (t) =>
+    deps.source.checkout(fork, t, ws.path, commit),
+  );
+}
+
+type SerializedEvidence = Omit<NewEvidence, "completedAt"> & { completedAt: string };
+
+function evidenceFrom(
+  candidateId: string,
+  check: PlannedCheck,
+  started: Date,
+  ended: Date,
+  r: {
+    status: EvidenceRecord["status"];
+    coverage: EvidenceRecord["coverage"];
+    metrics: Record<string, number>;
+    detail: string;
+    durationMs?: number;
+  },
+  outputKey: string | null = null,
+  attachments: string[] = [],
+): SerializedEvidence {
+  return {
+    id: `ev_${candidateId.slice(5)}_${check.id}`,
+    checkId: check.id,
+    kind: check.kind,
+    status: r.status,
+    coverage: r.coverage,
+    durationMs: Math.round(r.durationMs ?? ended.getTime() - started.getTime()),
+    timeoutSeconds: check.timeoutSeconds,
+    metrics: r.metrics,
+    outputKey,
+    attachments,
+    detail: r.detail,
+    completedAt: ended.toISOString(),
+  };
+}
+
+function compositionEvidence(candidateId: string, lines: string[], now: Date): NewEvidence {
+  return {
+    id: `ev_${candidateId.slice(5)}_composition`,
+    checkId: "composition",
+    kind: "composition",
+    status: "fail",
+    coverage: "checked_supported",
+    durationMs: 0,
+    timeoutSeconds: 0,
+    metrics: {},
+    outputKey: null,
+    detail: lines.join("\n"),
+    completedAt: now,
+  };
+}
+
+async function runCheck(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  check: PlannedCheck,
+  started: Date,
+): Promise<SerializedEvidence> {
+  const { candidate, project } = input;
+  const key = evidenceKey(project.id, candidate.id, `${check.id}.log`);
+  const save = async (text: string) => {
+    await deps.blobs.put(key, new TextEncoder().encode(text), { contentType: "text/plain; charset=utf-8" });
+    return key;
+  };
+
+  if (check.kind === "browser") {
+    if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
+      return evidenceFrom(candidate.id, check, started, deps.now(), {
+        status: "skipped",
+        coverage: "not_checked",
+        metrics: {},
+        detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
+      });
+    }
+    if (!existsSync(join(ws.path, "dist"))) {
+      await ws.run({ argv: ["npm", "run", "-s", "build"], timeoutMs: deps.config.checks.timeoutsSeconds.build * 1000 });
+    }
+    const r = await deps.browserCheck({
+      workspace: ws,
+      blobs: deps.blobs,
+      keyPrefix: evidenceKey(project.id, candidate.id, "browser"),
+      sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
+    });
+    const out = await save(r.log);
+    return evidenceFrom(
+      candidate.id,
+      check,
+      started,
+      deps.now(),
+      {
+        status: r.status,
+        coverage: r.coverage,
+        metrics: { blockedRequests: r.blockedRequests },
+        detail: r.detail + (r.blockedHosts.length ? `; blocked requests to ${r.blockedHosts.join(", ")}` : ""),
+        durationMs: r.durationMs,
+      },
+      out,
+      r.screenshots,
+    );
+  }
+
+  if (!check.argv) throw new DomainError("INVALID_CONFIG", `check ${check.id} has no command`);
+  const timeoutMs = check.timeoutSeconds * 1000;
+  const r = await ws.run({ argv: check.argv, timeoutMs });
+  let log = `$ ${check.argv.join(" ")}\n${r.stdout}\n${r.stderr}`;
+  let reading = readCommandCheck(check, r);
+
+  if (check.kind === "contract" && reading.status === "pass") {
+    // The base's route table, from a checkout of the base commit beside the composed tree.
+    const fork = candidateFork(candidate.id);
+    await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+    await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
+      deps.source.checkout(fork, t, join(ws.path, BASE_DIR), candidate.baseCommit),
+    );
+    const remaining = Math.max(1_000, timeoutMs - r.durationMs);
+    const b = await ws.run({ argv: check.argv, cwd: BASE_DIR, timeoutMs: remaining });
+    await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+    log += `\n$ (base) ${check.argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
+    const composed = routesOf(r.stdout);
+    const base = routesOf(b.stdout);
+    if (b.timedOut) {
+      reading = { status: "error", coverage: "not_checked", metrics: {}, detail: "the base route table timed out" };
+    } else if (!composed || !base) {
+      reading = {
+        status: "pass",
+        coverage: "checked_no_signal",
+        metrics: {},
+        detail: 'no route table printed ({"routes": [...]})',
+      };
+    } else {
+      const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
+      const cmp = compareContract(base, composed, declared);
+      reading = cmp.ok
+        ? {
+            status: "pass",
+            coverage: "checked_supported",
+            metrics: { routes: composed.length },
+            detail: "the route table matches the declared contract changes",
+          }
+        : {
+            status: "fail",
+            coverage: "checked_supported",
+            metrics: { routes: composed.length },
+            detail: [
+              cmp.unexpected.length ? `undeclared routes: ${cmp.unexpected.join(", ")}` : "",
+              cmp.missing.length ? `missing routes: ${cmp.missing.join(", ")}` : "",
+            ]
+              .filter(Boolean)
+              .join("; "),
+          };
+    }
+  }
+  const out = await save(log);
+  return evidenceFrom(candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
+}
+
+/** Claims and runs verification instances until none is waiting (a crashed runner's lease lapses). */
+export async function drainVerifications(deps: VerificationDeps, max = 5): Promise<VerificationRunResult[]> {
+  const results: VerificationRunResult[] = [];
+  for (let i = 0; i < max; i++) {
+    const claimed = await claimWorkflowInstance(deps.db, "verification", deps.now(), leaseSeconds(deps.config));
+    if (!claimed) break;
+    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
+      results.push(await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`));
+      continue;
+    }
+    results.push(await runVerification(deps, claimed.instanceId));
+  }
+  return results;
+}
+
+/** A Candidate whose verification kept failing is rejected, with why; its meter is settled. */
+async function giveUp(deps: VerificationDeps, instanceId: string, why: string): Promise<VerificationRunResult> {
+  const run: WorkflowRun = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: 60 });
+  const input = await loadVerificationInput(deps.db, instanceId);
+  const reserved = await run.done<{ ok: boolean; reservation?: SandboxReservation }>("reserve");
+  if (reserved?.output.ok && reserved.output.reservation && !(await run.done("settle"))) {
+    await settleSandbox(deps.db, reserved.output.reservation, { wallSeconds: 0 }, deps.config);
+  }
+  if (input) {
+    await run.txStep("finish", (ctx) =>
+      finishCandidateVerification(
+        ctx,
+        { candidateId: input.candidate.id, changeId: input.candidate.changeId },
+        { status: "rejected", reason: `verification could not finish: ${why}`, gaps: [] },
+        deps,
+      ),
+    );
+  }
+  await finishWorkflowInstance(deps.db, instanceId, { status: "failed", error: why }, deps.now());
+  return { candidateId: instanceId, outcome: "rejected", detail: why };
+}

@@ -1,0 +1,119 @@
+import type { Db } from "../client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
+
+/**
+ * Running a workflow instance durably on either executor (spec: every step idempotent). A runner
+ * leases one `running` instance; each completed step is stored with its output in workflow_steps, so
+ * a re-run after a crash replays finished steps instead of repeating them. A crashed runner's lease
+ * expires and another runner picks the instance up.
+ */
+export interface ClaimedWorkflow {
+  instanceId: string;
+  input: Record<string, unknown>;
+  attempts: number;
+}
+
+export async function claimWorkflowInstance(
+  db: Db,
+  kind: WorkflowKind,
+  now: Date,
+  leaseSeconds: number,
+): Promise<ClaimedWorkflow | null> {
+  const until = new Date(now.getTime() + leaseSeconds * 1000);
+  const rows = await db.$queryRaw<{ instance_id: string; input: Record<string, unknown>; attempts: number }[]>`
+    UPDATE workflow_instances SET leased_until = ${until}, attempts = attempts + 1
+    WHERE instance_id = (
+      SELECT instance_id FROM workflow_instances
+      WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running' AND (leased_until IS NULL OR leased_until < ${now})
+      ORDER BY started_at, instance_id
+      FOR UPDATE SKIP LOCKED LIMIT 1)
+    RETURNING instance_id, input, attempts`;
+  const r = rows[0];
+  return r ? { instanceId: r.instance_id, input: r.input, attempts: r.attempts } : null;
+}
+
+export interface WorkflowRun {
+  instanceId: string;
+  /** A step with an outside effect that is itself idempotent (git, Sandbox, blobs); its output is stored. */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** A step whose effect is database rows: the rows and the step record commit together, exactly once. */
+  txStep<T>(name: string, fn: (ctx: TxContext) => Promise<T>): Promise<T>;
+  /** Whether a step already completed (and its output). */
+  done<T>(name: string): Promise<{ output: T } | null>;
+}
+
+export function workflowRun(db: Db, instanceId: string, lease: { now: () => Date; leaseSeconds: number }): WorkflowRun {
+  const stored = async <T>(name: string) => {
+    const row = await db.workflowStep.findUnique({ where: { instanceId_step: { instanceId, step: name } } });
+    return row ? { output: row.output as T } : null;
+  };
+  const renew = () =>
+    db.workflowInstance.updateMany({
+      where: { instanceId, status: "running" },
+      data: { leasedUntil: new Date(lease.now().getTime() + lease.leaseSeconds * 1000) },
+    });
+  const json = (v: unknown) => (v === undefined ? null : (JSON.parse(JSON.stringify(v)) as Prisma.InputJsonValue));
+  return {
+    instanceId,
+    done: stored,
+    async step(name, fn) {
+      const prior = await stored<Awaited<ReturnType<typeof fn>>>(name);
+      if (prior) return prior.output;
+      await renew();
+      const output = await fn();
+      await db.$executeRaw`
+        INSERT INTO workflow_steps (instance_id, step, output, completed_at)
+        VALUES (${instanceId}, ${name}, ${JSON.stringify(json(output))}::jsonb, ${lease.now()})
+        ON CONFLICT (instance_id, step) DO NOTHING`;
+      return (await stored<Awaited<ReturnType<typeof fn>>>(name))?.output ?? output;
+    },
+    async txStep(name, fn) {
+      const prior = await stored<Awaited<ReturnType<typeof fn>>>(name);
+      if (prior) return prior.output;
+      await renew();
+      return withTransaction(db, async (ctx) => {
+        // The step row first: a concurrent runner of the same step waits here, then finds it done.
+        const inserted = await ctx.tx.$executeRaw`
+          INSERT INTO workflow_steps (instance_id, step, output, completed_at)
+          VALUES (${instanceId}, ${name}, NULL, ${lease.now()})
+          ON CONFLICT (instance_id, step) DO NOTHING`;
+        if (inserted === 0) {
+          const row = await ctx.tx.workflowStep.findUnique({ where: { instanceId_step: { instanceId, step: name } } });
+          return row?.output as Awaited<ReturnType<typeof fn>>;
+        }
+        const output = await fn(ctx);
+        await ctx.tx.$executeRaw`
+          UPDATE workflow_steps SET output = ${JSON.stringify(json(output))}::jsonb
+          WHERE instance_id = ${instanceId} AND step = ${name}`;
+        return output;
+      });
+    },
+  };
+}
+
+/** Ends the instance (succeeded or failed) and drops its lease; a second finish changes nothing. */
+export async function finishWorkflowInstance(
+  db: Db | TxContext["tx"],
+  instanceId: string,
+  outcome: { status: "succeeded" | "failed"; output?: unknown; error?: string | null },
+  now: Date,
+): Promise<boolean> {
+  const r = await db.workflowInstance.updateMany({
+    where: { instanceId, status: "running" },
+    data: {
+      status: outcome.status,
+      output: (outcome.output ?? {}) as Prisma.InputJsonValue,
+      error: outcome.error ?? null,
+      finishedAt: now,
+      leasedUntil: null,
+    },
+  });
+  return r.count > 0;
+}
+
+/** Lets another runner take the instance at once (a runner that hit a retryable failure). */
+export async function releaseWorkflowLease(db: Db, instanceId: string, retryAt: Date): Promise<void> {
+  await db.workflowInstance.updateMany({ where: { instanceId, status: "running" }, data: { leasedUntil: retryAt } });
+}

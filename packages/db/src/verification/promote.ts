@@ -1,0 +1,405 @@
+import { randomUUID } from "node:crypto";
+import {
+  type ApprovalDecision,
+  buildEvent,
+  checkPromotionPreconditions,
+  DEFAULT_POLICY,
+  DomainError,
+  decideApproval,
+  decidePromotionCas,
+  gateRequiredChecks,
+  humanGateApplies,
+  randomEventId,
+  releaseId,
+  stableEventId,
+  type VerificationPlan,
+  type VerificationPolicy,
+} from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { requestWorkflowStart } from "../queues/workflows.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+import { evidenceOf } from "./workflow-state.ts";
+
+/**
+ * Approval and promotion of a Candidate (spec: Promotion preconditions). Both are deterministic
+ * rules over authoritative rows; no model decides either.
+ */
+async function tenantCandidate(db: Db | TxContext["tx"], tenantId: string, candidateId: string) {
+  const c = await db.candidate.findUnique({ where: { id: candidateId } });
+  const project = c ? await db.project.findFirst({ where: { id: c.projectId, tenantId }, select: { id: true } }) : null;
+  if (!c || !project) throw new DomainError("NOT_FOUND", `candidate ${candidateId} not found`);
+  return c;
+}
+
+const approvalOf = (a: { decision: string; treeHash: string; decidedBy: string; note: string | null } | null) =>
+  a
+    ? ({ kind: a.decision as ApprovalDecision["kind"], treeHash: a.treeHash, by: a.decidedBy, note: a.note } as const)
+    : null;
+
+/**
+ * A person's decision on a Candidate waiting for approval. It counts only for the tree the client
+ * showed; the first decision is final; a rejection rejects the Candidate too.
+ */
+export async function decideCandidateApproval(
+  db: Db,
+  q: {
+    tenantId: string;
+    candidateId: string;
+    userId: string;
+    kind: "granted" | "rejected";
+    treeHash: string;
+    note?: string | null;
+  },
+  deps: EnqueueDeps,
+): Promise<{ decision: ApprovalDecision }> {
+  return withTransaction(db, async (ctx) => {
+    const pre = await tenantCandidate(ctx.tx, q.tenantId, q.candidateId);
+    const owner = await lockResourceRow(ctx, `change:${pre.changeId}`);
+    const c = await ctx.tx.candidate.findUniqueOrThrow({ where: { id: q.candidateId }, include: { approval: true } });
+    if (c.approval) {
+      const outcome = decideApproval(approvalOf(c.approval), c.composedTree, { ...q, by: q.userId });
+      if (!outcome.ok) throw new DomainError("CONFLICT", outcome.message, { reason: outcome.reason });
+    }
+    if (!c.approvalRequired || c.status !== "verified") {
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        c.approvalRequired
+          ? `the Candidate is ${c.status}; only a verified Candidate can be approved or rejected`
+          : "this Candidate does not need an approval",
+      );
+    }
+    const outcome = decideApproval(null, c.composedTree, { ...q, by: q.userId });
+    if (!outcome.ok) {
+      throw new DomainError(outcome.reason === "tree_mismatch" ? "CONFLICT" : "INVALID_INPUT", outcome.message, {
+        reason: outcome.reason,
+      });
+    }
+    const d = outcome.decision;
+    await ctx.tx.approval.create({
+      data: {
+        candidateId: c.id,
+        decision: d.kind,
+        treeHash: d.treeHash,
+        decidedBy: d.by,
+        note: d.note,
+        decidedAt: deps.now(),
+      },
+    });
+    const base = {
+      tenantId: owner.tenantId,
+      projectId: owner.projectId,
+      changeId: c.changeId,
+      actor: { kind: "user" as const, id: q.userId },
+      resource: `change:${c.changeId}`,
+      canonicalGeneration: owner.canonicalGeneration,
+      causedBy: null,
+      correlationId: c.changeId,
+      timestamp: deps.now(),
+    };
+    const events = [];
+    if (d.kind === "granted") {
+      events.push(
+        buildEvent({
+          ...base,
+          eventId: stableEventId(c.changeId, "approval.granted", null, c.id),
+          eventType: "approval.granted",
+          payload: { candidateId: c.id, treeHash: d.treeHash, approverId: q.userId },
+        }),
+      );
+    } else {
+      await ctx.tx.candidate.update({
+        where: { id: c.id },
+        data: { status: "rejected", rejectionReason: `approval rejected: ${d.note ?? ""}` },
+      });
+      events.push(
+        buildEvent({
+          ...base,
+          eventId: stableEventId(c.changeId, "approval.rejected", null, c.id),
+          eventType: "approval.rejected",
+          payload: { candidateId: c.id, treeHash: d.treeHash, approverId: q.userId, note: d.note ?? "" },
+        }),
+        buildEvent({
+          ...base,
+          eventId: stableEventId(c.changeId, "candidate.rejected", null, c.id),
+          eventType: "candidate.rejected",
+          payload: { candidateId: c.id, reason: "approval rejected", gaps: [] },
+        }),
+      );
+    }
+    await appendToOutbox(ctx, events, deps);
+    return { decision: d };
+  });
+}
+
+export type PromoteResult =
+  | { outcome: "promoted"; generation: number; commit: string; tree: string; releaseId: string | null }
+  | { outcome: "alreadyPromoted"; generation: number }
+  | { outcome: "stale"; canonicalGeneration: number }
+  | { outcome: "blocked"; blocks: string[] };
+
+export interface SourceProbe {
+  /** Whether `commit` exists in the Candidate's fork (precondition 8). */
+  commitInCandidateFork(candidateId: string, commit: string): Promise<boolean>;
+}
+
+/** The index build (which also fast-forwards canonical main) and the release of a promoted generation. */
+async function afterPromotion(
+  ctx: TxContext,
+  p: { projectId: string; generation: number; candidateId: string; commit: string; tree: string; target: unknown },
+  deps: EnqueueDeps,
+): Promise<string | null> {
+  await enqueueCommand(
+    ctx,
+    {
+      commandId: `cmd_index_${p.projectId}_S${p.generation}`,
+      commandType: "index.build",
+      projectId: p.projectId,
+      payload: { generation: p.generation },
+    },
+    deps,
+  );
+  if ((p.target as { kind?: string } | null)?.kind === "none") return null;
+  const id = releaseId(p.projectId, p.generation);
+  await ctx.tx.release.createMany({
+    data: [
+      {
+        id,
+        projectId: p.projectId,
+        generation: p.generation,
+        candidateId: p.candidateId,
+        commit: p.commit,
+        tree: p.tree,
+        target: p.target as Prisma.InputJsonValue,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  await requestWorkflowStart(
+    ctx,
+    { kind: "release", key: id, projectId: p.projectId, input: { projectId: p.projectId } },
+    deps,
+  );
+  return id;
+}
+
+async function markStale(ctx: TxContext, candidateId: string, changeId: string, generation: number, deps: EnqueueDeps) {
+  const owner = await lockResourceRow(ctx, `change:${changeId}`);
+  const moved = await ctx.tx.candidate.updateMany({
+    where: { id: candidateId, status: { in: ["created", "verifying", "verified"] } },
+    data: { status: "stale" },
+  });
+  if (moved.count === 0) return;
+  await appendToOutbox(
+    ctx,
+    [
+      buildEvent({
+        eventId: stableEventId(changeId, "candidate.stale", null, candidateId),
+        eventType: "candidate.stale",
+        tenantId: owner.tenantId,
+        projectId: owner.projectId,
+        changeId,
+        actor: { kind: "system", id: "promotion" },
+        resource: `change:${changeId}`,
+        canonicalGeneration: generation,
+        causedBy: null,
+        correlationId: changeId,
+        timestamp: deps.now(),
+        payload: { candidateId, canonicalGeneration: generation },
+      }),
+    ],
+    deps,
+  );
+}
+
+/**
+ * Promotion. Layer 1 checks preconditions 1–5 and 8 from rows and the source store and returns
+ * every block at once; layer 2 runs in one transaction holding the project root: the CAS on the
+ * expected generation and base commit (6, 7) and the policy version, then generation + 1 with
+ * canonical.advanced and artifact.promoted. A retry after success is alreadyPromoted and sends the
+ * source sync (index.build) and the release again, which repairs a sync that failed.
+ */
+export async function promoteCandidate(
+  db: Db,
+  q: { tenantId: string; candidateId: string; actorId: string },
+  deps: EnqueueDeps,
+  probe: SourceProbe,
+  policy: VerificationPolicy = DEFAULT_POLICY,
+): Promise<PromoteResult> {
+  const c = await tenantCandidate(db, q.tenantId, q.candidateId);
+  const project = await db.project.findUniqueOrThrow({ where: { id: c.projectId } });
+  const plan = c.plan as VerificationPlan | null;
+  if (c.status !== "promoted") {
+    const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
+    const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
+    const layer1 = checkPromotionPreconditions({
+      candidateStatus: c.status,
+      baseGeneration: c.baseGeneration,
+      canonicalGeneration: project.canonicalGeneration,
+      plan,
+      gate,
+      approvalRequired: plan ? humanGateApplies(plan, policy) : false,
+      approval: approvalOf(approval),
+      composedTree: c.composedTree,
+      activePolicy: { id: policy.id, version: policy.version },
+      composedCommitInFork: c.composedCommit ? await probe.commitInCandidateFork(c.id, c.composedCommit) : false,
+    });
+    if (!layer1.ok) {
+      if (layer1.stale) {
+        await withTransaction(db, (ctx) => markStale(ctx, c.id, c.changeId, project.canonicalGeneration, deps));
+        return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
+      }
+      await recordBlocked(db, c, layer1.blocks, q.actorId, deps);
+      return { outcome: "blocked", blocks: layer1.blocks };
+    }
+  }
+
+  const result = await withTransaction(db, async (ctx): Promise<PromoteResult> => {
+    const root = await lockProjectRow(ctx, c.projectId);
+    const now = deps.now();
+    const promotedBy = await ctx.tx.canonicalGeneration.findFirst({
+      where: { projectId: c.projectId, candidateId: c.id },
+      select: { generation: true },
+    });
+    const expected = await ctx.tx.canonicalGeneration.findUnique({
+      where: { projectId_generation: { projectId: c.projectId, generation: c.baseGeneration } },
+    });
+    let cas = decidePromotionCas({
+      canonicalGeneration: root.canonicalGeneration,
+      promotedBy: promotedBy ? { candidateId: c.id, generation: promotedBy.generation } : null,
+      candidateId: c.id,
+      expectedGeneration: c.baseGeneration,
+      planPolicyVersion: plan?.policyVersion ?? -1,
+      activePolicyVersion: policy.version,
+    });
+    // Precondition 7: canonical at the expected generation is the commit the Candidate was composed on.
+    if (cas === "advance" && expected?.commit !== c.baseCommit) cas = "stale";
+    if (cas === "already_promoted" && promotedBy) {
+      await afterPromotion(
+        ctx,
+        {
+          projectId: c.projectId,
+          generation: promotedBy.generation,
+          candidateId: c.id,
+          commit: c.composedCommit ?? "",
+          tree: c.composedTree ?? "",
+          target: project.releaseTarget,
+        },
+        deps,
+      );
+      return { outcome: "alreadyPromoted", generation: promotedBy.generation };
+    }
+    if (cas === "stale") {
+      await markStale(ctx, c.id, c.changeId, root.canonicalGeneration, deps);
+      return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
+    }
+    if (cas === "policy_mismatch") {
+      return {
+        outcome: "blocked",
+        blocks: [`the plan used policy version ${plan?.policyVersion}, the active one is ${policy.version}`],
+      };
+    }
+    if (!c.composedCommit || !c.composedTree)
+      return { outcome: "blocked", blocks: ["the Candidate has no composed commit"] };
+    const generation = root.canonicalGeneration + 1;
+    await ctx.tx.canonicalGeneration.create({
+      data: {
+        projectId: c.projectId,
+        generation,
+        commit: c.composedCommit,
+        tree: c.composedTree,
+        candidateId: c.id,
+        createdAt: now,
+      },
+    });
+    await ctx.tx.project.update({ where: { id: c.projectId }, data: { canonicalGeneration: generation } });
+    const moved = await ctx.tx.candidate.updateMany({
+      where: { id: c.id, status: "verified" },
+      data: { status: "promoted", promotedGeneration: generation },
+    });
+    if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
+    const base = {
+      tenantId: root.tenantId,
+      projectId: c.projectId,
+      changeId: c.changeId,
+      actor: { kind: "user" as const, id: q.actorId },
+      resource: `project:${c.projectId}`,
+      canonicalGeneration: generation,
+      causedBy: null,
+      correlationId: c.changeId,
+      timestamp: now,
+    };
+    await appendToOutbox(
+      ctx,
+      [
+        buildEvent({
+          ...base,
+          eventId: randomEventId(randomUUID()),
+          eventType: "canonical.advanced",
+          payload: {
+            candidateId: c.id,
+            fromGeneration: root.canonicalGeneration,
+            toGeneration: generation,
+            treeHash: c.composedTree,
+          },
+        }),
+        buildEvent({
+          ...base,
+          eventId: randomEventId(randomUUID()),
+          eventType: "artifact.promoted",
+          payload: { candidateId: c.id, generation, treeHash: c.composedTree, commit: c.composedCommit },
+        }),
+      ],
+      deps,
+    );
+    const rel = await afterPromotion(
+      ctx,
+      {
+        projectId: c.projectId,
+        generation,
+        candidateId: c.id,
+        commit: c.composedCommit,
+        tree: c.composedTree,
+        target: project.releaseTarget,
+      },
+      deps,
+    );
+    return { outcome: "promoted", generation, commit: c.composedCommit, tree: c.composedTree, releaseId: rel };
+  });
+  if (result.outcome === "blocked") await recordBlocked(db, c, result.blocks, q.actorId, deps);
+  return result;
+}
+
+async function recordBlocked(
+  db: Db,
+  c: { id: string; changeId: string },
+  blocks: string[],
+  actorId: string,
+  deps: EnqueueDeps,
+) {
+  await withTransaction(db, async (ctx) => {
+    const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
+    await appendToOutbox(
+      ctx,
+      [
+        buildEvent({
+          eventId: stableEventId(c.changeId, "promotion.blocked", null, `${c.id}\n${blocks.join("\n")}`),
+          eventType: "promotion.blocked",
+          tenantId: owner.tenantId,
+          projectId: owner.projectId,
+          changeId: c.changeId,
+          actor: { kind: "user", id: actorId },
+          resource: `change:${c.changeId}`,
+          canonicalGeneration: owner.canonicalGeneration,
+          causedBy: null,
+          correlationId: c.changeId,
+          timestamp: deps.now(),
+          payload: { candidateId: c.id, blocks },
+        }),
+      ],
+      deps,
+    );
+  });
+}

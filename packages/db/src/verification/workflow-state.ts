@@ -1,0 +1,222 @@
+import {
+  buildEvent,
+  type EventPayload,
+  type EventType,
+  type EvidenceRecord,
+  type GateResult,
+  stableEventId,
+  type VerificationPlan,
+} from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { appendToOutbox, type LockedChange, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import type { TxContext } from "../transaction.ts";
+
+/**
+ * The Candidate's state changes during verification. Each one locks the Change (the Candidate's
+ * resource shard), moves the status only from the states it may leave, and writes its Event with
+ * a stable ID in the same transaction, so a replayed step writes nothing twice.
+ */
+export const FINAL_CANDIDATE_STATUSES = ["verified", "rejected", "stale", "promoted"] as const;
+const OPEN = ["created", "verifying"];
+
+export async function loadVerificationInput(db: Db, candidateId: string) {
+  const candidate = await db.candidate.findUnique({ where: { id: candidateId } });
+  if (!candidate) return null;
+  const [change, project, sets] = await Promise.all([
+    db.change.findUniqueOrThrow({ where: { id: candidate.changeId } }),
+    db.project.findUniqueOrThrow({ where: { id: candidate.projectId } }),
+    db.changeSet.findMany({ where: { id: { in: candidate.changeSetIds } } }),
+  ]);
+  const changeSets = candidate.changeSetIds.flatMap((id) => sets.filter((s) => s.id === id));
+  return { candidate, change, project, changeSets };
+}
+export type VerificationInput = NonNullable<Awaited<ReturnType<typeof loadVerificationInput>>>;
+
+function candidateEvent<T extends EventType>(
+  owner: LockedChange,
+  changeId: string,
+  type: T,
+  key: string,
+  payload: EventPayload<T>,
+  now: Date,
+  causedBy: string | null,
+) {
+  return buildEvent({
+    eventId: stableEventId(changeId, type, null, key),
+    eventType: type,
+    tenantId: owner.tenantId,
+    projectId: owner.projectId,
+    changeId,
+    actor: { kind: "system", id: "verification" },
+    resource: `change:${changeId}`,
+    canonicalGeneration: owner.canonicalGeneration,
+    causedBy,
+    correlationId: changeId,
+    timestamp: now,
+    payload,
+  });
+}
+
+export interface StateDeps extends OutboxDeps {
+  now: () => Date;
+}
+
+/** Merged: status verifying, the plan and the composed commit recorded, candidate.composed written. */
+export async function markCandidateComposed(
+  ctx: TxContext,
+  c: {
+    candidateId: string;
+    changeId: string;
+    commit: string;
+    tree: string;
+    plan: VerificationPlan;
+    approvalRequired: boolean;
+  },
+  deps: StateDeps,
+): Promise<boolean> {
+  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
+  const moved = await ctx.tx.candidate.updateMany({
+    where: { id: c.candidateId, status: { in: OPEN } },
+    data: {
+      status: "verifying",
+      composedCommit: c.commit,
+      composedTree: c.tree,
+      plan: c.plan as unknown as Prisma.InputJsonValue,
+      approvalRequired: c.approvalRequired,
+    },
+  });
+  if (moved.count === 0) return false;
+  await appendToOutbox(
+    ctx,
+    [
+      candidateEvent(
+        owner,
+        c.changeId,
+        "candidate.composed",
+        c.candidateId,
+        { candidateId: c.candidateId, treeHash: c.tree },
+        deps.now(),
+        null,
+      ),
+    ],
+    deps,
+  );
+  return true;
+}
+
+export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
+  kind: string;
+  detail: string;
+  attachments?: string[];
+  completedAt: Date;
+};
+
+/** One Evidence row and its evidence.recorded Event; a replay with the same ID writes nothing. */
+export async function recordEvidence(
+  ctx: TxContext,
+  c: { candidateId: string; changeId: string },
+  e: NewEvidence,
+  deps: StateDeps,
+): Promise<void> {
+  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
+  const inserted = await ctx.tx.evidence.createMany({
+    data: [
+      {
+        id: e.id,
+        candidateId: c.candidateId,
+        checkId: e.checkId,
+        kind: e.kind,
+        status: e.status,
+        coverage: e.coverage,
+        durationMs: Math.round(e.durationMs),
+        timeoutSeconds: e.timeoutSeconds,
+        metrics: e.metrics,
+        outputKey: e.outputKey,
+        attachments: e.attachments ?? [],
+        detail: e.detail.slice(0, 4000),
+        completedAt: e.completedAt,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  if (inserted.count === 0) return;
+  await appendToOutbox(
+    ctx,
+    [
+      candidateEvent(
+        owner,
+        c.changeId,
+        "evidence.recorded",
+        e.id,
+        { candidateId: c.candidateId, checkId: e.checkId, status: e.status, coverage: e.coverage },
+        deps.now(),
+        null,
+      ),
+    ],
+    deps,
+  );
+}
+
+export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string): Promise<EvidenceRecord[]> {
+  const rows = await db.evidence.findMany({ where: { candidateId }, orderBy: [{ completedAt: "asc" }, { id: "asc" }] });
+  return rows.map((r) => ({
+    id: r.id,
+    checkId: r.checkId,
+    status: r.status as EvidenceRecord["status"],
+    coverage: r.coverage as EvidenceRecord["coverage"],
+    durationMs: r.durationMs,
+    timeoutSeconds: r.timeoutSeconds,
+    completedAt: r.completedAt,
+    metrics: r.metrics as Record<string, number>,
+    outputKey: r.outputKey,
+  }));
+}
+
+export type VerificationOutcome =
+  | { status: "stale"; canonicalGeneration: number }
+  | { status: "rejected"; reason: string; gaps: string[]; gate?: GateResult | null }
+  | { status: "verified"; gate: GateResult; humanGate: boolean; treeHash: string };
+
+/** The workflow's final state change; false when the Candidate had already left the open states. */
+export async function finishCandidateVerification(
+  ctx: TxContext,
+  c: { candidateId: string; changeId: string },
+  o: VerificationOutcome,
+  deps: StateDeps,
+): Promise<boolean> {
+  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
+  const now = deps.now();
+  const data: Prisma.CandidateUpdateManyMutationInput =
+    o.status === "stale"
+      ? { status: "stale" }
+      : o.status === "rejected"
+        ? {
+            status: "rejected",
+            rejectionReason: o.reason,
+            ...(o.gate ? { gate: o.gate as unknown as Prisma.InputJsonValue } : {}),
+          }
+        : { status: "verified", gate: o.gate as unknown as Prisma.InputJsonValue };
+  const moved = await ctx.tx.candidate.updateMany({ where: { id: c.candidateId, status: { in: OPEN } }, data });
+  if (moved.count === 0) return false;
+  const ev = <T extends EventType>(type: T, payload: EventPayload<T>) =>
+    candidateEvent(owner, c.changeId, type, c.candidateId, payload, now, null);
+  const events =
+    o.status === "stale"
+      ? [ev("candidate.stale", { candidateId: c.candidateId, canonicalGeneration: o.canonicalGeneration })]
+      : o.status === "rejected"
+        ? [ev("candidate.rejected", { candidateId: c.candidateId, reason: o.reason, gaps: o.gaps })]
+        : [
+            ev("candidate.verified", { candidateId: c.candidateId, humanGate: o.humanGate }),
+            ...(o.humanGate ? [ev("approval.requested", { candidateId: c.candidateId, treeHash: o.treeHash })] : []),
+          ];
+  await appendToOutbox(ctx, events, deps);
+  return true;
+}
+
+/** Counts a browser session against the per-Candidate limit; false once the limit is reached. */
+export async function takeBrowserRun(db: Db, candidateId: string, limit: number): Promise<boolean> {
+  const n = await db.$executeRaw`
+    UPDATE candidates SET browser_runs = browser_runs + 1 WHERE id = ${candidateId} AND browser_runs < ${limit}`;
+  return n === 1;
+}
