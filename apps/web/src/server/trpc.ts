@@ -1,5 +1,5 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
-import type { Db, Nudger, Role } from "@rhumbatron/db";
+import type { Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";
@@ -8,12 +8,15 @@ import { toTRPCError } from "./errors.ts";
 import { webNudger } from "./nudger.ts";
 import { hasAtLeast } from "./roles.ts";
 import { serverConfig, serverSettings } from "./settings.ts";
+import { localSourceProbe } from "./source-probe.ts";
 
 /** What commands need besides the database: the typed config, the nudger and the clock. */
 export interface Services {
   config: RhumbatronConfig;
   nudger: Nudger;
   now: () => Date;
+  /** Reads the source store for promotion's precondition 8 (the composed commit in the Candidate fork). */
+  sourceProbe: (db: Db) => SourceProbe;
 }
 
 export interface Context {
@@ -45,7 +48,15 @@ export function createContext(opts: {
 }
 
 function defaultServices(): Services {
-  return { config: serverConfig(), nudger: webNudger(serverSettings()), now: () => new Date() };
+  const config = serverConfig();
+  const settings = serverSettings();
+  const now = () => new Date();
+  return {
+    config,
+    nudger: webNudger(settings),
+    now,
+    sourceProbe: (db) => localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
+  };
 }
 
 const isProduction = process.env.NODE_ENV === "production";

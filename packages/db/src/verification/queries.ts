@@ -1,5 +1,6 @@
-import { DomainError } from "@rhumbatron/core";
+import { DomainError, gateRequiredChecks, type VerificationPlan } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { evidenceOf } from "./workflow-state.ts";
 
 /** A tenant's Candidates; another tenant's are NOT_FOUND. */
 export async function listCandidates(db: Db, q: { tenantId: string; projectId: string; limit: number }) {
@@ -19,10 +20,24 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   if (!c || !project) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
   const changeSets = await db.changeSet.findMany({ where: { id: { in: c.changeSetIds } } });
   const workflow = await db.workflowInstance.findUnique({ where: { instanceId: c.id } });
+  const evidence = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
+  const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
+  const plan = c.plan as VerificationPlan | null;
+  // The gate from the rows as they are now (the same reading promotion makes).
+  const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
   return {
     ...c,
     // In composition order, with each ChangeSet's stored patch reference.
     changeSets: c.changeSetIds.flatMap((id) => changeSets.filter((cs) => cs.id === id)),
+    plan,
+    evidence,
+    gate,
+    gaps: gate?.gaps ?? [],
+    approval: {
+      required: c.approvalRequired,
+      state: approval ? approval.decision : c.approvalRequired ? "pending" : "not_required",
+      decision: approval,
+    },
     verification: workflow
       ? { status: workflow.status, startedAt: workflow.startedAt, finishedAt: workflow.finishedAt }
       : null,

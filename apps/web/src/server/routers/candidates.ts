@@ -1,10 +1,14 @@
-import { getCandidate, listCandidates } from "@rhumbatron/db";
+import { decideCandidateApproval, getCandidate, listCandidates, promoteCandidate } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 const id = z.string().min(1).max(200);
+const treeHash = z.string().regex(/^[0-9a-f]{40}$/, "the composed tree hash the client shows (40 hex digits)");
 
-/** Candidates (read side; approval and promotion arrive with the verification workflow). */
+/**
+ * Candidates: the read side (plan, every Evidence record, every gap, the composed tree, approval),
+ * a person's approval or rejection bound to the tree they saw, and promotion.
+ */
 export const candidatesRouter = router({
   list: tenantProcedure("viewer")
     .input(z.object({ projectId: id, limit: z.number().int().min(1).max(200).default(50) }))
@@ -14,4 +18,28 @@ export const candidatesRouter = router({
   get: tenantProcedure("viewer")
     .input(z.object({ candidateId: id }))
     .query(({ ctx, input }) => getCandidate(ctx.db, { tenantId: input.tenantId, candidateId: input.candidateId })),
+  approve: tenantProcedure("approver")
+    .input(z.object({ candidateId: id, treeHash, note: z.string().trim().max(2000).optional() }))
+    .mutation(({ ctx, input }) =>
+      decideCandidateApproval(
+        ctx.db,
+        { ...input, userId: ctx.caller.userId, kind: "granted", note: input.note ?? null },
+        ctx.services,
+      ),
+    ),
+  reject: tenantProcedure("approver")
+    .input(z.object({ candidateId: id, treeHash, note: z.string().trim().min(1, "say why").max(2000) }))
+    .mutation(({ ctx, input }) =>
+      decideCandidateApproval(ctx.db, { ...input, userId: ctx.caller.userId, kind: "rejected" }, ctx.services),
+    ),
+  promote: tenantProcedure("approver")
+    .input(z.object({ candidateId: id }))
+    .mutation(({ ctx, input }) =>
+      promoteCandidate(
+        ctx.db,
+        { tenantId: input.tenantId, candidateId: input.candidateId, actorId: ctx.caller.userId },
+        ctx.services,
+        ctx.services.sourceProbe(ctx.db),
+      ),
+    ),
 });
