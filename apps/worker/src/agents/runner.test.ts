@@ -307,6 +307,15 @@ describe("agent runs", () => {
       (c) => c !== null,
     );
     expect(candidate?.changeSetIds).toEqual([a.id, b.id]);
+    // The worker verifies it on its own: fork, merge, the template's build and targeted tests, the gate.
+    const verified = await until(
+      "the Candidate verified",
+      () => t.db.candidate.findUniqueOrThrow({ where: { id: candidate?.id ?? "" }, include: { evidence: true } }),
+      (c) => c.status !== "created" && c.status !== "verifying",
+      120_000,
+    );
+    expect(verified.status, JSON.stringify(verified.evidence)).toBe("verified");
+    expect(verified.evidence.map((e) => e.checkId).sort()).toEqual(["build", "targeted"]);
     // The meter was settled: nothing reserved, nothing open, used = wall time + 600 s tail per run.
     const counters = await t.db.usageCounter.findMany({ where: { counter: { startsWith: "sandbox_" } } });
     const count = (c: string, scope?: string) =>
@@ -325,7 +334,7 @@ describe("agent runs", () => {
         ),
       ),
     ).toBe(false);
-  }, 90_000);
+  }, 200_000);
 
   it("fails the run instead of publishing partial work when the Sandbox is lost", async () => {
     const w = await world();

@@ -140,11 +140,15 @@ export class SourceStore {
       } catch (err) {
         if (err instanceof Errors.MergeConflictError || err instanceof Errors.MergeNotSupportedError) {
           const paths = (err.data as { filepaths?: string[] } | undefined)?.filepaths ?? [];
-          throw new DomainError("CONFLICT", `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`, {
-            repo: s.repo,
-            commit: s.commit,
-            paths,
-          });
+          throw new DomainError(
+            "CONFLICT",
+            `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`,
+            {
+              repo: s.repo,
+              commit: s.commit,
+              paths,
+            },
+          );
         }
         throw err;
       }
