@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { DEMO_ADMIN_STATE } from "./support/auth.ts";
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./support/chromium.ts";
 
 const executablePath = findChromium();
@@ -20,6 +21,8 @@ export default defineConfig({
     : [["list"]],
   use: {
     baseURL: `http://localhost:${port}`,
+    // Signed in as the demo admin (global-setup.ts); specs/sign-in starts signed out.
+    storageState: DEMO_ADMIN_STATE,
     trace: "off",
     screenshot: "only-on-failure",
     launchOptions: { executablePath, args: CHROMIUM_ARGS },

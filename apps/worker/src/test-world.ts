@@ -22,7 +22,7 @@ import {
   withTransaction,
   workflowStartHandler,
 } from "@rhumbatron/db";
-import { executeRun } from "./agents/runner.ts";
+import { executeRun, type RunnerDeps } from "./agents/runner.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { provisionHandler } from "./source/handlers.ts";
 import { SourceStore } from "./source/store.ts";
@@ -127,28 +127,44 @@ export async function candidateFor(
   );
   const tasks = await w.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
   for (const task of tasks) {
-    const runId = `run_${randomUUID()}`;
-    const agentId = `agt_${task.key}`;
-    await w.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
-    await w.db.agentRun.create({
-      data: {
-        id: runId,
-        taskId: task.id,
-        changeId,
-        agentId,
-        wakeCommandId: `cmd_${runId}`,
-        reason: "dispatch",
-        status: "running",
-      },
-    });
-    const r = await executeRun(
-      { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST] },
-      runId,
-    );
-    if (r.outcome !== "completed") throw new Error(`task ${task.key}: ${r.outcome} ${r.detail}`);
+    const { result } = await runTaskDirectly(w, task);
+    if (result.outcome !== "completed") throw new Error(`task ${task.key}: ${result.outcome} ${result.detail}`);
   }
   const { candidateId } = await withTransaction(w.db, (ctx) => createCandidate(ctx, changeId, w.deps, null));
   // The verification.start command becomes the workflow instance.
   await consumeQueue(w.db, "verification", [workflowStartHandler(w.deps)], { ...w.deps, owner: "t" });
   return { changeId, candidateId };
+}
+
+/** Claims a run for the Task by hand and executes it with the scripted Agent (no queue, no wake). */
+export async function runTaskDirectly(
+  w: TestWorld,
+  task: { id: string; key: string; changeId: string },
+  extra: Partial<RunnerDeps> = {},
+) {
+  const runId = `run_${randomUUID()}`;
+  const agentId = `agt_${task.key}`;
+  await w.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
+  await w.db.agentRun.create({
+    data: {
+      id: runId,
+      taskId: task.id,
+      changeId: task.changeId,
+      agentId,
+      wakeCommandId: `cmd_${runId}`,
+      reason: "dispatch",
+      status: "running",
+    },
+  });
+  const result = await executeRun(
+    {
+      ...w.deps,
+      sandbox: w.sandbox,
+      provider: scriptedProvider,
+      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+      ...extra,
+    },
+    runId,
+  );
+  return { runId, agentId, result };
 }

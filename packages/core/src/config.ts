@@ -108,6 +108,10 @@ export const configSchema = z
       sessionMaxSeconds: positiveInt,
       maxRunsPerCandidate: positiveInt,
     }),
+    release: z.object({
+      /** How long a release webhook may take to answer. */
+      webhookTimeoutSeconds: positiveInt,
+    }),
     checks: z.object({
       timeoutsSeconds: z.object({
         build: positiveInt,
@@ -238,6 +242,7 @@ const base: RhumbatronConfig = {
     maxProcesses: 256,
   },
   browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
+  release: { webhookTimeoutSeconds: 30 },
   checks: {
     timeoutsSeconds: {
       build: 120,

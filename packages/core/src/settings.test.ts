@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSettings } from "./settings.ts";
+import { authSecret, DEV_AUTH_SECRET, DEV_DEMO_PASSWORD, demoPassword, parseSettings, publicUrl } from "./settings.ts";
 
 describe("settings", () => {
   it("has defaults for everything but the database", () => {
@@ -143,6 +143,50 @@ describe("settings", () => {
           expect(() => parseSettings({ [name]: bad })).toThrow(new RegExp(name));
         }
       }
+    });
+  });
+
+  describe("sign-in", () => {
+    const secret = "s".repeat(32);
+
+    it("uses a public dev secret, the dev demo password and localhost:$PORT outside prod", () => {
+      const s = parseSettings({ PORT: "3100" });
+      expect(authSecret(s)).toBe(DEV_AUTH_SECRET);
+      expect(demoPassword(s)).toBe(DEV_DEMO_PASSWORD);
+      expect(publicUrl(s)).toBe("http://localhost:3100");
+    });
+
+    it("requires RHUMBATRON_AUTH_SECRET in prod, of at least 32 characters", () => {
+      expect(() => parseSettings({ RHUMBATRON_ENV: "prod" })).toThrow(
+        /RHUMBATRON_AUTH_SECRET is required when RHUMBATRON_ENV=prod/,
+      );
+      expect(() => parseSettings({ RHUMBATRON_AUTH_SECRET: "short" })).toThrow(
+        /RHUMBATRON_AUTH_SECRET must be at least 32/,
+      );
+      expect(authSecret(parseSettings({ RHUMBATRON_ENV: "prod", RHUMBATRON_AUTH_SECRET: secret }))).toBe(secret);
+    });
+
+    it("gives the demo admin no password in prod unless one is configured", () => {
+      expect(demoPassword(parseSettings({ RHUMBATRON_ENV: "prod", RHUMBATRON_AUTH_SECRET: secret }))).toBeNull();
+      expect(
+        demoPassword(
+          parseSettings({
+            RHUMBATRON_ENV: "prod",
+            RHUMBATRON_AUTH_SECRET: secret,
+            RHUMBATRON_DEMO_PASSWORD: "chosen-one",
+          }),
+        ),
+      ).toBe("chosen-one");
+      expect(() => parseSettings({ RHUMBATRON_DEMO_PASSWORD: "short" })).toThrow(/RHUMBATRON_DEMO_PASSWORD/);
+    });
+
+    it("takes RHUMBATRON_PUBLIC_URL as given, without a trailing slash, and refuses a non-http one", () => {
+      expect(publicUrl(parseSettings({ RHUMBATRON_PUBLIC_URL: "https://rhumbatron.example.com/" }))).toBe(
+        "https://rhumbatron.example.com",
+      );
+      expect(() => parseSettings({ RHUMBATRON_PUBLIC_URL: "rhumbatron.example.com" })).toThrow(
+        /RHUMBATRON_PUBLIC_URL must be an http\(s\) URL/,
+      );
     });
   });
 });

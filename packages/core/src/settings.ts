@@ -34,15 +34,33 @@ export const settingsSchema = z.object({
   RHUMBATRON_WORKER_PORT: z.preprocess(emptyToUndefined, port.default(3030)),
   /** 0 picks any free port (tests). */
   RHUMBATRON_GIT_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3031)),
-  RHUMBATRON_GIT_PUBLIC_URL: z.preprocess(emptyToUndefined, z.string().url().default("http://localhost:3031/git")),
+  /** Where people and the web app reach the worker's git endpoint; unset: http://localhost:$RHUMBATRON_GIT_PORT/git. */
+  RHUMBATRON_GIT_PUBLIC_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
   RHUMBATRON_LOG_LEVEL: z.preprocess(
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
-  RHUMBATRON_LOCAL_USER_EMAIL: z.preprocess(
+  // Sign-in (better-auth). The secret signs session cookies; required when RHUMBATRON_ENV=prod.
+  RHUMBATRON_AUTH_SECRET: z.preprocess(
     emptyToUndefined,
-    z.string().email().default("admin@demo.rhumbatron.local"),
+    z.string().min(32, "must be at least 32 characters (e.g. `openssl rand -base64 32`)").optional(),
   ),
+  /** The web app's address as people reach it; unset: http://localhost:$PORT (and 127.0.0.1). */
+  RHUMBATRON_PUBLIC_URL: z.preprocess(
+    emptyToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. https://rhumbatron.example.com" }).optional(),
+  ),
+  /** The seeded demo admin's password; unset: DEV_DEMO_PASSWORD in dev, no password in prod. */
+  RHUMBATRON_DEMO_PASSWORD: z.preprocess(
+    emptyToUndefined,
+    z.string().min(8, "must be at least 8 characters").max(128).optional(),
+  ),
+  /**
+   * Where background functions are served: `worker` (default) runs every one in the worker;
+   * `split` (deployments) serves the ones that need no Sandbox or source store from the web app at
+   * /api/inngest and the rest from the worker host, both with the Inngest executor.
+   */
+  RHUMBATRON_FUNCTION_HOST: z.preprocess(emptyToUndefined, z.enum(["worker", "split"]).default("worker")),
   INNGEST_EVENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
@@ -73,6 +91,30 @@ export const settingsSchema = z.object({
 
 export type Settings = z.infer<typeof settingsSchema>;
 
+/** The auth secret outside prod when RHUMBATRON_AUTH_SECRET is unset: public, so never for real use. */
+export const DEV_AUTH_SECRET = "rhumbatron-dev-auth-secret-do-not-use-in-production";
+/** The demo admin's password outside prod when RHUMBATRON_DEMO_PASSWORD is unset (README: Sign-in). */
+export const DEV_DEMO_PASSWORD = "rhumbatron-demo";
+
+export function authSecret(s: Settings): string {
+  return s.RHUMBATRON_AUTH_SECRET ?? DEV_AUTH_SECRET;
+}
+
+/** The password the seed gives the demo admin, or null (prod without RHUMBATRON_DEMO_PASSWORD): none. */
+export function demoPassword(s: Settings): string | null {
+  return s.RHUMBATRON_DEMO_PASSWORD ?? (s.RHUMBATRON_ENV === "prod" ? null : DEV_DEMO_PASSWORD);
+}
+
+/** The worker's git endpoint as clients reach it: RHUMBATRON_GIT_PUBLIC_URL, else the local git port. */
+export function gitPublicUrl(s: Settings): string {
+  return (s.RHUMBATRON_GIT_PUBLIC_URL ?? `http://localhost:${s.RHUMBATRON_GIT_PORT}/git`).replace(/\/+$/, "");
+}
+
+/** Where people reach the web app: RHUMBATRON_PUBLIC_URL, else http://localhost:$PORT. */
+export function publicUrl(s: Settings): string {
+  return (s.RHUMBATRON_PUBLIC_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, "");
+}
+
 /** Parses settings; a bad value throws INVALID_CONFIG with one line per problem, naming the variable. */
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   const parsed = settingsSchema.safeParse(env);
@@ -94,6 +136,10 @@ function crossFieldIssues(s: Settings): string[] {
   }
   if (s.AGENT_MODEL_URL && !s.AGENT_MODEL_MODEL) {
     lines.push("AGENT_MODEL_MODEL is required when AGENT_MODEL_URL is set");
+  }
+  // A known secret would let anyone forge a session cookie.
+  if (s.RHUMBATRON_ENV === "prod" && !s.RHUMBATRON_AUTH_SECRET) {
+    lines.push("RHUMBATRON_AUTH_SECRET is required when RHUMBATRON_ENV=prod (e.g. `openssl rand -base64 32`)");
   }
   return lines;
 }

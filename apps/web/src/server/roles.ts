@@ -20,3 +20,8 @@ export function roleRank(role: Role): number {
 export function hasAtLeast(role: Role, minimum: Role): boolean {
   return roleRank(role) >= roleRank(minimum);
 }
+
+/** The less privileged of two roles: what an API token may do is capped by its user's current role. */
+export function lowerRole(a: Role, b: Role): Role {
+  return roleRank(a) <= roleRank(b) ? a : b;
+}

@@ -1,14 +1,15 @@
-import type { RhumbatronConfig } from "@rhumbatron/core";
+import { type BlobStore, gitPublicUrl, type RhumbatronConfig } from "@rhumbatron/core";
 import type { Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";
+import { serverBlobStore } from "./blobs.ts";
 import { type Caller, membershipIn, resolveCaller } from "./caller.ts";
 import { toTRPCError } from "./errors.ts";
 import { webNudger } from "./nudger.ts";
 import { hasAtLeast } from "./roles.ts";
 import { serverConfig, serverSettings } from "./settings.ts";
-import { localSourceProbe } from "./source-probe.ts";
+import { gitHttpSourceProbe, localSourceProbe } from "./source-probe.ts";
 
 /** What commands need besides the database: the typed config, the nudger and the clock. */
 export interface Services {
@@ -17,6 +18,8 @@ export interface Services {
   now: () => Date;
   /** Reads the source store for promotion's precondition 8 (the composed commit in the Candidate fork). */
   sourceProbe: (db: Db) => SourceProbe;
+  /** The blob store the worker writes patches, check output and screenshots to (read-only here). */
+  blobs: BlobStore;
 }
 
 export interface Context {
@@ -47,7 +50,7 @@ export function createContext(opts: {
   };
 }
 
-function defaultServices(): Services {
+export function defaultServices(): Services {
   const config = serverConfig();
   const settings = serverSettings();
   const now = () => new Date();
@@ -55,7 +58,12 @@ function defaultServices(): Services {
     config,
     nudger: webNudger(settings),
     now,
-    sourceProbe: (db) => localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
+    // On one host the web reads the repositories itself; split across hosts it asks the worker's git endpoint.
+    sourceProbe: (db) =>
+      settings.RHUMBATRON_FUNCTION_HOST === "split"
+        ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
+        : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
+    blobs: serverBlobStore(),
   };
 }
 
@@ -63,6 +71,9 @@ const isProduction = process.env.NODE_ENV === "production";
 
 const t = initTRPC.context<Context>().create({
   transformer: superjson,
+  // Subscriptions run over server-sent events; a ping keeps a quiet feed open through proxies, and
+  // a client that hears nothing (not even a ping) for twice that long reconnects with its last event ID.
+  sse: { ping: { enabled: true, intervalMs: 10_000 }, client: { reconnectAfterInactivityMs: 20_000 } },
   errorFormatter({ shape, error }) {
     // Clients show field-level messages from the zod issues of a rejected input.
     const zodError = error.code === "BAD_REQUEST" && error.cause instanceof z.ZodError ? error.cause : null;

@@ -1,7 +1,7 @@
 "use client";
 
 import { QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
 import superjson from "superjson";
@@ -20,7 +20,16 @@ function trpcUrl(): string {
 export function TRPCReactProvider({ children }: { children: ReactNode }) {
   const queryClient = getQueryClient();
   const [trpcClient] = useState(() =>
-    createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: trpcUrl(), transformer: superjson })] }),
+    createTRPCClient<AppRouter>({
+      links: [
+        // Subscriptions (the live project feed) run over server-sent events; everything else is batched.
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          true: httpSubscriptionLink({ url: trpcUrl(), transformer: superjson }),
+          false: httpBatchLink({ url: trpcUrl(), transformer: superjson }),
+        }),
+      ],
+    }),
   );
   return (
     <QueryClientProvider client={queryClient}>

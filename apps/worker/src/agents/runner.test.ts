@@ -1,15 +1,13 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import {
   candidateFork,
   DEFAULT_COMMAND_ALLOWLIST,
   loadConfig,
   type RhumbatronConfig,
-  repoNamespace,
   scriptedProvider,
   sourceKeys,
   workspaceFork,
@@ -20,7 +18,6 @@ import {
   createChange,
   enqueueCommand,
   issueRepoToken,
-  localFolderBlobStore,
   pgNotifyNudger,
   withTransaction,
 } from "@rhumbatron/db";
@@ -28,12 +25,12 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { buildFunctions } from "../functions/index.ts";
-import { createSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { startGitHttpServer } from "../source/git-http.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
-import { SourceStore } from "../source/store.ts";
-import { captureLogs, startNudgeOnlyExecutor } from "../testing.ts";
-import { executeRun, type RunnerDeps } from "./runner.ts";
+import { provisionedProject, runTaskDirectly, type TestWorld, testWorld } from "../test-world.ts";
+import { startNudgeOnlyExecutor } from "../testing.ts";
+import { runBrowserCheck } from "../verification/browser-check.ts";
+import type { RunnerDeps } from "./runner.ts";
 
 const t = useTestDatabase();
 const running: LocalExecutor[] = [];
@@ -48,44 +45,8 @@ function git(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
   });
 }
 
-const toolchain = [
-  dirname(process.execPath),
-  dirname(createRequire(import.meta.url).resolve("typescript/package.json")),
-];
-
-async function world(config: RhumbatronConfig = loadConfig("dev")) {
-  const dir = mkdtempSync(join(tmpdir(), "rh-agents-"));
-  const root = join(dir, "git", repoNamespace(config.env));
-  const now = () => new Date();
-  const store = new SourceStore({ db: t.db, config, now, root });
-  const blobs = localFolderBlobStore(join(dir, "blobs"));
-  const logs = captureLogs();
-  const sandbox = await createSandbox({
-    root: join(dir, "sandboxes"),
-    toolchainPaths: toolchain,
-    allowlist: DEFAULT_COMMAND_ALLOWLIST,
-    limits: sandboxLimits(config),
-    log: logs.logger,
-  });
-  const deps = { db: t.db, config, nudger: pgNotifyNudger, now, source: store, blobs };
-  return { dir, root, config, store, blobs, sandbox, logs, deps };
-}
-
-async function newProject(w: Awaited<ReturnType<typeof world>>) {
-  const projectId = `proj_${randomUUID()}`;
-  await t.db.tenant.upsert({ where: { id: "ten_a" }, create: { id: "ten_a", slug: "a", name: "A" }, update: {} });
-  await t.db.project.create({ data: { id: projectId, tenantId: "ten_a", name: projectId } });
-  await withTransaction(t.db, (ctx) =>
-    enqueueCommand(
-      ctx,
-      { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
-      w.deps,
-    ),
-  );
-  const r = await consumeQueue(t.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
-  expect(r.actions.ack).toBe(1);
-  return projectId;
-}
+const world = (config: RhumbatronConfig = loadConfig("dev")) => testWorld(t.db, config);
+const newProject = (w: TestWorld) => provisionedProject(w);
 
 async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 40_000): Promise<T> {
   const end = Date.now() + ms;
@@ -98,7 +59,7 @@ async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boo
   return v;
 }
 
-async function startWorker(w: Awaited<ReturnType<typeof world>>) {
+async function startWorker(w: TestWorld) {
   const functions = buildFunctions({
     config: w.config,
     nudger: pgNotifyNudger,
@@ -109,6 +70,8 @@ async function startWorker(w: Awaited<ReturnType<typeof world>>) {
       sandbox: w.sandbox,
       provider: scriptedProvider,
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+      browserCheck: runBrowserCheck,
+      releaseRoot: join(w.dir, "releases"),
     },
   });
   running.push(
@@ -131,7 +94,7 @@ const change = (tasks: unknown[]) => ({
  * queue and wake paths are covered by the end-to-end test above).
  */
 async function runOneTask(
-  w: Awaited<ReturnType<typeof world>>,
+  w: TestWorld,
   projectId: string,
   requestId: string,
   editPlan: unknown[] | undefined,
@@ -157,24 +120,7 @@ async function runOneTask(
     w.deps,
   );
   const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
-  const runId = `run_${randomUUID()}`;
-  const agentId = `agt_${requestId}`;
-  await t.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
-  await t.db.agentRun.create({
-    data: {
-      id: runId,
-      taskId: task.id,
-      changeId,
-      agentId,
-      wakeCommandId: `cmd_${runId}`,
-      reason: "dispatch",
-      status: "running",
-    },
-  });
-  const result = await executeRun(
-    { ...w.deps, sandbox: w.sandbox, provider: scriptedProvider, allowlist: [...DEFAULT_COMMAND_ALLOWLIST], ...extra },
-    runId,
-  );
+  const { runId, result } = await runTaskDirectly(w, task, extra);
   return { changeId, task, runId, result };
 }
 

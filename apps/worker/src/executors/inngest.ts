@@ -12,6 +12,11 @@ import type { Executor } from "./types.ts";
 
 export const INNGEST_APP_ID = "rhumbatron";
 export const INNGEST_PATH = "/api/inngest";
+/**
+ * With RHUMBATRON_FUNCTION_HOST=split the web app and the worker host are two Inngest apps (each
+ * synced from its own URL); nudge events reach functions in either.
+ */
+export const INNGEST_SPLIT_APP_IDS = { web: "rhumbatron-web", worker: "rhumbatron-worker" } as const;
 
 export type InngestSettings = Pick<
   Settings,
@@ -35,11 +40,12 @@ function devMode(value: string | undefined): { isDev: boolean; devUrl?: string }
 export function createInngestClient(
   settings: Omit<InngestSettings, "RHUMBATRON_WORKER_PORT">,
   logger?: Logger,
+  appId: string = INNGEST_APP_ID,
 ): Inngest {
   const { isDev, devUrl } = devMode(settings.INNGEST_DEV);
   const baseUrl = settings.INNGEST_BASE_URL ?? devUrl;
   return new Inngest({
-    id: INNGEST_APP_ID,
+    id: appId,
     isDev,
     ...(baseUrl ? { baseUrl } : {}),
     ...(settings.INNGEST_EVENT_KEY ? { eventKey: settings.INNGEST_EVENT_KEY } : {}),
@@ -94,6 +100,8 @@ export function toInngestFunctions(client: Inngest, functions: WorkerFunction[],
 export interface InngestExecutorOptions extends RunDeps {
   settings: InngestSettings;
   functions: WorkerFunction[];
+  /** The Inngest app ID (INNGEST_SPLIT_APP_IDS.worker when the web app serves the other share). */
+  appId?: string;
   /** Overrides settings.RHUMBATRON_WORKER_PORT; 0 picks a free port (tests). */
   port?: number;
   host?: string;
@@ -108,7 +116,7 @@ export class InngestExecutor implements Executor {
   private listening = false;
 
   constructor(private readonly options: InngestExecutorOptions) {
-    this.client = createInngestClient(options.settings, options.logger);
+    this.client = createInngestClient(options.settings, options.logger, options.appId);
     this.inngestFunctions = toInngestFunctions(this.client, options.functions, options);
     const handler = serve({ client: this.client, functions: this.inngestFunctions, servePath: INNGEST_PATH });
     this.server = createServer((req, res) => {

@@ -2,9 +2,11 @@ import type { AgentProvider, BlobStore, OverlapClassifier, RhumbatronConfig, San
 import { DomainError } from "@rhumbatron/core";
 import { type Db, type EnqueueDeps, type Nudger, validateNudgeChannel } from "@rhumbatron/db";
 import { abstainClassifier } from "../classifier/abstain.ts";
+import { indexingHandlers } from "../indexer/index.ts";
+import { releaseWorkflowFunction } from "../release/workflow.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
 import type { SourceStore } from "../source/store.ts";
-import { runBrowserCheck } from "../verification/browser-check.ts";
+import type { BrowserCheckInput, BrowserCheckResult } from "../verification/browser-check.ts";
 import { agentRunnerFunction } from "./agent-runner.ts";
 import { eventRouterFunction } from "./event-router.ts";
 import { forksSweepTickFunction } from "./forks-sweep.ts";
@@ -39,7 +41,32 @@ export interface FunctionDeps {
     provider: AgentProvider;
     allowlist: string[];
     templateDir?: string;
+    /** Where folder releases are written (`<data dir>/releases` in the worker). */
+    releaseRoot: string;
+    /** The browser check (Chromium); main.ts passes runBrowserCheck, so importing the registry never loads Playwright. */
+    browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
   };
+}
+
+/**
+ * Functions that need the Sandbox or the source store (git repositories on local disk): with
+ * RHUMBATRON_FUNCTION_HOST=split they run on the worker host; every other function is served by the
+ * web app at /api/inngest. One registry, so no function is defined twice.
+ */
+export const WORKER_HOST_FUNCTIONS: ReadonlySet<string> = new Set([
+  "agent-runner",
+  "forks-sweep-tick",
+  "verification-workflow",
+  "release-workflow",
+  "queue-integration",
+  "queue-indexing",
+]);
+
+export type FunctionHost = "web" | "worker";
+
+export function functionsForHost(functions: WorkerFunction[], host: FunctionHost | "all"): WorkerFunction[] {
+  if (host === "all") return functions;
+  return functions.filter((fn) => WORKER_HOST_FUNCTIONS.has(fn.id) === (host === "worker"));
 }
 
 /** The registry both executors read: every background function, with triggers from config. */
@@ -59,7 +86,10 @@ export function buildFunctions({
       blobs,
       ...(source.templateDir ? { templateDir: source.templateDir } : {}),
     };
-    return { integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d)] };
+    return {
+      integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d)],
+      indexing: indexingHandlers(d),
+    };
   };
   return checkRegistry([
     heartbeatFunction(config),
@@ -87,7 +117,15 @@ export function buildFunctions({
             source: source.store,
             sandbox: source.sandbox,
             blobs,
-            browserCheck: runBrowserCheck,
+            browserCheck: source.browserCheck,
+          }),
+          releaseWorkflowFunction({
+            db: source.db,
+            config,
+            nudger,
+            source: source.store,
+            blobs,
+            releaseRoot: source.releaseRoot,
           }),
         ]
       : []),

@@ -38,7 +38,11 @@ const RESULT = "application/x-git-upload-pack-result";
 export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", logger }: GitHttpOptions): Handler {
   const git = (args: string[]): ChildProcess =>
     // No shell, and only PATH: nothing from the worker's environment (tokens, GIT_* overrides) reaches git.
-    spawn(gitBinary, args, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["pipe", "pipe", "pipe"] });
+    spawn(gitBinary, args, {
+      // Cast: Next's types (the web app imports the worker) make NODE_ENV a required variable.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } as unknown as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");

@@ -1,9 +1,20 @@
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The project template every canonical repository starts from (templates/shop in this repository). */
-export const DEFAULT_TEMPLATE_DIR = fileURLToPath(new URL("../../../../templates/shop", import.meta.url));
+/**
+ * The project template every canonical repository starts from (templates/shop in this repository).
+ * A plain path join, not `new URL(…, import.meta.url)`, which bundlers treat as an asset to copy.
+ */
+export const DEFAULT_TEMPLATE_DIR = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "..",
+  "..",
+  "templates",
+  "shop",
+);
 
 const SKIP = new Set(["node_modules", "dist", ".git"]);
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BlobStore, CommandResult, SandboxWorkspace } from "@rhumbatron/core";
 import { type Browser, chromium, type Page, type Request, type Route } from "playwright-core";
-import { CHROMIUM_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./chromium.ts";
+import { BROWSER_CHECK_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./chromium.ts";
 
 /**
  * The browser verification check: Chromium drives the demo shop's wishlist (or cart) flow against
@@ -108,7 +108,11 @@ export async function runBrowserCheck(input: BrowserCheckInput): Promise<Browser
     const notUp = await waitForApp(link, server, left);
     if (notUp) return error(`the app did not start: ${notUp}`);
     try {
-      running.browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, timeout: Math.max(1, left()) });
+      running.browser = await chromium.launch({
+        executablePath,
+        args: BROWSER_CHECK_ARGS,
+        timeout: Math.max(1, left()),
+      });
     } catch (e) {
       return error(`could not launch Chromium: ${firstLine(e)}`);
     }

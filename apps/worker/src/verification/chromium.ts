@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 
 /**
- * System Chromium for the browser check, found the way e2e/support/chromium.ts finds it (the
- * worker does not import from e2e): CHROMIUM_PATH, then the usual system locations.
+ * System Chromium, for the browser check and for the e2e suite (e2e/support/chromium.ts re-exports
+ * this): CHROMIUM_PATH, then the usual system locations.
  */
 export const CHROMIUM_CANDIDATES = [
   "/usr/bin/chromium",
@@ -20,11 +20,7 @@ export function findChromium(): string | null {
   return CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? null;
 }
 
-/**
- * Flags for a headless Chromium on a machine without network or GPU. Every request is answered or
- * aborted by request interception; resolving no host name at all is a second wall behind it
- * (prefetch and preconnect hints never reach the route handler).
- */
+/** Flags for a headless Chromium on a machine without network or GPU. */
 export const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
@@ -34,5 +30,11 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
   "--no-first-run",
   "--disable-quic",
-  "--host-resolver-rules=MAP * ~NOTFOUND",
 ];
+
+/**
+ * The browser check's flags: every request is answered or aborted by request interception;
+ * resolving no host name at all is a second wall behind it (prefetch and preconnect hints never
+ * reach the route handler).
+ */
+export const BROWSER_CHECK_ARGS = [...CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND"];

@@ -17,6 +17,7 @@ import {
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
+import { indexingHandlers } from "../indexer/index.ts";
 import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications, type VerificationDeps } from "./workflow.ts";
@@ -411,6 +412,51 @@ describe("approval and promotion", () => {
     });
     expect((await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId } })).status).toBe("stale");
     expect(await eventsOf(v.changeId, "candidate.stale")).toHaveLength(1);
+  });
+
+  it("a failed fast-forward of main keeps the CAS; a retried promotion repairs the source sync", async () => {
+    const w = await testWorld(t.db);
+    const v = await verifiedWithGate(w, "repair");
+    await decideCandidateApproval(
+      t.db,
+      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
+      w.deps,
+    );
+    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toMatchObject({
+      outcome: "promoted",
+      generation: 1,
+    });
+    const repo = canonicalRepo(v.projectId);
+    const main = () =>
+      withRepoToken(
+        t.db,
+        { repo, mode: "read", purpose: "t" },
+        w.config,
+        () => new Date(),
+        (tok) => w.store.head(repo, tok),
+      );
+    const s0 = await main();
+    // The push fails: the index build (which syncs main first) fails; canonical stays S1 in the database.
+    const broken = Object.create(w.store) as typeof w.store;
+    broken.fastForward = async () => {
+      throw new Error("disk full");
+    };
+    const consumer = { ...w.deps, owner: "t" };
+    const failed = await consumeQueue(t.db, "indexing", indexingHandlers({ ...w.deps, source: broken }), consumer);
+    expect(failed.actions.retry).toBe(1);
+    expect(await main()).toBe(s0);
+    expect((await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).canonicalGeneration).toBe(1);
+    // Its retries run out (the indexing queue records the failure and drops the command) …
+    await t.db.queueMessage.deleteMany({ where: { queue: "indexing" } });
+    // … and a retry of the promotion is alreadyPromoted and sends the sync again, which repairs main.
+    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toEqual({
+      outcome: "alreadyPromoted",
+      generation: 1,
+    });
+    const repaired = await consumeQueue(t.db, "indexing", indexingHandlers(w.deps), consumer);
+    expect(repaired.actions.ack).toBe(1);
+    expect(await main()).toBe(v.commit);
+    expect(await w.blobs.has(sourceKeys.code(v.projectId, v.tree))).toBe(true);
   });
 
   it("another tenant cannot see, approve or promote the Candidate", async () => {

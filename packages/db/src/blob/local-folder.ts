@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { type BlobObject, type BlobStore, DomainError, isValidBlobKey } from "@rhumbatron/core";
@@ -17,7 +18,7 @@ export function localFolderBlobStore(root: string): BlobStore {
     async put(key, body, metadata = {}) {
       const file = pathOf(key);
       await mkdir(dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+      const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
       await writeFile(`${tmp}.meta`, JSON.stringify(metadata));
       await writeFile(tmp, body);
       await rename(`${tmp}.meta`, `${file}.meta.json`);

@@ -1,4 +1,5 @@
-import { loadConfig } from "@rhumbatron/core";
+import { DEV_DEMO_PASSWORD, loadConfig } from "@rhumbatron/core";
+import { setUserPassword } from "../auth/passwords.ts";
 import type { Db } from "../client.ts";
 import { pgNotifyNudger } from "../nudge.ts";
 import type { EnqueueDeps } from "../queues/enqueue.ts";
@@ -24,14 +25,28 @@ export interface SeedResult {
   userId: string;
   projectId: string;
   created: boolean;
+  /** The demo admin's password (set or confirmed by this run), or null when none was given. */
+  password: string | null;
+}
+
+export interface SeedOptions {
+  /** The demo admin's password (`demoPassword(settings)`); null: leave the credential as it is. */
+  password?: string | null;
 }
 
 /**
- * Seeds the embedded default's demo tenant, its admin user and one project (sent to provisioning). Idempotent: a second run
- * finds the rows and changes nothing (so `npm start` keeps the data it had).
+ * Seeds the embedded default's demo tenant, its admin user with a password, and one project (sent to
+ * provisioning). Idempotent: a second run finds the rows and changes nothing (so `npm start` keeps the
+ * data it had). The password is the one exception: if the stored one no longer matches the configured
+ * one, it is set again, so the password `npm start` prints always works.
  */
-export async function seedDemo(db: Db, deps: EnqueueDeps = defaultDeps()): Promise<SeedResult> {
-  return withTransaction(db, async (ctx) => {
+export async function seedDemo(
+  db: Db,
+  deps: EnqueueDeps = defaultDeps(),
+  options: SeedOptions = {},
+): Promise<SeedResult> {
+  const password = options.password === undefined ? DEV_DEMO_PASSWORD : options.password;
+  const seeded = await withTransaction(db, async (ctx) => {
     const { tx } = ctx;
     await tx.tenant.upsert({
       where: { id: DEMO.tenantId },
@@ -57,4 +72,7 @@ export async function seedDemo(db: Db, deps: EnqueueDeps = defaultDeps()): Promi
     const projectId = await createProjectIn(ctx, { tenantId: DEMO.tenantId, name: DEMO.projectName }, deps);
     return { tenantId: DEMO.tenantId, userId: DEMO.userId, projectId, created: true };
   });
+  // After the commit: hashing takes a while on purpose and needs no transaction (the user row exists).
+  if (password !== null) await setUserPassword(db, DEMO.userId, password);
+  return { ...seeded, password };
 }

@@ -121,12 +121,18 @@ export async function deliverMessage(
   } else {
     try {
       // Handler and ack (or redelivery, or deferral) in one transaction.
-      action = await withTransaction(db, async (ctx) => {
-        const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now });
-        const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
-        await settleHandled(ctx, m, a, deps);
-        return a;
-      });
+      // A handler doing slow outside work (git, an index build) may take up to its lease.
+      const timeoutMs = handler.ownTransaction ? deps.config.queues.leaseSeconds * 1000 : undefined;
+      action = await withTransaction(
+        db,
+        async (ctx) => {
+          const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now });
+          const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
+          await settleHandled(ctx, m, a, deps);
+          return a;
+        },
+        timeoutMs ? { timeoutMs } : {},
+      );
       return action;
     } catch (err) {
       outcome = { kind: "failed", error: errorText(err) };

@@ -27,7 +27,16 @@ export function deadLetterHandler(deps: EnqueueDeps): CommandHandler {
         // The command failed again after an operator's Retry: the same record opens again.
         await ctx.tx.deadLetter.update({
           where: { id: existing.id },
-          data: { status: "open", reason, attempts: occurrence, resolvedAt: null, resolvedBy: null, resolveNote: null },
+          // The envelope as it failed this time (its attempt count), so the next Retry sends the latest one.
+          data: {
+            status: "open",
+            reason,
+            payload: command as object,
+            attempts: occurrence,
+            resolvedAt: null,
+            resolvedBy: null,
+            resolveNote: null,
+          },
         });
       } else {
         await ctx.tx.deadLetter.create({

@@ -204,6 +204,19 @@ describe("queues", () => {
       status: "retried",
       resolvedBy: "usr_op",
     });
+    // It fails again: the same record opens again with the envelope as it failed this time, so the
+    // next Retry sends the next attempt rather than the first envelope again.
+    for (let i = 0; i < 4; i++) {
+      await consumeQueue(t.db, "agent-wakeups", failing, deps);
+      advance(30);
+    }
+    await consumeQueue(t.db, "dead-letter", [deadLetterHandler(deps)], deps);
+    const reopened = await t.db.deadLetter.findUniqueOrThrow({ where: { id: dl1 } });
+    expect(reopened).toMatchObject({ status: "open", attempts: 2 });
+    expect((reopened.payload as { attempt?: number }).attempt).toBe(1);
+    await retryDeadLetter(t.db, { tenantId, deadLetterId: dl1, operatorId: "usr_op" }, deps);
+    const again = await t.db.queueMessage.findFirstOrThrow({ where: { queue: "agent-wakeups", commandId: "cmd_r1" } });
+    expect((again.envelope as { attempt?: number }).attempt).toBe(2);
 
     await expect(
       dismissDeadLetter(t.db, { tenantId, deadLetterId: dl2, operatorId: "usr_op", reason: "  " }, clock),

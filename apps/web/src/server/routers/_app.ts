@@ -1,9 +1,11 @@
 import { createCallerFactory, router } from "../trpc.ts";
 import { candidatesRouter } from "./candidates.ts";
 import { changesRouter, tasksRouter } from "./changes.ts";
+import { metricsRouter } from "./metrics.ts";
 import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
 import { tenantsRouter } from "./tenants.ts";
+import { tokensRouter } from "./tokens.ts";
 
 /** The public API: one sub-router per resource. */
 export const appRouter = router({
@@ -13,6 +15,8 @@ export const appRouter = router({
   change: changesRouter,
   task: tasksRouter,
   candidate: candidatesRouter,
+  tokens: tokensRouter,
+  metrics: metricsRouter,
 });
 
 export type AppRouter = typeof appRouter;

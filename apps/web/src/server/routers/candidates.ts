@@ -1,4 +1,10 @@
-import { decideCandidateApproval, getCandidate, listCandidates, promoteCandidate } from "@rhumbatron/db";
+import {
+  decideCandidateApproval,
+  getCandidate,
+  listCandidates,
+  promoteCandidate,
+  readCandidatePatch,
+} from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -18,6 +24,12 @@ export const candidatesRouter = router({
   get: tenantProcedure("viewer")
     .input(z.object({ candidateId: id }))
     .query(({ ctx, input }) => getCandidate(ctx.db, { tenantId: input.tenantId, candidateId: input.candidateId })),
+  /** The composed Candidate's patch from the blob store, or `stored: false` when there is none. */
+  patch: tenantProcedure("viewer")
+    .input(z.object({ candidateId: id }))
+    .query(({ ctx, input }) =>
+      readCandidatePatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
+    ),
   approve: tenantProcedure("approver")
     .input(z.object({ candidateId: id, treeHash, note: z.string().trim().max(2000).optional() }))
     .mutation(({ ctx, input }) =>

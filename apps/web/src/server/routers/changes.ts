@@ -1,5 +1,15 @@
 import { changeInput, DomainError, validateWorkGraph } from "@rhumbatron/core";
-import { cancelChange, clientRequestId, createChange, getChange, listChanges, listTasks } from "@rhumbatron/db";
+import {
+  cancelChange,
+  clientRequestId,
+  createChange,
+  getChange,
+  listChangeCandidates,
+  listChangeSets,
+  listChanges,
+  listTasks,
+  readChangeSetPatch,
+} from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -40,6 +50,20 @@ export const changesRouter = router({
     .input(z.object({ projectId: id, limit: z.number().int().min(1).max(200).default(50) }))
     .query(({ ctx, input }) =>
       listChanges(ctx.db, { tenantId: input.tenantId, projectId: input.projectId, limit: input.limit }),
+    ),
+  /** The ChangeSets the Change's Agents published (metadata; the patch text comes from `patch`). */
+  changeSets: tenantProcedure("viewer")
+    .input(z.object({ changeId: id }))
+    .query(({ ctx, input }) => listChangeSets(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  /** The Candidates composed from the Change, newest first. */
+  candidates: tenantProcedure("viewer")
+    .input(z.object({ changeId: id }))
+    .query(({ ctx, input }) => listChangeCandidates(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  /** One ChangeSet's stored patch (a unified diff, at most the configured 512 KB), read from the blob store. */
+  patch: tenantProcedure("viewer")
+    .input(z.object({ changeSetId: id }))
+    .query(({ ctx, input }) =>
+      readChangeSetPatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, changeSetId: input.changeSetId }),
     ),
   cancel: tenantProcedure("member")
     .input(z.object({ changeId: id, reason: z.string().trim().min(1).max(2000) }))

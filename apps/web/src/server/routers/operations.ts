@@ -5,6 +5,8 @@ import {
   listOutboxRows,
   queueStats,
   retryDeadLetter,
+  streamLag,
+  usageMeters,
 } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
@@ -22,6 +24,12 @@ export const operationsRouter = router({
     ),
   outboxCounts: tenantProcedure("operator").query(({ ctx, input }) => countOutboxRows(ctx.db, input.tenantId)),
   queues: tenantProcedure("operator").query(({ ctx, input }) => queueStats(ctx.db, input.tenantId, ctx.services.now())),
+  /** Per stream: head offset, each subscription's committed offset and lag (environment-wide). */
+  streamLag: tenantProcedure("operator").query(({ ctx, input }) =>
+    streamLag(ctx.db, input.tenantId, ctx.services.config),
+  ),
+  /** The Sandbox meter for this month and the overlap classifier's calls today, each with its cap. */
+  meters: tenantProcedure("operator").query(({ ctx }) => usageMeters(ctx.db, ctx.services.config, ctx.services.now())),
   deadLetters: tenantProcedure("operator")
     .input(
       z.object({

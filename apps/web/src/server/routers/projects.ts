@@ -1,8 +1,19 @@
-import { canonicalRepo, DomainError } from "@rhumbatron/core";
-import { createProject, issueRepoToken, listProjects, projectName } from "@rhumbatron/db";
+import { canonicalRepo, DomainError, gitPublicUrl } from "@rhumbatron/core";
+import {
+  archiveProject,
+  createProject,
+  getProjectOverview,
+  issueRepoToken,
+  listProjects,
+  projectName,
+  projectOfTenant,
+} from "@rhumbatron/db";
 import { z } from "zod";
+import { projectFeed } from "../project-feed.ts";
 import { serverSettings } from "../settings.ts";
 import { router, tenantProcedure } from "../trpc.ts";
+
+const projectId = z.string().min(1).max(200);
 
 export const projectsRouter = router({
   /** The tenant's projects, newest first, archived last. */
@@ -12,11 +23,48 @@ export const projectsRouter = router({
     .input(z.object({ name: projectName }))
     .mutation(({ ctx, input }) => createProject(ctx.db, { tenantId: input.tenantId, name: input.name }, ctx.services)),
   /**
+   * Archives the project (admins manage projects): status archived, project.archived, and
+   * project.cleanup to delete its repositories and stored source. A repeat changes nothing.
+   */
+  archive: tenantProcedure("admin")
+    .input(z.object({ projectId }))
+    .mutation(({ ctx, input }) =>
+      archiveProject(
+        ctx.db,
+        { tenantId: input.tenantId, projectId: input.projectId, actorId: ctx.caller.userId },
+        ctx.services,
+      ),
+    ),
+  /** The project, its canonical generations with the Candidate each came from, and its view's counts. */
+  overview: tenantProcedure("viewer")
+    .input(z.object({ projectId }))
+    .query(({ ctx, input }) => getProjectOverview(ctx.db, { tenantId: input.tenantId, projectId: input.projectId })),
+  /**
+   * The project's live feed (project_events) over server-sent events: recent rows first, then each
+   * new one. `lastEventId` is the feed ID to resume after (EventSource sends it on reconnect).
+   * The project is checked before the stream opens, so another tenant's project is NOT_FOUND.
+   */
+  events: tenantProcedure("viewer")
+    .input(
+      z.object({
+        projectId,
+        lastEventId: z
+          .string()
+          .regex(/^\d{1,19}$/)
+          .nullish(),
+      }),
+    )
+    .subscription(async ({ ctx, input, signal }) => {
+      const project = await projectOfTenant(ctx.db, input.tenantId, input.projectId);
+      const after = input.lastEventId ? BigInt(input.lastEventId) : null;
+      return projectFeed(ctx.db, project.id, after, signal);
+    }),
+  /**
    * A read token (600 s) and the URL to `git clone` the project's canonical source. The token is
    * shown once; push is never offered.
    */
   cloneAccess: tenantProcedure("viewer")
-    .input(z.object({ projectId: z.string().min(1).max(200) }))
+    .input(z.object({ projectId }))
     .mutation(async ({ ctx, input }) => {
       const project = await ctx.db.project.findFirst({ where: { id: input.projectId, tenantId: input.tenantId } });
       if (!project) throw new DomainError("NOT_FOUND", `project ${input.projectId} not found`);
@@ -29,7 +77,7 @@ export const projectsRouter = router({
         ctx.services.config,
         ctx.services.now(),
       );
-      const base = new URL(serverSettings().RHUMBATRON_GIT_PUBLIC_URL);
+      const base = new URL(gitPublicUrl(serverSettings()));
       const url = `${base.protocol}//x:${token.token}@${base.host}${base.pathname.replace(/\/$/, "")}/${repo}.git`;
       return { url, expiresAt: token.expiresAt, command: `git clone ${url} ${project.name}` };
     }),

@@ -1,6 +1,6 @@
 import { DEMO, seedDemo } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   ACME,
   callerAs,
@@ -41,17 +41,10 @@ describe("tenants.mine", () => {
     ]);
   });
 
-  it("without sign-in, the caller is the seeded demo admin when RHUMBATRON_LOCAL_USER_EMAIL is unset", async () => {
-    // Settings are read on first use, and nothing in this file has read them yet.
-    vi.stubEnv("RHUMBATRON_LOCAL_USER_EMAIL", "");
-    try {
-      const caller = createCaller(createContext({ db: t.db, headers: new Headers() }));
-      expect(await caller.tenants.mine()).toEqual([
-        { tenantId: DEMO.tenantId, slug: DEMO.tenantSlug, name: DEMO.tenantName, role: "admin" },
-      ]);
-    } finally {
-      vi.unstubAllEnvs();
-    }
+  it("without a session or a token is UNAUTHORIZED, even with the seeded demo admin in the database", async () => {
+    expect(await t.db.user.count({ where: { id: DEMO.userId } })).toBe(1);
+    const caller = createCaller(createContext({ db: t.db, headers: new Headers() }));
+    await expect(caller.tenants.mine()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 
   it("returns UNAUTHORIZED when the local user does not exist", async () => {

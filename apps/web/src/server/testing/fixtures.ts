@@ -1,5 +1,8 @@
+import { publicUrl } from "@rhumbatron/core";
 import type { Db, Role } from "@rhumbatron/db";
+import { AUTH_BASE_PATH, authFor } from "../auth.ts";
 import { createCaller } from "../routers/_app.ts";
+import { serverSettings } from "../settings.ts";
 import { createContext } from "../trpc.ts";
 
 /**
@@ -62,4 +65,33 @@ export function recordingDb(db: Db): { db: Db; touched: string[] } {
     },
   });
   return { db: proxy, touched };
+}
+
+/** better-auth's endpoint URL on this server (the origin its CSRF check trusts). */
+export function authUrl(path: string): string {
+  return `${publicUrl(serverSettings())}${AUTH_BASE_PATH}${path}`;
+}
+
+/** Signs in through better-auth's real HTTP handler, as the browser does; the raw response. */
+export function signIn(db: Db, email: string, password: string): Promise<Response> {
+  return authFor(db).handler(
+    new Request(authUrl("/sign-in/email"), {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: publicUrl(serverSettings()) },
+      body: JSON.stringify({ email, password }),
+    }),
+  );
+}
+
+/** The `cookie` request header a browser would send after this sign-in response. */
+export function cookieFrom(res: Response): string {
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+}
+
+/** A tRPC caller acting through request headers only (a session cookie, a bearer token, or nothing). */
+export function callerWith(db: Db, headers: Record<string, string> = {}) {
+  return createCaller(createContext({ db, headers: new Headers(headers) }));
 }

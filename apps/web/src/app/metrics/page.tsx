@@ -1,0 +1,17 @@
+import { MetricsView } from "../../components/metrics/metrics-view.tsx";
+import { shellNotice } from "../../components/shell-notice.tsx";
+import { loadShell } from "../../server/shell.ts";
+
+export const dynamic = "force-dynamic";
+
+export default async function MetricsPage() {
+  const shell = await loadShell();
+  const notice = shellNotice(shell, "viewer");
+  if (notice || shell.kind !== "ready") return notice;
+  return (
+    <section className="space-y-4">
+      <h1 className="text-xl font-semibold">Metrics</h1>
+      <MetricsView tenantId={shell.tenant.tenantId} />
+    </section>
+  );
+}

@@ -1,0 +1,26 @@
+import { QUEUE_PURPOSES } from "@rhumbatron/core";
+import { DeadLettersPanel } from "../../components/operations/dead-letters-panel.tsx";
+import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
+import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
+import { shellNotice } from "../../components/shell-notice.tsx";
+import { loadShell } from "../../server/shell.ts";
+
+export const dynamic = "force-dynamic";
+
+/** What operators watch and act on (operator role and above; every procedure checks it again). */
+export default async function OperationsPage() {
+  const shell = await loadShell();
+  const notice = shellNotice(shell, "operator");
+  if (notice || shell.kind !== "ready") return notice;
+  const tenantId = shell.tenant.tenantId;
+  return (
+    <section className="space-y-4">
+      <h1 className="text-xl font-semibold">Operations</h1>
+      <DeadLettersPanel tenantId={tenantId} />
+      <OutboxPanel tenantId={tenantId} />
+      <QueuesPanel tenantId={tenantId} purposes={QUEUE_PURPOSES} />
+      <StreamLagPanel tenantId={tenantId} />
+      <MetersPanel tenantId={tenantId} />
+    </section>
+  );
+}

@@ -1,0 +1,26 @@
+import { CandidateView } from "../../../../../components/candidate/candidate-view.tsx";
+import { shellNotice } from "../../../../../components/shell-notice.tsx";
+import { hasAtLeast } from "../../../../../server/roles.ts";
+import { loadShell } from "../../../../../server/shell.ts";
+
+export const dynamic = "force-dynamic";
+
+export default async function CandidatePage({
+  params,
+}: {
+  params: Promise<{ projectId: string; candidateId: string }>;
+}) {
+  const { projectId, candidateId } = await params;
+  const shell = await loadShell();
+  const notice = shellNotice(shell, "viewer");
+  if (notice || shell.kind !== "ready") return notice;
+  return (
+    <CandidateView
+      tenantId={shell.tenant.tenantId}
+      projectId={projectId}
+      candidateId={candidateId}
+      // The buttons show for approvers and above; the procedures check the role again on every call.
+      canDecide={hasAtLeast(shell.tenant.role, "approver")}
+    />
+  );
+}

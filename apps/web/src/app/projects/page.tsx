@@ -1,0 +1,6 @@
+import { redirect } from "next/navigation";
+
+/** The project list lives on the home page. */
+export default function ProjectsPage() {
+  redirect("/");
+}

@@ -1,0 +1,209 @@
+"use client";
+
+import type { Role } from "@rhumbatron/db";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { ROLE_ORDER, roleRank } from "../server/roles.ts";
+import { useTRPC } from "../trpc/client.tsx";
+import { Empty, LoadError, Loading, Panel } from "./query-state.tsx";
+
+const when = (d: Date | null) => (d ? d.toLocaleString() : "never");
+
+/** Create (name + role, the secret shown once), list and revoke the caller's API tokens in one tenant. */
+export function ApiTokens({ tenantId, role }: { tenantId: string; role: Role }) {
+  const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
+  return (
+    <div className="space-y-6">
+      <CreateToken tenantId={tenantId} role={role} onCreated={setCreated} />
+      {created && <NewSecret {...created} onDone={() => setCreated(null)} />}
+      <TokenList tenantId={tenantId} isAdmin={role === "admin"} />
+    </div>
+  );
+}
+
+function CreateToken({
+  tenantId,
+  role,
+  onCreated,
+}: {
+  tenantId: string;
+  role: Role;
+  onCreated: (c: { name: string; secret: string }) => void;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [tokenRole, setTokenRole] = useState<Role>("viewer");
+  const create = useMutation(
+    trpc.tokens.create.mutationOptions({
+      onSuccess: (result) => {
+        onCreated({ name: result.token.name, secret: result.secret });
+        setName("");
+        void queryClient.invalidateQueries({ queryKey: trpc.tokens.list.queryKey({ tenantId }) });
+      },
+    }),
+  );
+  const allowed = ROLE_ORDER.filter((r) => roleRank(r) <= roleRank(role));
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    create.mutate({ tenantId, name, role: tokenRole });
+  }
+  return (
+    <Panel title="New token">
+      <form data-testid="create-token" onSubmit={onSubmit} className="flex flex-wrap items-end gap-3">
+        <label className="text-sm">
+          <span className="mb-1 block font-medium">Name</span>
+          <input
+            name="name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            required
+            maxLength={100}
+            placeholder="e.g. CI pipeline"
+            className="w-64 rounded border border-slate-300 px-3 py-1.5 text-sm"
+          />
+        </label>
+        <label className="text-sm">
+          <span className="mb-1 block font-medium">Role</span>
+          <select
+            name="role"
+            value={tokenRole}
+            onChange={(e) => setTokenRole(e.target.value as Role)}
+            className="rounded border border-slate-300 bg-white px-2 py-1.5 text-sm"
+          >
+            {allowed.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button
+          type="submit"
+          disabled={create.isPending}
+          className="rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700 disabled:opacity-60"
+        >
+          {create.isPending ? "Creating…" : "Create token"}
+        </button>
+      </form>
+      {create.isError && (
+        <p role="alert" data-testid="create-token-error" className="mt-3 text-sm text-red-700">
+          {create.error.message}
+        </p>
+      )}
+    </Panel>
+  );
+}
+
+function NewSecret({ name, secret, onDone }: { name: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied("yes");
+    } catch {
+      setCopied("failed");
+    }
+  }
+  return (
+    <div data-testid="new-token" className="rounded-lg border border-emerald-300 bg-emerald-50 p-4 text-sm">
+      <p className="font-medium text-emerald-900">Token “{name}” created. Copy it now: it is not shown again.</p>
+      <div className="mt-2 flex items-center gap-2">
+        <code
+          data-testid="new-token-secret"
+          className="min-w-0 flex-1 select-all truncate rounded border border-emerald-200 bg-white px-2 py-1 font-mono text-xs"
+        >
+          {secret}
+        </code>
+        <button
+          type="button"
+          onClick={() => void copy()}
+          className="rounded border border-emerald-400 bg-white px-2 py-1 text-emerald-800 hover:bg-emerald-100"
+        >
+          {copied === "yes" ? "Copied" : "Copy"}
+        </button>
+        <button type="button" onClick={onDone} className="px-2 py-1 text-emerald-800 hover:underline">
+          Done
+        </button>
+      </div>
+      {copied === "failed" && (
+        <p role="alert" className="mt-2 text-xs text-red-700">
+          The browser refused the clipboard; select the token and copy it by hand.
+        </p>
+      )}
+    </div>
+  );
+}
+
+function TokenList({ tenantId, isAdmin }: { tenantId: string; isAdmin: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const tokens = useQuery(trpc.tokens.list.queryOptions({ tenantId }));
+  const revoke = useMutation(
+    trpc.tokens.revoke.mutationOptions({
+      onSuccess: () => void queryClient.invalidateQueries({ queryKey: trpc.tokens.list.queryKey({ tenantId }) }),
+    }),
+  );
+  const title = isAdmin ? "Tokens in this tenant" : "Your tokens";
+  if (tokens.isPending) return <Loading testId="token-list" label="Loading tokens…" />;
+  if (tokens.isError) {
+    return (
+      <LoadError
+        testId="token-list"
+        what="tokens"
+        message={tokens.error.message}
+        onRetry={() => void tokens.refetch()}
+      />
+    );
+  }
+  if (tokens.data.length === 0) return <Empty testId="token-list">No API tokens yet</Empty>;
+  return (
+    <Panel title={title}>
+      {revoke.isError && (
+        <p role="alert" className="mb-3 text-sm text-red-700">
+          Could not revoke: {revoke.error.message}
+        </p>
+      )}
+      <table data-testid="token-list" data-state="ready" className="w-full text-left text-sm">
+        <thead className="text-xs uppercase text-slate-500">
+          <tr>
+            <th className="py-1 pr-3 font-medium">Name</th>
+            <th className="py-1 pr-3 font-medium">Token</th>
+            <th className="py-1 pr-3 font-medium">Role</th>
+            {isAdmin && <th className="py-1 pr-3 font-medium">Owner</th>}
+            <th className="py-1 pr-3 font-medium">Created</th>
+            <th className="py-1 pr-3 font-medium">Last used</th>
+            <th className="py-1 font-medium" />
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-100">
+          {tokens.data.map((t) => (
+            <tr key={t.id} data-testid="token-row" data-revoked={t.revokedAt ? "true" : "false"}>
+              <td className="py-2 pr-3 font-medium">{t.name}</td>
+              <td className="py-2 pr-3 font-mono text-xs text-slate-600">{t.prefix}…</td>
+              <td className="py-2 pr-3">{t.role}</td>
+              {isAdmin && <td className="py-2 pr-3 text-slate-600">{t.userEmail}</td>}
+              <td className="py-2 pr-3 text-slate-600">{when(t.createdAt)}</td>
+              <td className="py-2 pr-3 text-slate-600">{when(t.lastUsedAt)}</td>
+              <td className="py-2 text-right">
+                {t.revokedAt ? (
+                  <span className="text-xs text-slate-500">revoked {when(t.revokedAt)}</span>
+                ) : (
+                  <button
+                    type="button"
+                    data-testid="revoke-token"
+                    disabled={revoke.isPending && revoke.variables?.tokenId === t.id}
+                    onClick={() => revoke.mutate({ tenantId, tokenId: t.id })}
+                    className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
+                  >
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Panel>
+  );
+}

@@ -1,0 +1,130 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTRPC } from "../../trpc/client.tsx";
+import { Panel } from "../query-state.tsx";
+import { Badge, Hash } from "./badges.tsx";
+import type { CandidateDetail } from "./types.ts";
+
+const STATE_TONE = { pending: "pending", granted: "pass", rejected: "fail", not_required: "neutral" } as const;
+
+/**
+ * A person's decision, bound to the exact composed tree shown here: the tree hash the buttons send
+ * is the one on the screen, so a Candidate recomposed since cannot be approved by a stale page.
+ */
+export function ApprovalPanel({
+  tenantId,
+  candidate,
+  canDecide,
+}: {
+  tenantId: string;
+  candidate: CandidateDetail;
+  canDecide: boolean;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [note, setNote] = useState("");
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.candidate.get.queryKey() });
+  const approve = useMutation(trpc.candidate.approve.mutationOptions({ onSettled: refresh }));
+  const reject = useMutation(trpc.candidate.reject.mutationOptions({ onSettled: refresh }));
+  const { approval } = candidate;
+  const tree = candidate.composedTree;
+  const state = approval.state as keyof typeof STATE_TONE;
+  const open = approval.required && state === "pending";
+  const ready = open && candidate.status === "verified" && tree !== null;
+  const busy = approve.isPending || reject.isPending;
+  const error = approve.error ?? reject.error;
+
+  return (
+    <Panel
+      title="Approval"
+      testId="candidate-approval"
+      actions={
+        <Badge tone={STATE_TONE[state] ?? "neutral"} testId="approval-state">
+          {state.replace("_", " ")}
+        </Badge>
+      }
+    >
+      <p className="mb-2 text-sm">
+        Composed tree being approved:{" "}
+        {tree ? (
+          <code data-testid="approve-tree-hash" className="break-all font-mono text-xs">
+            {tree}
+          </code>
+        ) : (
+          <span data-testid="approve-tree-hash" className="text-slate-500">
+            not composed yet
+          </span>
+        )}
+      </p>
+      {approval.decision && (
+        <div data-testid="approval-decision" className="mb-2 rounded border border-slate-200 p-2 text-sm">
+          <strong>{approval.decision.decision}</strong> by {approval.decision.decidedBy} on{" "}
+          {approval.decision.decidedAt.toLocaleString()} for tree <Hash value={approval.decision.treeHash} />
+          {approval.decision.note && (
+            <p className="mt-1 whitespace-pre-wrap text-slate-700">“{approval.decision.note}”</p>
+          )}
+        </div>
+      )}
+      {!approval.required && <p className="text-sm text-slate-600">The plan does not ask for a person’s approval.</p>}
+      {open && !canDecide && <p className="text-sm text-slate-600">Waiting for an approver.</p>}
+      {open && canDecide && (
+        <div className="space-y-2">
+          {!ready && (
+            <p className="text-sm text-slate-600">
+              The Candidate is {candidate.status}: it can be approved or rejected once it is verified.
+            </p>
+          )}
+          <label className="block text-sm">
+            <span className="text-slate-600">Note (required to reject)</span>
+            <textarea
+              data-testid="reject-note"
+              value={note}
+              onChange={(e) => setNote(e.target.value)}
+              rows={2}
+              maxLength={2000}
+              className="mt-1 block w-full rounded border border-slate-300 p-2 text-sm"
+            />
+          </label>
+          <div className="flex gap-2">
+            <button
+              type="button"
+              data-testid="approve-button"
+              disabled={!ready || busy || tree === null}
+              onClick={() =>
+                tree &&
+                approve.mutate({
+                  tenantId,
+                  candidateId: candidate.id,
+                  treeHash: tree,
+                  ...(note.trim() ? { note: note.trim() } : {}),
+                })
+              }
+              className="rounded bg-emerald-700 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50"
+            >
+              Approve this tree
+            </button>
+            <button
+              type="button"
+              data-testid="reject-button"
+              disabled={!ready || busy || tree === null || !note.trim()}
+              title={note.trim() ? undefined : "Write why in the note first"}
+              onClick={() =>
+                tree && reject.mutate({ tenantId, candidateId: candidate.id, treeHash: tree, note: note.trim() })
+              }
+              className="rounded bg-red-700 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50"
+            >
+              Reject
+            </button>
+          </div>
+        </div>
+      )}
+      {error && (
+        <p data-testid="approval-error" role="alert" className="mt-2 text-sm text-red-800">
+          {error.message}
+        </p>
+      )}
+    </Panel>
+  );
+}

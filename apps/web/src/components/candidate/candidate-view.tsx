@@ -1,0 +1,101 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { candidateTone, isFinalStatus, LIVE_REFETCH_MS } from "../../lib/candidate-view.ts";
+import { useTRPC } from "../../trpc/client.tsx";
+import { LoadError, Loading } from "../query-state.tsx";
+import { ApprovalPanel } from "./approval-panel.tsx";
+import { Badge } from "./badges.tsx";
+import { ChecksPanel, PlanPanel } from "./checks-panel.tsx";
+import { CompositionPanel } from "./composition-panel.tsx";
+import { GapsPanel } from "./gaps-panel.tsx";
+import { PromotePanel } from "./promote-panel.tsx";
+
+/**
+ * One Candidate: composition, plan, every Evidence record, every gap, approval and promotion. While
+ * it is being composed or verified the page asks again every LIVE_REFETCH_MS until a final status.
+ */
+export function CandidateView(props: { tenantId: string; projectId: string; candidateId: string; canDecide: boolean }) {
+  const { tenantId, projectId, candidateId, canDecide } = props;
+  const trpc = useTRPC();
+  const candidate = useQuery(
+    trpc.candidate.get.queryOptions(
+      { tenantId, candidateId },
+      {
+        refetchInterval: (q) => (q.state.data && isFinalStatus(q.state.data.status) ? false : LIVE_REFETCH_MS),
+        retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
+      },
+    ),
+  );
+
+  if (candidate.isPending) return <Loading testId="candidate-view" label="Loading the Candidate…" />;
+  if (candidate.isError) {
+    if (candidate.error.data?.code === "NOT_FOUND") {
+      return <LoadError testId="candidate-view" what="the Candidate" message="it does not exist in this tenant" />;
+    }
+    return (
+      <LoadError
+        testId="candidate-view"
+        what="the Candidate"
+        message={candidate.error.message}
+        onRetry={() => void candidate.refetch()}
+      />
+    );
+  }
+  const c = candidate.data;
+  if (c.projectId !== projectId) {
+    return <LoadError testId="candidate-view" what="the Candidate" message="it belongs to another project" />;
+  }
+  const live = !isFinalStatus(c.status);
+  return (
+    <div data-testid="candidate-view" data-state="ready" className="space-y-4">
+      <header className="flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <p className="text-sm text-slate-500">
+            <a className="underline" href={`/projects/${projectId}/candidates`}>
+              Candidates
+            </a>{" "}
+            · Change{" "}
+            <a className="font-mono underline" href={`/projects/${projectId}/changes/${c.changeId}`}>
+              {c.changeId}
+            </a>
+          </p>
+          <h1 className="font-mono text-lg font-semibold break-all">{c.id}</h1>
+        </div>
+        <div className="flex items-center gap-2">
+          {live && (
+            <span data-testid="candidate-live" className="text-xs text-sky-700" aria-live="polite">
+              live · updating every {LIVE_REFETCH_MS / 1000} s
+            </span>
+          )}
+          <Badge tone={candidateTone(c.status)} testId="candidate-status-badge">
+            <span data-testid="candidate-status" data-status={c.status}>
+              {c.status}
+            </span>
+          </Badge>
+        </div>
+      </header>
+      <p data-testid="candidate-verification" className="text-sm text-slate-600">
+        Verification workflow:{" "}
+        {c.verification
+          ? `${c.verification.status}${c.verification.finishedAt ? `, finished ${c.verification.finishedAt.toLocaleString()}` : `, started ${c.verification.startedAt?.toLocaleString() ?? "—"}`}`
+          : "not started"}
+      </p>
+      {c.rejectionReason && (
+        <p
+          data-testid="candidate-rejection"
+          role="alert"
+          className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900"
+        >
+          Rejected: {c.rejectionReason}
+        </p>
+      )}
+      <CompositionPanel tenantId={tenantId} candidate={c} live={live} />
+      <PlanPanel candidate={c} />
+      <GapsPanel candidate={c} />
+      <ChecksPanel candidate={c} />
+      <ApprovalPanel tenantId={tenantId} candidate={c} canDecide={canDecide} />
+      <PromotePanel tenantId={tenantId} candidate={c} canPromote={canDecide} />
+    </div>
+  );
+}

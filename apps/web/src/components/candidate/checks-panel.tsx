@@ -1,0 +1,233 @@
+import type { CheckVerdict, PlannedCheck } from "@rhumbatron/core";
+import {
+  COVERAGE_LABELS,
+  checkRows,
+  checkTone,
+  durationAgainstTimeout,
+  evidenceTone,
+  gapStyle,
+  TONE_CLASSES,
+} from "../../lib/candidate-view.ts";
+import { Empty, Panel } from "../query-state.tsx";
+import { Badge } from "./badges.tsx";
+import { blobHref } from "./composition-panel.tsx";
+import type { CandidateDetail, CandidateEvidence } from "./types.ts";
+
+/** The Verification Plan: which policy chose which checks, and whether a person must approve. */
+export function PlanPanel({ candidate }: { candidate: CandidateDetail }) {
+  const plan = candidate.plan;
+  if (!plan) {
+    return (
+      <Panel title="Verification plan" testId="candidate-plan">
+        <Empty testId="candidate-plan-empty">No plan yet: the verification workflow has not planned the checks.</Empty>
+      </Panel>
+    );
+  }
+  return (
+    <Panel title="Verification plan" testId="candidate-plan">
+      <dl className="grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1 text-sm">
+        <dt className="text-slate-500">Policy</dt>
+        <dd data-testid="plan-policy">
+          {plan.policyId} v{plan.policyVersion} · risk tier {plan.riskTier}
+        </dd>
+        <dt className="text-slate-500">Human gate</dt>
+        <dd data-testid="plan-human-gate" data-human-gate={String(plan.humanGate)}>
+          {plan.humanGate ? "a person must approve the composed tree" : "no approval needed"}
+          {plan.humanGateReasons.length > 0 && (
+            <ul className="list-disc pl-5 text-slate-600">
+              {plan.humanGateReasons.map((r) => (
+                <li key={r}>{r}</li>
+              ))}
+            </ul>
+          )}
+        </dd>
+        <dt className="text-slate-500">Checks</dt>
+        <dd>{plan.checks.length}</dd>
+      </dl>
+    </Panel>
+  );
+}
+
+/** Every planned check with the gate's verdict and every Evidence record, newest first. */
+export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
+  const plan = candidate.plan;
+  const rows = checkRows<CandidateEvidence>(plan?.checks ?? [], candidate.gate?.verdicts ?? [], candidate.evidence);
+  return (
+    <Panel title="Checks and Evidence" testId="candidate-checks">
+      {rows.length === 0 ? (
+        <Empty testId="candidate-checks-empty">No checks planned and no Evidence recorded yet.</Empty>
+      ) : (
+        <ul className="space-y-3">
+          {rows.map((row) => (
+            <CheckItem key={row.checkId} check={row.check} verdict={row.verdict} evidence={row.evidence} />
+          ))}
+        </ul>
+      )}
+    </Panel>
+  );
+}
+
+function CheckItem({
+  check,
+  verdict,
+  evidence,
+}: {
+  check: PlannedCheck | null;
+  verdict: CheckVerdict | null;
+  evidence: CandidateEvidence[];
+}) {
+  const checkId = check?.id ?? evidence[0]?.checkId ?? "unknown";
+  const judged = evidence.find((e) => e.id === verdict?.evidenceId) ?? evidence[0] ?? null;
+  // Records of a check the plan does not name prove nothing: neutral, never green.
+  const tone = check
+    ? checkTone({
+        gap: verdict?.gap ?? null,
+        satisfied: verdict?.satisfied ?? false,
+        evidenceStatus: judged?.status ?? null,
+      })
+    : "neutral";
+  const gap = verdict?.gap ?? null;
+  return (
+    <li
+      data-testid={`check-${checkId}`}
+      data-status={judged?.status ?? "none"}
+      data-gap={gap ?? (verdict?.satisfied ? "none" : check ? "missing" : "unplanned")}
+      className={`rounded border p-3 ${TONE_CLASSES[tone]}`}
+    >
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <div className="flex items-center gap-2">
+          <span className="font-mono font-medium">{checkId}</span>
+          <span className="text-xs opacity-75">{check?.kind ?? judged?.kind ?? ""}</span>
+        </div>
+        <div className="flex items-center gap-2">
+          {verdict?.satisfied ? (
+            <Badge tone="pass">satisfied</Badge>
+          ) : check ? (
+            <Badge tone={gapStyle(gap ?? "missing").tone}>gap: {gapStyle(gap ?? "missing").label}</Badge>
+          ) : (
+            <Badge tone="neutral">not in the plan</Badge>
+          )}
+        </div>
+      </div>
+      {check && (
+        <p className="mt-1 text-xs opacity-80">
+          timeout {check.timeoutSeconds} s
+          {check.metric ? ` · ${check.metric.name} must be below ${check.metric.below}` : ""}
+          {check.reason ? ` · ${check.reason}` : ""}
+        </p>
+      )}
+      {verdict && !verdict.satisfied && <p className="mt-1 text-xs">{verdict.detail}</p>}
+      {evidence.length === 0 ? (
+        <p className="mt-2 text-xs opacity-75">No Evidence recorded.</p>
+      ) : (
+        <ul className="mt-2 space-y-2">
+          {evidence.map((e) => (
+            <EvidenceItem
+              key={e.id}
+              e={e}
+              judged={e.id === judged?.id}
+              isGap={!verdict?.satisfied}
+              bound={check?.metric}
+            />
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+function metricEntries(metrics: unknown): Array<[string, string]> {
+  if (!metrics || typeof metrics !== "object" || Array.isArray(metrics)) return [];
+  return Object.entries(metrics as Record<string, unknown>).map(([k, v]) => [k, String(v)]);
+}
+
+function EvidenceItem({
+  e,
+  judged,
+  isGap,
+  bound,
+}: {
+  e: CandidateEvidence;
+  judged: boolean;
+  isGap: boolean;
+  bound: { name: string; below: number } | undefined;
+}) {
+  const duration = durationAgainstTimeout(e.durationMs, e.timeoutSeconds);
+  const metrics = metricEntries(e.metrics);
+  return (
+    <li
+      data-testid="evidence-record"
+      data-evidence-id={e.id}
+      data-status={e.status}
+      data-coverage={e.coverage}
+      className="rounded border border-slate-200 bg-white p-2 text-xs text-slate-800"
+    >
+      <div className="flex flex-wrap items-center gap-2">
+        <Badge tone={evidenceTone(e.status, isGap)} testId="evidence-status">
+          {e.status}
+        </Badge>
+        <span data-testid="evidence-coverage" className="text-slate-600">
+          {COVERAGE_LABELS[e.coverage] ?? e.coverage}
+        </span>
+        <span className="text-slate-500">{e.completedAt.toLocaleString()}</span>
+        {judged && <span className="text-slate-500">(the record the gate judged)</span>}
+      </div>
+      <div className="mt-1 flex items-center gap-2">
+        <div className="h-1.5 w-32 overflow-hidden rounded bg-slate-100" aria-hidden="true">
+          <div
+            className={`h-full ${duration.over ? "bg-red-500" : "bg-slate-400"}`}
+            style={{ width: `${Math.round(duration.share * 100)}%` }}
+          />
+        </div>
+        <span
+          data-testid="evidence-duration"
+          data-over={String(duration.over)}
+          className={duration.over ? "text-red-700" : ""}
+        >
+          {duration.label}
+          {duration.over ? " (over the timeout)" : ""}
+        </span>
+      </div>
+      {metrics.length > 0 && (
+        <dl data-testid="evidence-metrics" className="mt-1 flex flex-wrap gap-x-4">
+          {metrics.map(([k, v]) => (
+            <div key={k} className="flex gap-1">
+              <dt className="text-slate-500">{k}</dt>
+              <dd className="font-mono">
+                {v}
+                {bound?.name === k ? ` (must be below ${bound.below})` : ""}
+              </dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      {e.detail && <p className="mt-1 whitespace-pre-wrap text-slate-700">{e.detail}</p>}
+      <div className="mt-1 flex flex-wrap items-start gap-3">
+        {e.outputKey ? (
+          <a
+            data-testid="evidence-output"
+            className="text-sky-700 underline"
+            href={blobHref(e.outputKey)}
+            target="_blank"
+            rel="noreferrer"
+          >
+            output log
+          </a>
+        ) : (
+          <span className="text-slate-400">no output stored</span>
+        )}
+        {e.attachments.map((key) => (
+          <a key={key} href={blobHref(key)} target="_blank" rel="noreferrer">
+            {/* biome-ignore lint/performance/noImgElement: private, per-tenant blobs; next/image would proxy and cache them */}
+            <img
+              data-testid="evidence-screenshot"
+              src={blobHref(key)}
+              alt={`screenshot ${key.slice(key.lastIndexOf("/") + 1)}`}
+              className="max-h-48 rounded border border-slate-200"
+            />
+          </a>
+        ))}
+      </div>
+    </li>
+  );
+}

@@ -1,0 +1,70 @@
+export interface RunRow {
+  id: string;
+  taskId: string;
+  agentId: string;
+  status: string;
+  reason: string;
+  fork: string | null;
+  startCommit: string | null;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const RUN_TONE: Record<string, string> = {
+  queued: "bg-slate-100 text-slate-700",
+  running: "bg-amber-100 text-amber-900",
+  completed: "bg-emerald-100 text-emerald-800",
+  failed: "bg-red-100 text-red-800",
+  blocked: "bg-violet-100 text-violet-800",
+};
+
+/** The Change's Agents, each with its runs (agent_runs) in order: status, Task, why it woke, fork, error. */
+export function AgentRuns({ runs, taskKeys }: { runs: RunRow[]; taskKeys: Map<string, string> }) {
+  if (runs.length === 0) {
+    return (
+      <p data-testid="agent-runs" data-state="empty" className="text-sm text-slate-500">
+        No Agent has run yet: Agents wake when their Task becomes ready.
+      </p>
+    );
+  }
+  const byAgent = new Map<string, RunRow[]>();
+  for (const r of runs) byAgent.set(r.agentId, [...(byAgent.get(r.agentId) ?? []), r]);
+  return (
+    <div data-testid="agent-runs" data-state="ready" className="space-y-4">
+      {[...byAgent.entries()].map(([agentId, list]) => (
+        <section key={agentId} data-testid={`agent-${agentId}`}>
+          <h3 className="mb-1 font-mono text-sm font-semibold">{agentId}</h3>
+          <ol className="divide-y divide-slate-100 text-sm">
+            {list.map((r) => (
+              <li
+                key={r.id}
+                data-testid="agent-run"
+                data-run-id={r.id}
+                data-status={r.status}
+                className="flex flex-wrap items-baseline gap-x-3 gap-y-1 py-1.5"
+              >
+                <span
+                  className={`rounded px-1.5 py-0.5 text-xs ${RUN_TONE[r.status] ?? "bg-slate-100 text-slate-700"}`}
+                >
+                  {r.status}
+                </span>
+                <span className="font-mono text-xs">{taskKeys.get(r.taskId) ?? r.taskId}</span>
+                <span className="text-xs text-slate-500">woke: {r.reason}</span>
+                {r.fork && <span className="font-mono text-xs text-slate-500">{r.fork}</span>}
+                <time dateTime={r.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
+                  {r.createdAt.toLocaleString()}
+                </time>
+                {r.error && (
+                  <p data-testid="agent-run-error" className="w-full break-words text-xs text-red-800">
+                    {r.error}
+                  </p>
+                )}
+              </li>
+            ))}
+          </ol>
+        </section>
+      ))}
+    </div>
+  );
+}

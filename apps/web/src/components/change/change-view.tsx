@@ -1,0 +1,224 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useMemo } from "react";
+import { useTRPC } from "../../trpc/client.tsx";
+import { Notice } from "../notice.tsx";
+import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+import { AgentRuns } from "./agent-runs.tsx";
+import { ChangeSets } from "./change-sets.tsx";
+import { WorkGraph } from "./work-graph.tsx";
+
+/** How often an unfinished Change's page refreshes its Tasks, runs, ChangeSets and Candidates. */
+export const CHANGE_REFETCH_MS = 2_000;
+
+/** A Change is finished for this page once it is cancelled or one of its Candidates was promoted. */
+function isSettled(status: string | undefined, candidates: { status: string }[] | undefined): boolean {
+  return status === "cancelled" || (candidates ?? []).some((c) => c.status === "promoted");
+}
+
+/**
+ * A Change: its Work Graph coloured by Task state, the Agents and their runs, the ChangeSets with
+ * their patches, and the Candidates composed from it. Refreshes itself until the Change settles.
+ */
+export function ChangeView({
+  tenantId,
+  projectId,
+  changeId,
+}: {
+  tenantId: string;
+  projectId: string;
+  changeId: string;
+}) {
+  const trpc = useTRPC();
+  const candidates = useQuery(
+    trpc.change.candidates.queryOptions(
+      { tenantId, changeId },
+      { refetchInterval: (q) => (isSettled(undefined, q.state.data) ? false : CHANGE_REFETCH_MS) },
+    ),
+  );
+  const change = useQuery(
+    trpc.change.get.queryOptions(
+      { tenantId, changeId },
+      {
+        refetchInterval: (q) => (isSettled(q.state.data?.status, candidates.data) ? false : CHANGE_REFETCH_MS),
+        retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
+      },
+    ),
+  );
+  const taskKeys = useMemo(() => new Map((change.data?.tasks ?? []).map((t) => [t.id, t.key])), [change.data]);
+
+  if (change.isPending) return <Loading testId="change-view" label="Loading the Change…" />;
+  if (change.isError) {
+    if (change.error.data?.code === "NOT_FOUND") {
+      return (
+        <div data-testid="change-view" data-state="not-found">
+          <Notice title="Change not found" tone="error">
+            There is no Change {changeId} in this tenant.{" "}
+            <a className="underline" href={`/projects/${projectId}`}>
+              Back to the project
+            </a>
+          </Notice>
+        </div>
+      );
+    }
+    return (
+      <LoadError
+        testId="change-view"
+        what="the Change"
+        message={change.error.message}
+        onRetry={() => void change.refetch()}
+      />
+    );
+  }
+  const c = change.data;
+  if (c.projectId !== projectId) {
+    // The URL names another project of this tenant: send the reader to the Change's own project.
+    return (
+      <div data-testid="change-view" data-state="moved">
+        <Notice title="Wrong project">
+          This Change belongs to another project.{" "}
+          <a className="underline" href={`/projects/${c.projectId}/changes/${c.id}`}>
+            Open it there
+          </a>
+        </Notice>
+      </div>
+    );
+  }
+  const live = isSettled(c.status, candidates.data) ? false : CHANGE_REFETCH_MS;
+  const goals = c.goals as { p95LatencyMs?: number };
+  const contract = c.contractChanges as { added?: string[]; removed?: string[]; changed?: string[] };
+  const routes = (["added", "removed", "changed"] as const).flatMap((k) =>
+    (contract[k] ?? []).map((r) => `${k}: ${r}`),
+  );
+
+  return (
+    <div data-testid="change-view" data-state="ready" data-status={c.status} className="space-y-6">
+      <header>
+        <p className="text-sm text-slate-500">
+          <a href={`/projects/${projectId}`} data-testid="project-link" className="underline">
+            Project
+          </a>{" "}
+          / Change
+        </p>
+        <div className="flex flex-wrap items-center justify-between gap-3">
+          <h1 data-testid="change-title" className="text-xl font-semibold">
+            {c.title}
+          </h1>
+          <div className="flex items-center gap-2 text-sm">
+            <span data-testid="change-status" className="rounded-full bg-slate-100 px-2 py-0.5">
+              {c.status}
+            </span>
+            <span data-testid="change-risk" className="rounded-full bg-slate-100 px-2 py-0.5">
+              {c.riskTier} risk
+            </span>
+          </div>
+        </div>
+        <p className="font-mono text-xs text-slate-500">{c.id}</p>
+        {c.description && <p className="mt-2 whitespace-pre-wrap text-sm text-slate-700">{c.description}</p>}
+        {(goals.p95LatencyMs !== undefined || c.invariants.length > 0 || routes.length > 0) && (
+          <dl data-testid="change-terms" className="mt-3 grid gap-2 text-sm sm:grid-cols-3">
+            {goals.p95LatencyMs !== undefined && (
+              <div>
+                <dt className="text-slate-500">Goal</dt>
+                <dd>p95 below {goals.p95LatencyMs} ms</dd>
+              </div>
+            )}
+            {c.invariants.length > 0 && (
+              <div>
+                <dt className="text-slate-500">Invariants</dt>
+                <dd>
+                  <ul className="list-disc pl-4">
+                    {c.invariants.map((i) => (
+                      <li key={i}>{i}</li>
+                    ))}
+                  </ul>
+                </dd>
+              </div>
+            )}
+            {routes.length > 0 && (
+              <div>
+                <dt className="text-slate-500">Contract changes</dt>
+                <dd className="font-mono text-xs">
+                  {routes.map((r) => (
+                    <div key={r}>{r}</div>
+                  ))}
+                </dd>
+              </div>
+            )}
+          </dl>
+        )}
+      </header>
+
+      <Panel title="Work Graph" testId="work-graph-panel">
+        <WorkGraph tasks={c.tasks} />
+      </Panel>
+
+      <Panel title="Candidates" testId="change-candidates-panel">
+        <ChangeCandidates projectId={projectId} query={candidates} />
+      </Panel>
+
+      <Panel title="Agents and their runs" testId="agents-panel">
+        <AgentRuns runs={c.runs} taskKeys={taskKeys} />
+      </Panel>
+
+      <Panel title="ChangeSets" testId="changesets-panel">
+        <ChangeSets tenantId={tenantId} changeId={c.id} live={live} />
+      </Panel>
+    </div>
+  );
+}
+
+type CandidatesQuery = {
+  isPending: boolean;
+  isError: boolean;
+  error: { message: string } | null;
+  data?: { id: string; status: string; baseGeneration: number; promotedGeneration: number | null; createdAt: Date }[];
+  refetch: () => unknown;
+};
+
+function ChangeCandidates({ projectId, query }: { projectId: string; query: CandidatesQuery }) {
+  if (query.isPending) return <Loading testId="change-candidates" label="Loading Candidates…" />;
+  if (query.isError || !query.data) {
+    return (
+      <LoadError
+        testId="change-candidates"
+        what="Candidates"
+        message={query.error?.message ?? "unknown error"}
+        onRetry={() => void query.refetch()}
+      />
+    );
+  }
+  if (query.data.length === 0) {
+    return <Empty testId="change-candidates">No Candidate yet: one is composed when every Task has completed.</Empty>;
+  }
+  return (
+    <ul data-testid="change-candidates" data-state="ready" className="divide-y divide-slate-100 text-sm">
+      {query.data.map((cand) => (
+        <li key={cand.id} className="flex flex-wrap items-baseline gap-3 py-1.5">
+          <a
+            href={`/projects/${projectId}/candidates/${cand.id}`}
+            data-testid={`candidate-link-${cand.id}`}
+            className="font-mono text-sky-800 underline"
+          >
+            {cand.id}
+          </a>
+          <span
+            data-testid="candidate-status"
+            data-status={cand.status}
+            className="rounded bg-slate-100 px-1.5 py-0.5 text-xs"
+          >
+            {cand.status}
+          </span>
+          <span className="text-xs text-slate-500">
+            on S{cand.baseGeneration}
+            {cand.promotedGeneration !== null && <> · promoted as S{cand.promotedGeneration}</>}
+          </span>
+          <time dateTime={cand.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
+            {cand.createdAt.toLocaleString()}
+          </time>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,186 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useMemo, useState } from "react";
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  bucketLabel,
+  chartRows,
+  isAllowedCombination,
+  METRIC_BUCKETS,
+  METRIC_RANGES,
+  type MetricBucketSize,
+  type MetricRange,
+  totalsByName,
+} from "../../lib/metric-buckets.ts";
+import { useTRPC } from "../../trpc/client.tsx";
+import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+
+const PALETTE = [
+  "#0f766e",
+  "#b91c1c",
+  "#1d4ed8",
+  "#a16207",
+  "#7e22ce",
+  "#be185d",
+  "#15803d",
+  "#c2410c",
+  "#334155",
+  "#0e7490",
+];
+/** Shown first when nothing is picked yet: the lifecycle a reader usually asks about. */
+const DEFAULT_METRICS = ["change_created", "task_completed", "task_failed", "candidate_created", "promotion_completed"];
+
+/** Event metrics over time for the caller's tenant, summed per hour or day in SQL. */
+export function MetricsView({ tenantId }: { tenantId: string }) {
+  const trpc = useTRPC();
+  const [range, setRange] = useState<MetricRange>("7d");
+  const [bucket, setBucket] = useState<MetricBucketSize>("day");
+  const [picked, setPicked] = useState<string[] | null>(null);
+  const series = useQuery(
+    trpc.metrics.series.queryOptions(
+      { tenantId, range, bucket },
+      { refetchInterval: 60_000, placeholderData: (p) => p },
+    ),
+  );
+
+  const data = series.data;
+  const totals = useMemo(() => (data ? totalsByName(data.points, data.names) : {}), [data]);
+  const selected = useMemo(() => {
+    if (picked) return picked;
+    const withData = (data?.names ?? []).filter((n) => (totals[n] ?? 0) > 0);
+    return withData.length ? withData.slice(0, 6) : DEFAULT_METRICS;
+  }, [picked, data, totals]);
+  const rows = useMemo(
+    () => (data ? chartRows(data.points, { from: data.from, to: data.to }, data.bucket, selected) : []),
+    [data, selected],
+  );
+  const toggle = (name: string) =>
+    setPicked((cur) => {
+      const base = cur ?? selected;
+      return base.includes(name) ? base.filter((n) => n !== name) : [...base, name];
+    });
+  const pickRange = (r: MetricRange) => {
+    setRange(r);
+    if (!isAllowedCombination(r, bucket)) setBucket("day");
+  };
+
+  const controls = (
+    <div className="flex flex-wrap items-center gap-3 text-sm">
+      <label className="flex items-center gap-1">
+        <span className="text-slate-500">Range</span>
+        <select
+          data-testid="metrics-range"
+          value={range}
+          onChange={(e) => pickRange(e.target.value as MetricRange)}
+          className="rounded border border-slate-300 bg-white px-2 py-1"
+        >
+          {METRIC_RANGES.map((r) => (
+            <option key={r} value={r}>
+              last {r}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex items-center gap-1">
+        <span className="text-slate-500">Per</span>
+        <select
+          data-testid="metrics-bucket"
+          value={bucket}
+          onChange={(e) => setBucket(e.target.value as MetricBucketSize)}
+          className="rounded border border-slate-300 bg-white px-2 py-1"
+        >
+          {METRIC_BUCKETS.map((b) => (
+            <option key={b} value={b} disabled={!isAllowedCombination(range, b)}>
+              {b}
+            </option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+
+  let body: React.ReactNode;
+  if (series.isPending) body = <Loading testId="metrics-chart" label="Loading metrics…" />;
+  else if (series.isError)
+    body = (
+      <LoadError
+        testId="metrics-chart"
+        what="metrics"
+        message={series.error.message}
+        onRetry={() => void series.refetch()}
+      />
+    );
+  else if (series.data.points.length === 0)
+    body = (
+      <Empty testId="metrics-chart">
+        No events in the last {range}. Metric points appear as Changes, Tasks and Candidates move.
+      </Empty>
+    );
+  else
+    body = (
+      <div
+        data-testid="metrics-chart"
+        data-state="ready"
+        data-points={series.data.points.length}
+        className="h-80 w-full"
+      >
+        <ResponsiveContainer width="100%" height="100%">
+          <LineChart data={rows} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+            <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" />
+            <XAxis
+              dataKey="t"
+              tickFormatter={(t: number) => bucketLabel(t, series.data.bucket, series.data.range)}
+              fontSize={11}
+              minTickGap={24}
+            />
+            <YAxis allowDecimals={false} fontSize={11} width={40} />
+            <Tooltip labelFormatter={(t) => `${bucketLabel(Number(t), series.data.bucket, series.data.range)} UTC`} />
+            <Legend />
+            {selected.map((name) => (
+              <Line
+                key={name}
+                type="monotone"
+                dataKey={name}
+                stroke={PALETTE[series.data.names.indexOf(name) % PALETTE.length]}
+                dot={false}
+                isAnimationActive={false}
+              />
+            ))}
+          </LineChart>
+        </ResponsiveContainer>
+      </div>
+    );
+
+  return (
+    <div className="space-y-4">
+      <Panel title="Events over time (UTC)" testId="metrics" actions={controls}>
+        {body}
+      </Panel>
+      {data && (
+        <Panel title={`Totals, last ${data.range}`} testId="metrics-totals">
+          <ul className="grid grid-cols-2 gap-2 sm:grid-cols-3">
+            {data.names.map((name) => (
+              <li key={name}>
+                <label className="flex cursor-pointer items-center justify-between gap-2 rounded border border-slate-200 px-2 py-1 text-sm">
+                  <span className="flex items-center gap-2">
+                    <input
+                      type="checkbox"
+                      data-testid={`metric-toggle-${name}`}
+                      checked={selected.includes(name)}
+                      onChange={() => toggle(name)}
+                    />
+                    <span className="font-mono text-xs">{name}</span>
+                  </span>
+                  <span data-testid={`metric-total-${name}`} className="font-semibold">
+                    {totals[name] ?? 0}
+                  </span>
+                </label>
+              </li>
+            ))}
+          </ul>
+        </Panel>
+      )}
+    </div>
+  );
+}

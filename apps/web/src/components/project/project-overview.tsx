@@ -1,0 +1,217 @@
+"use client";
+
+import type { ProjectViewCounts } from "@rhumbatron/db";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useRef } from "react";
+import { useTRPC } from "../../trpc/client.tsx";
+import { Notice } from "../notice.tsx";
+import { LoadError, Loading, Panel } from "../query-state.tsx";
+import { ChangeList } from "./change-list.tsx";
+import { CloneAccess } from "./clone-access.tsx";
+import { EventFeed } from "./event-feed.tsx";
+import { GenerationTimeline } from "./generation-timeline.tsx";
+
+/** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
+const REFRESH_AFTER_EVENT_MS = 1_000;
+
+/**
+ * A project's overview: the generation timeline, the view's counts, clone access, its Changes and
+ * Candidates, and the live event feed. Each Event on the feed refreshes the counts and the lists.
+ */
+export function ProjectOverview({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const overview = useQuery(
+    trpc.projects.overview.queryOptions(
+      { tenantId, projectId },
+      {
+        // A provisioning project becomes active without an Event on its feed until S0 exists.
+        refetchInterval: (q) => (q.state.data?.project.status === "provisioning" ? 2_000 : false),
+        retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
+      },
+    ),
+  );
+  const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const refreshAfterEvent = useCallback(() => {
+    if (pending.current) return;
+    pending.current = setTimeout(() => {
+      pending.current = null;
+      void queryClient.invalidateQueries({ queryKey: trpc.projects.overview.queryKey({ tenantId, projectId }) });
+      void queryClient.invalidateQueries(trpc.change.list.pathFilter());
+    }, REFRESH_AFTER_EVENT_MS);
+  }, [queryClient, trpc, tenantId, projectId]);
+
+  if (overview.isPending) return <Loading testId="project-overview" label="Loading the project…" />;
+  if (overview.isError) {
+    if (overview.error.data?.code === "NOT_FOUND") {
+      return (
+        <div data-testid="project-overview" data-state="not-found">
+          <Notice title="Project not found" tone="error">
+            There is no project {projectId} in this tenant.{" "}
+            <a className="underline" href="/">
+              Back to projects
+            </a>
+          </Notice>
+        </div>
+      );
+    }
+    return (
+      <LoadError
+        testId="project-overview"
+        what="the project"
+        message={overview.error.message}
+        onRetry={() => void overview.refetch()}
+      />
+    );
+  }
+  const { project, generations, view } = overview.data;
+  return (
+    <div data-testid="project-overview" data-state="ready" data-status={project.status} className="space-y-6">
+      <header className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <p className="text-sm text-slate-500">
+            <a href="/" className="underline">
+              Projects
+            </a>{" "}
+            /
+          </p>
+          <h1 data-testid="project-title" className="text-xl font-semibold">
+            {project.name}
+          </h1>
+          <p className="font-mono text-xs text-slate-500">{project.id}</p>
+        </div>
+        <div className="flex items-center gap-3 text-sm">
+          <span data-testid="project-status" className="rounded-full bg-slate-100 px-2 py-0.5">
+            {project.status}
+          </span>
+          <span data-testid="project-generation" className="font-mono">
+            S{project.canonicalGeneration}
+          </span>
+        </div>
+      </header>
+      {project.status === "archived" && (
+        <Notice title="Archived">
+          This project is archived: it takes no new Changes, and its repositories have been removed. Its history stays
+          readable.
+        </Notice>
+      )}
+
+      <Panel title="Canonical generations" testId="generations-panel">
+        <GenerationTimeline projectId={project.id} generations={generations} current={project.canonicalGeneration} />
+      </Panel>
+
+      <div className="grid gap-6 md:grid-cols-2">
+        <Panel title="At a glance" testId="project-counts">
+          <Counts view={view} />
+        </Panel>
+        <Panel title="Clone the source" testId="clone-panel">
+          <CloneAccess tenantId={tenantId} projectId={project.id} active={project.status === "active"} />
+        </Panel>
+      </div>
+
+      <Panel
+        title="Changes"
+        testId="changes-panel"
+        actions={
+          project.status === "active" && (
+            <a
+              href={`/projects/${project.id}/changes/new`}
+              data-testid="new-change-link"
+              className="rounded bg-slate-900 px-3 py-1 text-sm font-medium text-white hover:bg-slate-700"
+            >
+              New Change
+            </a>
+          )
+        }
+      >
+        <ChangeList tenantId={tenantId} projectId={project.id} />
+      </Panel>
+
+      <Panel
+        title="Candidates"
+        testId="candidates-panel"
+        actions={
+          <a href={`/projects/${project.id}/candidates`} data-testid="candidates-link" className="text-sm underline">
+            All Candidates
+          </a>
+        }
+      >
+        <CountChips testId="candidate-counts" counts={view?.candidatesByState ?? {}} empty="No Candidates yet." />
+      </Panel>
+
+      <Panel title="Live events" testId="events-panel">
+        <EventFeed tenantId={tenantId} projectId={project.id} onEvent={refreshAfterEvent} />
+      </Panel>
+    </div>
+  );
+}
+
+function Counts({ view }: { view: ProjectViewCounts | null }) {
+  if (!view) {
+    return (
+      <p data-testid="view-counts" data-state="empty" className="text-sm text-slate-500">
+        Nothing counted yet: the project view fills in as Events are projected.
+      </p>
+    );
+  }
+  return (
+    <dl data-testid="view-counts" data-state="ready" className="space-y-2 text-sm">
+      <div className="flex justify-between gap-3">
+        <dt className="text-slate-500">Changes</dt>
+        <dd data-testid="count-changes" className="font-mono">
+          {view.changesTotal}
+        </dd>
+      </div>
+      <div>
+        <dt className="text-slate-500">Changes by state</dt>
+        <dd>
+          <CountChips testId="change-counts" counts={view.changesByState} empty="none" />
+        </dd>
+      </div>
+      <div>
+        <dt className="text-slate-500">Tasks by state</dt>
+        <dd>
+          <CountChips testId="task-counts" counts={view.tasksByState} empty="none" />
+        </dd>
+      </div>
+      <div className="flex justify-between gap-3">
+        <dt className="text-slate-500">Events projected</dt>
+        <dd data-testid="count-events" className="font-mono">
+          {view.eventCount}
+        </dd>
+      </div>
+      {view.lastEventAt && (
+        <div className="flex justify-between gap-3">
+          <dt className="text-slate-500">Last event</dt>
+          <dd className="text-right text-xs">
+            <span className="font-mono">{view.lastEventType}</span> · {view.lastEventAt.toLocaleString()}
+          </dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+function CountChips({ counts, testId, empty }: { counts: Record<string, number>; testId: string; empty: string }) {
+  const entries = Object.entries(counts).filter(([, n]) => n > 0);
+  if (entries.length === 0)
+    return (
+      <span data-testid={testId} className="text-sm text-slate-500">
+        {empty}
+      </span>
+    );
+  return (
+    <span data-testid={testId} className="flex flex-wrap gap-1">
+      {entries.map(([state, n]) => (
+        <span
+          key={state}
+          data-testid={`${testId}-${state}`}
+          data-count={n}
+          className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700"
+        >
+          {n} {state}
+        </span>
+      ))}
+    </span>
+  );
+}

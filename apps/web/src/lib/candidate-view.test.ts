@@ -1,0 +1,87 @@
+import { GAP_KINDS, type PlannedCheck } from "@rhumbatron/core";
+import { describe, expect, it } from "vitest";
+import {
+  candidateTone,
+  checkRows,
+  checkTone,
+  durationAgainstTimeout,
+  evidenceTone,
+  GAP_STYLES,
+  gapStyle,
+  isFinalStatus,
+  TONE_CLASSES,
+} from "./candidate-view.ts";
+
+const GREEN = /emerald|green/;
+
+describe("gap styling", () => {
+  it("gives every gap kind a non-passing tone with a label and a meaning, never a green class", () => {
+    for (const kind of GAP_KINDS) {
+      const style = gapStyle(kind);
+      expect(style.tone, kind).not.toBe("pass");
+      expect(TONE_CLASSES[style.tone], kind).not.toMatch(GREEN);
+      expect(style.label.length, kind).toBeGreaterThan(0);
+      expect(style.meaning.length, kind).toBeGreaterThan(0);
+    }
+    expect(Object.keys(GAP_STYLES).sort()).toEqual([...GAP_KINDS].sort());
+  });
+
+  it("shows an unknown gap kind from a newer worker as a failure, not as passing", () => {
+    expect(gapStyle("brand_new_gap")).toMatchObject({ tone: "fail", label: "brand_new_gap" });
+  });
+
+  it("never colours a check with a gap green, even when its record says pass", () => {
+    for (const gap of GAP_KINDS) {
+      for (const evidenceStatus of ["pass", "fail", "error", "skipped", null]) {
+        expect(checkTone({ gap, satisfied: false, evidenceStatus }), `${gap}/${evidenceStatus}`).not.toBe("pass");
+      }
+    }
+    // A verdict that is not satisfied but names no gap is still a gap (treated as missing).
+    expect(checkTone({ gap: null, satisfied: false, evidenceStatus: "pass" })).toBe("warn");
+  });
+
+  it("colours a satisfied check by its record, and a record under a gap never green", () => {
+    expect(checkTone({ gap: null, satisfied: true, evidenceStatus: "pass" })).toBe("pass");
+    expect(evidenceTone("pass", false)).toBe("pass");
+    expect(evidenceTone("pass", true)).toBe("warn");
+    expect(evidenceTone("fail", true)).toBe("fail");
+    expect(evidenceTone("skipped", false)).toBe("warn");
+  });
+});
+
+describe("candidate status", () => {
+  it("keeps refreshing until a final status and colours each status", () => {
+    expect(["created", "verifying"].map(isFinalStatus)).toEqual([false, false]);
+    expect(["verified", "rejected", "stale", "promoted"].map(isFinalStatus)).toEqual([true, true, true, true]);
+    expect(candidateTone("verifying")).toBe("pending");
+    expect(candidateTone("rejected")).toBe("fail");
+    expect(candidateTone("verified")).toBe("pass");
+    expect(candidateTone("something-else")).toBe("neutral");
+  });
+
+  it("states duration against the timeout and flags a run over it", () => {
+    expect(durationAgainstTimeout(1_200, 120)).toEqual({ label: "1.2 s of 120 s", share: 0.01, over: false });
+    expect(durationAgainstTimeout(130_000, 120)).toMatchObject({ label: "2 min 10 s of 120 s", share: 1, over: true });
+    expect(durationAgainstTimeout(450, 5).label).toBe("450 ms of 5 s");
+  });
+});
+
+describe("checkRows", () => {
+  const check = (id: string): PlannedCheck =>
+    ({ id, kind: "build", timeoutSeconds: 60, argv: null, reason: "r" }) as PlannedCheck;
+  const ev = (id: string, checkId: string, at: number) => ({ id, checkId, status: "pass", completedAt: new Date(at) });
+
+  it("lists planned checks in plan order with every record newest first, then records of unplanned checks", () => {
+    const rows = checkRows(
+      [check("unit"), check("build")],
+      [{ checkId: "build", satisfied: true, gap: null, evidenceId: "e2", detail: "satisfied" }],
+      [ev("e1", "build", 1), ev("e2", "build", 2), ev("e3", "extra", 3)],
+    );
+    expect(rows.map((r) => [r.checkId, r.evidence.map((e) => e.id), r.verdict?.satisfied ?? null])).toEqual([
+      ["unit", [], null],
+      ["build", ["e2", "e1"], true],
+      ["extra", ["e3"], null],
+    ]);
+    expect(rows[2]?.check).toBeNull();
+  });
+});

@@ -1,0 +1,144 @@
+import type { CheckVerdict, GapKind, PlannedCheck } from "@rhumbatron/core";
+
+/**
+ * How the Candidate page shows statuses, checks and gaps. Pure, so the one rule that matters is
+ * tested: a gap is never shown green or as passing, whatever the Evidence record's own status says
+ * (a `pass` that timed out, gave no signal or missed its metric is a gap).
+ */
+export type Tone = "pass" | "fail" | "warn" | "pending" | "neutral";
+
+export const TONE_CLASSES: Record<Tone, string> = {
+  pass: "border-emerald-200 bg-emerald-50 text-emerald-800",
+  fail: "border-red-200 bg-red-50 text-red-800",
+  warn: "border-amber-200 bg-amber-50 text-amber-900",
+  pending: "border-sky-200 bg-sky-50 text-sky-800",
+  neutral: "border-slate-200 bg-slate-100 text-slate-700",
+};
+
+export interface GapStyle {
+  tone: Exclude<Tone, "pass">;
+  label: string;
+  /** What the gap means for the person reading the page. */
+  meaning: string;
+}
+
+export const GAP_STYLES: Record<GapKind, GapStyle> = {
+  missing: { tone: "warn", label: "Missing", meaning: "No Evidence was recorded for this check." },
+  timed_out: { tone: "fail", label: "Timed out", meaning: "The check ran past its timeout." },
+  skipped: { tone: "warn", label: "Skipped", meaning: "The check was skipped, so it proves nothing." },
+  error: { tone: "fail", label: "Error", meaning: "The check could not run." },
+  failed: { tone: "fail", label: "Failed", meaning: "The check ran and failed." },
+  not_checked: { tone: "warn", label: "Not checked", meaning: "It passed without checking anything." },
+  no_signal: { tone: "warn", label: "No signal", meaning: "It ran but its result says nothing either way." },
+  expectation_not_met: {
+    tone: "fail",
+    label: "Expectation not met",
+    meaning: "A reported metric missed the bound the plan sets.",
+  },
+};
+
+/** Unknown gap kinds (a newer worker) still show as gaps, never as passing. */
+export function gapStyle(kind: string): GapStyle {
+  return GAP_STYLES[kind as GapKind] ?? { tone: "fail", label: kind, meaning: "An unrecognised gap." };
+}
+
+const EVIDENCE_TONE: Record<string, Tone> = { pass: "pass", fail: "fail", error: "fail", skipped: "warn" };
+
+/**
+ * The tone of one check row: the gate's verdict decides. Green only when the gate found no gap;
+ * a gap takes its own style even when the record says `pass`.
+ */
+export function checkTone(row: { gap: string | null; satisfied: boolean; evidenceStatus: string | null }): Tone {
+  if (row.gap !== null || !row.satisfied) return gapStyle(row.gap ?? "missing").tone;
+  return row.evidenceStatus === null ? "pending" : (EVIDENCE_TONE[row.evidenceStatus] ?? "neutral");
+}
+
+/** The tone of a single Evidence record's status badge (a record listed under its check). */
+export function evidenceTone(status: string, isGap: boolean): Tone {
+  const tone = EVIDENCE_TONE[status] ?? "neutral";
+  return isGap && tone === "pass" ? "warn" : tone;
+}
+
+export const COVERAGE_LABELS: Record<string, string> = {
+  not_checked: "not checked",
+  checked_no_signal: "checked, no signal",
+  checked_supported: "checked, supported",
+};
+
+const CANDIDATE_TONES: Record<string, Tone> = {
+  created: "pending",
+  verifying: "pending",
+  verified: "pass",
+  rejected: "fail",
+  stale: "neutral",
+  promoted: "pass",
+};
+
+export function candidateTone(status: string): Tone {
+  return CANDIDATE_TONES[status] ?? "neutral";
+}
+
+/** Statuses after which the verification workflow changes nothing more by itself. */
+const FINAL_STATUSES = new Set(["verified", "rejected", "stale", "promoted"]);
+
+export function isFinalStatus(status: string): boolean {
+  return FINAL_STATUSES.has(status);
+}
+
+/** How often the page asks again while a Candidate is still being composed or verified. */
+export const LIVE_REFETCH_MS = 2_000;
+
+export function formatMs(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
+}
+
+/** "1.2 s of 120 s", with the share of the timeout used and whether it was passed. */
+export function durationAgainstTimeout(durationMs: number, timeoutSeconds: number) {
+  const limitMs = timeoutSeconds * 1_000;
+  return {
+    label: `${formatMs(durationMs)} of ${timeoutSeconds} s`,
+    share: limitMs > 0 ? Math.min(durationMs / limitMs, 1) : 1,
+    over: durationMs > limitMs,
+  };
+}
+
+export interface EvidenceRow {
+  id: string;
+  checkId: string;
+  status: string;
+  completedAt: Date;
+}
+
+export interface CheckRow<E extends EvidenceRow> {
+  checkId: string;
+  check: PlannedCheck | null;
+  verdict: CheckVerdict | null;
+  /** Every record of this check, newest first; the one the gate judged is `verdict.evidenceId`. */
+  evidence: E[];
+}
+
+/**
+ * One row per planned check (in plan order) with its verdict and every Evidence record, then rows
+ * for records of checks the plan does not name (shown, never counted as satisfying anything).
+ */
+export function checkRows<E extends EvidenceRow>(
+  checks: readonly PlannedCheck[],
+  verdicts: readonly CheckVerdict[],
+  evidence: readonly E[],
+): CheckRow<E>[] {
+  const newestFirst = (id: string) =>
+    evidence.filter((e) => e.checkId === id).sort((a, b) => b.completedAt.getTime() - a.completedAt.getTime());
+  const planned = checks.map((check) => ({
+    checkId: check.id,
+    check,
+    verdict: verdicts.find((v) => v.checkId === check.id) ?? null,
+    evidence: newestFirst(check.id),
+  }));
+  const known = new Set<string>(checks.map((c) => c.id));
+  const extra = [...new Set(evidence.map((e) => e.checkId))]
+    .filter((id) => !known.has(id))
+    .map((id) => ({ checkId: id, check: null, verdict: null, evidence: newestFirst(id) }));
+  return [...planned, ...extra];
+}

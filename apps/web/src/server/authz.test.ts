@@ -1,0 +1,342 @@
+import type { Role } from "@rhumbatron/db";
+import { createApiToken, revokeApiToken } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ROLE_ORDER, roleRank } from "./roles.ts";
+import { appRouter, createCaller } from "./routers/_app.ts";
+import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, seedTenants } from "./testing/fixtures.ts";
+import { type Context, createContext } from "./trpc.ts";
+
+/**
+ * The authorization matrix: every procedure of the app router, called by everyone who must be
+ * refused. A procedure without an entry in SAMPLES fails this file, so a new procedure cannot ship
+ * without saying who may call it and being checked against everyone else.
+ */
+const t = useTestDatabase();
+
+const SHOP = "proj_00000000-0000-4000-8000-00000000a001";
+const BLOG = "proj_00000000-0000-4000-8000-00000000a002";
+const CHANGE = "chg_authz";
+const CHANGESET = "cs_authz";
+const CANDIDATE = "cand_0000000000000000000000000000a17a";
+const TREE = "a".repeat(40);
+
+type Sample =
+  /** Acts on the caller only (no tenant): refused without credentials. */
+  | { scope: "user"; input?: Record<string, unknown> }
+  | {
+      scope: "tenant";
+      /** The lowest role the procedure admits. */
+      minimum: Role;
+      /** The input besides tenantId, naming Acme's rows. */
+      input: Record<string, unknown>;
+      /** The input names one of Acme's resources: another tenant naming it from its own tenant is refused too. */
+      acmeResource?: true;
+    };
+
+// A plausible input for every procedure. Resource IDs refer to the rows beforeAll seeds in Acme.
+const SAMPLES: Record<string, Sample> = {
+  "tenants.mine": { scope: "user" },
+  "projects.list": { scope: "tenant", minimum: "viewer", input: {} },
+  "projects.create": { scope: "tenant", minimum: "admin", input: { name: "authz-new" } },
+  "projects.archive": { scope: "tenant", minimum: "admin", input: { projectId: BLOG }, acmeResource: true },
+  "projects.overview": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "projects.events": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "projects.cloneAccess": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "operations.outbox": { scope: "tenant", minimum: "operator", input: { state: "failed" } },
+  "operations.outboxCounts": { scope: "tenant", minimum: "operator", input: {} },
+  "operations.queues": { scope: "tenant", minimum: "operator", input: {} },
+  "operations.streamLag": { scope: "tenant", minimum: "operator", input: {} },
+  "operations.meters": { scope: "tenant", minimum: "operator", input: {} },
+  "operations.deadLetters": { scope: "tenant", minimum: "operator", input: {} },
+  "operations.retryDeadLetter": {
+    scope: "tenant",
+    minimum: "operator",
+    input: { deadLetterId: "dl_cmd_authz1" },
+    acmeResource: true,
+  },
+  "operations.dismissDeadLetter": {
+    scope: "tenant",
+    minimum: "operator",
+    input: { deadLetterId: "dl_cmd_authz2", reason: "seen it" },
+    acmeResource: true,
+  },
+  "change.create": {
+    scope: "tenant",
+    minimum: "member",
+    input: {
+      projectId: SHOP,
+      clientRequestId: "authz-1",
+      change: { title: "Add a wishlist", riskTier: "low", tasks: [{ key: "a", title: "Model" }] },
+    },
+    acmeResource: true,
+  },
+  "change.get": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  "change.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "change.changeSets": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  "change.candidates": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  "change.patch": { scope: "tenant", minimum: "viewer", input: { changeSetId: CHANGESET }, acmeResource: true },
+  "change.cancel": {
+    scope: "tenant",
+    minimum: "member",
+    input: { changeId: CHANGE, reason: "not needed" },
+    acmeResource: true,
+  },
+  "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "candidate.get": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
+  "candidate.patch": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
+  "candidate.approve": {
+    scope: "tenant",
+    minimum: "approver",
+    input: { candidateId: CANDIDATE, treeHash: TREE },
+    acmeResource: true,
+  },
+  "candidate.reject": {
+    scope: "tenant",
+    minimum: "approver",
+    input: { candidateId: CANDIDATE, treeHash: TREE, note: "no" },
+    acmeResource: true,
+  },
+  "candidate.promote": { scope: "tenant", minimum: "approver", input: { candidateId: CANDIDATE }, acmeResource: true },
+  "tokens.create": { scope: "tenant", minimum: "viewer", input: { name: "authz", role: "viewer" } },
+  "tokens.list": { scope: "tenant", minimum: "viewer", input: {} },
+  // The token ID is filled in by beforeAll (a token of Acme's member).
+  "tokens.revoke": { scope: "tenant", minimum: "viewer", input: { tokenId: "" }, acmeResource: true },
+  "metrics.series": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
+};
+
+const PROCEDURES = Object.keys(appRouter._def.procedures);
+const REFUSED = ["FORBIDDEN", "NOT_FOUND"];
+const DENIED_BY_ROLE = ["UNAUTHORIZED", "FORBIDDEN"];
+
+/** Secrets of the Acme admin's tokens, one per role below admin, and a revoked admin token. */
+const adminTokenAs: Partial<Record<Role, string>> = {};
+let revokedAdminToken = "";
+let fingerprintSql = "";
+
+beforeAll(async () => {
+  await seedTenants(t.db);
+  const now = new Date();
+  await t.db.change.create({
+    data: { id: CHANGE, projectId: SHOP, title: "Wishlist", riskTier: "medium", clientRequestId: "authz-seed" },
+  });
+  await t.db.task.create({ data: { id: "task_authz", changeId: CHANGE, key: "a", title: "a", state: "completed" } });
+  await t.db.changeSet.create({
+    data: {
+      id: CHANGESET,
+      changeId: CHANGE,
+      taskId: "task_authz",
+      runId: "run_authz",
+      agentId: "agt",
+      fork: "ws-authz",
+      baseCommit: "c0",
+      commit: "c1",
+      patchRef: `source/${SHOP}/patches/changesets/${CHANGESET}.patch`,
+    },
+  });
+  await t.db.candidate.create({
+    data: {
+      id: CANDIDATE,
+      projectId: SHOP,
+      changeId: CHANGE,
+      compositionKey: "authz",
+      baseGeneration: 0,
+      baseCommit: "c0",
+      changeSetIds: [CHANGESET],
+      status: "verified",
+      composedTree: TREE,
+    },
+  });
+  for (const id of ["dl_cmd_authz1", "dl_cmd_authz2"]) {
+    const commandId = id.replace("dl_", "");
+    await t.db.deadLetter.create({
+      data: {
+        id,
+        kind: "command",
+        commandId,
+        consumer: "rhumbatron-event-router",
+        originQueue: "integration",
+        projectId: SHOP,
+        reason: "boom",
+        attempts: 1,
+        payload: {
+          commandId,
+          commandType: "project.provision",
+          projectId: SHOP,
+          changeId: null,
+          taskId: null,
+          attempt: 0,
+          createdAt: "2026-01-01T00:00:00.000Z",
+          deadline: null,
+          payload: {},
+        },
+      },
+    });
+  }
+  const memberToken = await createApiToken(
+    t.db,
+    { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },
+    now,
+  );
+  const revoke = SAMPLES["tokens.revoke"];
+  if (revoke?.scope === "tenant") revoke.input.tokenId = memberToken.token.id;
+  for (const role of ROLE_ORDER.filter((r) => r !== "admin")) {
+    adminTokenAs[role] = (
+      await createApiToken(t.db, { tenantId: ACME.tenantId, userId: "usr_acme_admin", name: role, role }, now)
+    ).secret;
+  }
+  const revoked = await createApiToken(
+    t.db,
+    { tenantId: ACME.tenantId, userId: "usr_acme_admin", name: "revoked", role: "admin" },
+    now,
+  );
+  await revokeApiToken(t.db, { tenantId: ACME.tenantId, tokenId: revoked.token.id, userId: null }, now);
+  revokedAdminToken = revoked.secret;
+
+  // Row count and a content hash of every table. A token's last_used_at is left out: recording
+  // that a token was presented is not a write the refused request made to the product's data.
+  const tables = await t.db.$queryRaw<{ tablename: string }[]>`
+    SELECT tablename FROM pg_tables
+    WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY tablename`;
+  const row = `(to_jsonb(x) - 'last_used_at')::text`;
+  fingerprintSql = tables
+    .map(
+      ({ tablename }) =>
+        `SELECT '${tablename}' AS t, count(*)::int AS n, md5(coalesce(string_agg(${row}, ',' ORDER BY ${row}), '')) AS h FROM "${tablename}" x`,
+    )
+    .join(" UNION ALL ");
+});
+
+async function fingerprint(): Promise<Record<string, string>> {
+  const rows = await t.db.$queryRawUnsafe<{ t: string; n: number; h: string }[]>(fingerprintSql);
+  return Object.fromEntries(rows.map((r) => [r.t, `${r.n} rows, ${r.h}`]));
+}
+
+const asUser = (email: string) => createContext({ db: t.db, headers: new Headers(), localUserEmail: email });
+const withHeaders = (headers: Record<string, string>) => createContext({ db: t.db, headers: new Headers(headers) });
+const withToken = (secret: string) => withHeaders({ authorization: `Bearer ${secret}` });
+
+/** Calls one procedure by its path; "ok" or the tRPC error code. A subscription is closed at once. */
+async function call(ctx: Context, path: string, input: unknown): Promise<string> {
+  let node: unknown = createCaller(ctx);
+  for (const key of path.split(".")) node = (node as Record<string, unknown>)[key];
+  try {
+    const out = await (node as (input: unknown) => Promise<unknown>)(input);
+    if (out && typeof out === "object" && Symbol.asyncIterator in out) {
+      await (out as AsyncIterable<unknown>)[Symbol.asyncIterator]().return?.();
+    }
+    return "ok";
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+}
+
+/** The call is refused with one of `codes`, and not one row of any table changed. */
+async function expectRefused(who: string, ctx: Context, path: string, input: unknown, codes: string[]) {
+  const before = await fingerprint();
+  const outcome = await call(ctx, path, input);
+  expect(codes, `${who} calling ${path} got ${outcome}`).toContain(outcome);
+  expect(await fingerprint(), `${who} calling ${path} changed the database`).toEqual(before);
+}
+
+describe("the authorization matrix", () => {
+  it("has a sample input and a minimum role for every procedure of the app router, and none for others", () => {
+    expect(
+      PROCEDURES.filter((p) => !(p in SAMPLES)),
+      "procedures without an entry in SAMPLES (add one: who may call it, and a plausible input)",
+    ).toEqual([]);
+    expect(
+      Object.keys(SAMPLES).filter((p) => !PROCEDURES.includes(p)),
+      "entries for procedures that no longer exist",
+    ).toEqual([]);
+  });
+
+  it.each(PROCEDURES.filter((p) => SAMPLES[p]?.scope === "user"))(
+    "%s refuses a caller without credentials",
+    async (path) => {
+      const sample = SAMPLES[path] as Extract<Sample, { scope: "user" }>;
+      await expectRefused("nobody", withHeaders({}), path, sample.input, ["UNAUTHORIZED"]);
+      await expectRefused("a revoked token", withToken(revokedAdminToken), path, sample.input, ["UNAUTHORIZED"]);
+    },
+  );
+
+  it.each(PROCEDURES.filter((p) => SAMPLES[p]?.scope === "tenant"))(
+    "%s refuses everyone below its minimum role, and lets that role through",
+    async (path) => {
+      const sample = SAMPLES[path] as Extract<Sample, { scope: "tenant" }>;
+      const input = { tenantId: ACME.tenantId, ...sample.input };
+
+      await expectRefused("nobody", withHeaders({}), path, input, ["UNAUTHORIZED"]);
+      await expectRefused(
+        "a forged session cookie",
+        withHeaders({ cookie: "better-auth.session_token=x.y" }),
+        path,
+        input,
+        ["UNAUTHORIZED"],
+      );
+      await expectRefused("a revoked admin token", withToken(revokedAdminToken), path, input, ["UNAUTHORIZED"]);
+      await expectRefused("another tenant's admin", asUser(OUTSIDER_EMAIL), path, input, REFUSED);
+      if (sample.acmeResource) {
+        const fromOther = { ...input, tenantId: OTHER.tenantId };
+        await expectRefused(
+          "another tenant's admin, in its own tenant",
+          asUser(OUTSIDER_EMAIL),
+          path,
+          fromOther,
+          REFUSED,
+        );
+      }
+      for (const role of ROLE_ORDER.filter((r) => roleRank(r) < roleRank(sample.minimum))) {
+        await expectRefused(`an Acme ${role}`, asUser(emailFor(role)), path, input, REFUSED);
+        await expectRefused(
+          `the Acme admin's ${role} token`,
+          withToken(adminTokenAs[role] ?? ""),
+          path,
+          input,
+          REFUSED,
+        );
+      }
+
+      // The minimum in SAMPLES is the real one: at that role the role check lets the call through
+      // (what happens next, success or a domain refusal such as PRECONDITION_FAILED, is not this file's business).
+      const atMinimum = await call(asUser(emailFor(sample.minimum)), path, input);
+      expect(DENIED_BY_ROLE, `an Acme ${sample.minimum} calling ${path}`).not.toContain(atMinimum);
+    },
+  );
+});
+
+describe("API tokens in the matrix", () => {
+  it("a viewer token of an admin cannot do admin things, but can do what a viewer can", async () => {
+    const viewerToken = adminTokenAs.viewer ?? "";
+    await expectRefused(
+      "an admin's viewer token",
+      withToken(viewerToken),
+      "projects.create",
+      {
+        tenantId: ACME.tenantId,
+        name: "by-token",
+      },
+      ["FORBIDDEN"],
+    );
+    await expectRefused(
+      "an admin's viewer token",
+      withToken(viewerToken),
+      "tokens.create",
+      {
+        tenantId: ACME.tenantId,
+        name: "escalate",
+        role: "admin",
+      },
+      ["FORBIDDEN"],
+    );
+    expect(await call(withToken(viewerToken), "projects.list", { tenantId: ACME.tenantId })).toBe("ok");
+    const caller = createCaller(withToken(viewerToken));
+    expect(await caller.tenants.mine()).toEqual([
+      { tenantId: ACME.tenantId, slug: "acme", name: ACME.name, role: "viewer" },
+    ]);
+    // An admin's token lists only the tokens its capped role may see: its own user's.
+    const listed = await createCaller(withToken(viewerToken)).tokens.list({ tenantId: ACME.tenantId });
+    expect(new Set(listed.map((x) => x.userId))).toEqual(new Set(["usr_acme_admin"]));
+  });
+});

@@ -1,0 +1,178 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sourceKeys } from "@rhumbatron/core";
+import { localFolderBlobStore } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, ROLES, seedTenants } from "../testing/fixtures.ts";
+import { createContext, defaultServices } from "../trpc.ts";
+import { createCaller } from "./_app.ts";
+
+/** change.changeSets, change.candidates and change.patch (the Change page's API). */
+const t = useTestDatabase();
+const shop = "proj_00000000-0000-4000-8000-00000000a001";
+const secret = "proj_00000000-0000-4000-8000-00000000b001";
+const PATCH =
+  "diff --git a/src/banner.ts b/src/banner.ts\nnew file mode 100644\n--- /dev/null\n+++ b/src/banner.ts\n@@ -0,0 +1 @@\n+export const banner = 'Hi';\n";
+
+let dir: string;
+let blobs: ReturnType<typeof localFolderBlobStore>;
+
+function callerAs(email: string) {
+  return createCaller(
+    createContext({
+      db: t.db,
+      headers: new Headers(),
+      localUserEmail: email,
+      services: { ...defaultServices(), blobs },
+    }),
+  );
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "rhumbatron-change-page-"));
+  blobs = localFolderBlobStore(dir);
+  await seedTenants(t.db);
+  for (const [id, projectId] of [
+    ["chg_mine", shop],
+    ["chg_theirs", secret],
+  ] as const) {
+    await t.db.change.create({
+      data: {
+        id,
+        projectId,
+        title: id,
+        riskTier: "low",
+        clientRequestId: id,
+        tasks: { create: [{ id: `tsk_${id}_a`, key: "a", title: "A", state: "completed" }] },
+        runs: {
+          create: [
+            { id: `run_${id}`, taskId: `tsk_${id}_a`, agentId: "agt_1", wakeCommandId: `w_${id}`, reason: "ready" },
+          ],
+        },
+      },
+    });
+  }
+  const cs = (id: string, changeId: string, patchRef: string | null) => ({
+    id,
+    changeId,
+    taskId: `tsk_${changeId}_a`,
+    runId: `run_${id}`,
+    agentId: "agt_1",
+    fork: `ws-${id}`,
+    baseCommit: "a".repeat(40),
+    commit: "b".repeat(40),
+    paths: ["src/banner.ts"],
+    patchRef,
+    patchBytes: PATCH.length,
+  });
+  await t.db.changeSet.createMany({
+    data: [
+      cs("cs_stored", "chg_mine", sourceKeys.changesetPatch(shop, "cs_stored")),
+      cs("cs_none", "chg_mine", null),
+      cs("cs_gone", "chg_mine", sourceKeys.changesetPatch(shop, "cs_gone")),
+      cs("cs_astray", "chg_mine", sourceKeys.changesetPatch(secret, "cs_theirs")),
+      cs("cs_theirs", "chg_theirs", sourceKeys.changesetPatch(secret, "cs_theirs")),
+    ],
+  });
+  await blobs.put(sourceKeys.changesetPatch(shop, "cs_stored"), new TextEncoder().encode(PATCH), {
+    truncated: "false",
+    fullSize: String(PATCH.length),
+  });
+  await blobs.put(sourceKeys.changesetPatch(secret, "cs_theirs"), new TextEncoder().encode("secret diff"));
+  await t.db.candidate.createMany({
+    data: [
+      {
+        id: "cand_mine",
+        projectId: shop,
+        changeId: "chg_mine",
+        compositionKey: "k1",
+        baseGeneration: 0,
+        baseCommit: "a",
+      },
+      {
+        id: "cand_theirs",
+        projectId: secret,
+        changeId: "chg_theirs",
+        compositionKey: "k2",
+        baseGeneration: 0,
+        baseCommit: "a",
+      },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("change.changeSets and change.candidates", () => {
+  it.each(ROLES)("list the Change's ChangeSets and Candidates for a %s", async (role) => {
+    const caller = callerAs(emailFor(role));
+    const sets = await caller.change.changeSets({ tenantId: ACME.tenantId, changeId: "chg_mine" });
+    expect(sets.map((s) => [s.id, s.taskKey, s.hasPatch])).toEqual(
+      expect.arrayContaining([
+        ["cs_stored", "a", true],
+        ["cs_none", "a", false],
+      ]),
+    );
+    expect(sets).toHaveLength(4);
+    const candidates = await caller.change.candidates({ tenantId: ACME.tenantId, changeId: "chg_mine" });
+    expect(candidates.map((c) => [c.id, c.status])).toEqual([["cand_mine", "created"]]);
+  });
+
+  it("answers another tenant's Change with NOT_FOUND and a non-member with FORBIDDEN", async () => {
+    const admin = callerAs(emailFor("admin"));
+    await expect(admin.change.changeSets({ tenantId: ACME.tenantId, changeId: "chg_theirs" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(admin.change.candidates({ tenantId: ACME.tenantId, changeId: "chg_theirs" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    const outsider = callerAs(OUTSIDER_EMAIL);
+    await expect(outsider.change.changeSets({ tenantId: ACME.tenantId, changeId: "chg_mine" })).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
+    await expect(outsider.change.candidates({ tenantId: OTHER.tenantId, changeId: "chg_mine" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+  });
+});
+
+describe("change.patch", () => {
+  it("reads a ChangeSet's stored patch from the blob store for a viewer", async () => {
+    const p = await callerAs(emailFor("viewer")).change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_stored" });
+    expect(p).toEqual({ changeSetId: "cs_stored", text: PATCH, truncated: false, fullBytes: PATCH.length });
+  });
+
+  it("says there is no text when no patch was published or the blob is gone", async () => {
+    const viewer = callerAs(emailFor("viewer"));
+    expect(await viewer.change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_none" })).toMatchObject({
+      text: null,
+    });
+    expect(await viewer.change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_gone" })).toMatchObject({
+      text: null,
+    });
+  });
+
+  it("never reads a key outside the ChangeSet's own project", async () => {
+    await expect(
+      callerAs(emailFor("admin")).change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_astray" }),
+    ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+  });
+
+  it("answers another tenant's ChangeSet with NOT_FOUND and a non-member with FORBIDDEN, without its text", async () => {
+    const err = await callerAs(emailFor("admin"))
+      .change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_theirs" })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "NOT_FOUND" });
+    expect(String((err as Error).message)).not.toContain("secret diff");
+    await expect(
+      callerAs(OUTSIDER_EMAIL).change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_stored" }),
+    ).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(
+      callerAs(emailFor("viewer")).change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_missing" }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});

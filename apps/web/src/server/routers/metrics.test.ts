@@ -1,0 +1,106 @@
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
+import { createContext, defaultServices } from "../trpc.ts";
+import { createCaller } from "./_app.ts";
+
+const t = useTestDatabase();
+const shop = "proj_00000000-0000-4000-8000-00000000a001";
+const blog = "proj_00000000-0000-4000-8000-00000000a002";
+const secret = "proj_00000000-0000-4000-8000-00000000b001";
+const NOW = new Date("2026-03-10T14:25:00Z");
+
+function callerAt(email: string, db = t.db) {
+  const services = { ...defaultServices(), now: () => NOW };
+  return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
+}
+
+beforeAll(async () => {
+  await seedTenants(t.db);
+  const dataset = defaultServices().config.eventRouter.metricsDataset;
+  let n = 0;
+  const point = (name: string, tenantId: string, projectId: string, occurredAt: string, ds = dataset) => ({
+    dataset: ds,
+    name,
+    eventId: `evt_${n++}`,
+    tenantId,
+    projectId,
+    value: 1,
+    occurredAt: new Date(occurredAt),
+  });
+  await t.db.metricPoint.createMany({
+    data: [
+      point("task_completed", ACME.tenantId, shop, "2026-03-10T13:05:00Z"),
+      point("task_completed", ACME.tenantId, shop, "2026-03-10T13:55:00Z"),
+      point("task_completed", ACME.tenantId, blog, "2026-03-10T14:01:00Z"),
+      point("task_failed", ACME.tenantId, shop, "2026-03-09T08:00:00Z"),
+      point("change_created", ACME.tenantId, shop, "2026-02-01T00:00:00Z"), // outside 7d, inside 90d
+      point("task_completed", OTHER.tenantId, secret, "2026-03-10T13:10:00Z"),
+      point("task_completed", ACME.tenantId, shop, "2026-03-10T13:30:00Z", "rhumbatron_event_metrics_prod"),
+    ],
+  });
+});
+
+describe("metrics.series", () => {
+  it("sums the tenant's points per hour in SQL over the chosen range", async () => {
+    const s = await callerAt(emailFor("viewer")).metrics.series({
+      tenantId: ACME.tenantId,
+      range: "24h",
+      bucket: "hour",
+    });
+    expect(s).toMatchObject({
+      range: "24h",
+      bucket: "hour",
+      buckets: 24,
+      from: new Date("2026-03-09T15:00:00Z"),
+      to: new Date("2026-03-10T15:00:00Z"),
+    });
+    expect(s.points).toEqual([
+      { bucket: new Date("2026-03-10T13:00:00Z"), name: "task_completed", value: 2 },
+      { bucket: new Date("2026-03-10T14:00:00Z"), name: "task_completed", value: 1 },
+    ]);
+    expect(s.names).toEqual(expect.arrayContaining(["change_created", "agent_false_wakeup", "promotion_completed"]));
+  });
+
+  it("buckets per day, filters by project, and reaches back as far as the range", async () => {
+    const viewer = callerAt(emailFor("viewer"));
+    const week = await viewer.metrics.series({ tenantId: ACME.tenantId, range: "7d", bucket: "day" });
+    expect(week.points).toEqual([
+      { bucket: new Date("2026-03-09T00:00:00Z"), name: "task_failed", value: 1 },
+      { bucket: new Date("2026-03-10T00:00:00Z"), name: "task_completed", value: 3 },
+    ]);
+    const blogOnly = await viewer.metrics.series({
+      tenantId: ACME.tenantId,
+      range: "7d",
+      bucket: "day",
+      projectId: blog,
+    });
+    expect(blogOnly.points).toEqual([{ bucket: new Date("2026-03-10T00:00:00Z"), name: "task_completed", value: 1 }]);
+    const quarter = await viewer.metrics.series({ tenantId: ACME.tenantId, range: "90d", bucket: "day" });
+    expect(quarter.points.map((p) => p.name)).toContain("change_created");
+  });
+
+  it("refuses hourly buckets over 90 days before reading anything", async () => {
+    const rec = recordingDb(t.db);
+    await expect(
+      callerAt(emailFor("viewer"), rec.db).metrics.series({ tenantId: ACME.tenantId, range: "90d", bucket: "hour" }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    expect(rec.touched).not.toContain("$queryRaw");
+  });
+
+  it("shows another tenant only its own points, and refuses callers outside the tenant without reading", async () => {
+    const other = await callerAt(OUTSIDER_EMAIL).metrics.series({
+      tenantId: OTHER.tenantId,
+      range: "24h",
+      bucket: "hour",
+    });
+    expect(other.points).toEqual([{ bucket: new Date("2026-03-10T13:00:00Z"), name: "task_completed", value: 1 }]);
+    for (const email of [OUTSIDER_EMAIL, LONER_EMAIL]) {
+      const rec = recordingDb(t.db);
+      await expect(callerAt(email, rec.db).metrics.series({ tenantId: ACME.tenantId })).rejects.toMatchObject({
+        code: "FORBIDDEN",
+      });
+      expect(rec.touched).not.toContain("$queryRaw");
+    }
+  });
+});

@@ -1,0 +1,53 @@
+import { METRIC_FOR_EVENT } from "@rhumbatron/core";
+import { metricSums } from "@rhumbatron/db";
+import { z } from "zod";
+import {
+  bucketCount,
+  isAllowedCombination,
+  MAX_BUCKETS,
+  METRIC_BUCKETS,
+  METRIC_RANGES,
+  rangeWindow,
+} from "../../lib/metric-buckets.ts";
+import { router, tenantProcedure } from "../trpc.ts";
+
+/** Every metric name the analytics projector can write (agent.woken gives two), in catalogue order. */
+const KNOWN_METRICS = [
+  ...new Set(Object.values(METRIC_FOR_EVENT).flatMap((name) => (name ? [name({}), name({ stale: true })] : []))),
+];
+
+const seriesInput = z
+  .object({
+    range: z.enum(METRIC_RANGES).default("7d"),
+    bucket: z.enum(METRIC_BUCKETS).default("day"),
+    projectId: z.string().min(1).max(200).optional(),
+  })
+  .refine((i) => isAllowedCombination(i.range, i.bucket), {
+    message: `too many buckets: at most ${MAX_BUCKETS} per chart (pick day buckets for long ranges)`,
+    path: ["bucket"],
+  });
+
+/** Event metrics over time (the analytics projector's metric points), summed in SQL for the caller's tenant. */
+export const metricsRouter = router({
+  series: tenantProcedure("viewer")
+    .input(seriesInput)
+    .query(async ({ ctx, input }) => {
+      const window = rangeWindow(ctx.services.now(), input.range, input.bucket);
+      const points = await metricSums(ctx.db, {
+        tenantId: input.tenantId,
+        dataset: ctx.services.config.eventRouter.metricsDataset,
+        bucket: input.bucket,
+        ...window,
+        projectId: input.projectId ?? null,
+      });
+      const present = [...new Set(points.map((p) => p.name))].filter((n) => !KNOWN_METRICS.includes(n));
+      return {
+        range: input.range,
+        bucket: input.bucket,
+        buckets: bucketCount(input.range, input.bucket),
+        ...window,
+        names: [...KNOWN_METRICS, ...present.sort()],
+        points,
+      };
+    }),
+});

@@ -1,0 +1,38 @@
+import { loadConfig, scriptedProvider } from "@rhumbatron/core";
+import { localFolderBlobStore, pgNotifyNudger } from "@rhumbatron/db";
+import { describe, expect, it } from "vitest";
+import { buildFunctions, functionsForHost, WORKER_HOST_FUNCTIONS } from "./index.ts";
+
+const config = loadConfig("dev");
+const blobs = localFolderBlobStore("/nonexistent/blobs");
+// The registry only keeps these references; nothing here is called.
+const source = {
+  db: {} as never,
+  store: {} as never,
+  sandbox: {} as never,
+  provider: scriptedProvider,
+  allowlist: [],
+  releaseRoot: "/nonexistent/releases",
+  browserCheck: async () => {
+    throw new Error("not called");
+  },
+};
+
+describe("where each function is served (RHUMBATRON_FUNCTION_HOST=split)", () => {
+  it("puts every function on exactly one host, and the web's share needs no Sandbox or source store", () => {
+    const all = buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }).map((f) => f.id);
+    const worker = functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }), "worker").map(
+      (f) => f.id,
+    );
+    // The web app builds the registry without source deps and serves what is not the worker's.
+    const web = functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs }), "web").map((f) => f.id);
+    expect([...worker, ...web].sort()).toEqual([...all].sort());
+    expect(worker.filter((id) => web.includes(id))).toEqual([]);
+    expect(worker.sort()).toEqual(all.filter((id) => WORKER_HOST_FUNCTIONS.has(id)).sort());
+    expect(web).toContain("outbox-publisher");
+    expect(worker).toContain("agent-runner");
+    expect(functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }), "all")).toHaveLength(
+      all.length,
+    );
+  });
+});

@@ -1,0 +1,137 @@
+import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
+import { type Db, withRepoToken, withTransaction } from "@rhumbatron/db";
+import { publishCodeStore } from "./code-store.ts";
+import type { SourceHandlerDeps } from "./handlers.ts";
+
+/**
+ * The source sync after a promotion (spec: Fast-forward main, start release): canonical main moves
+ * to the commit of a Canonical Generation, taking the objects from that generation's Candidate
+ * fork, fast-forward only; then the code store of the new tree is published. A main more than one
+ * generation behind advances generation by generation. Every part is idempotent: a repeat finds
+ * main where it should be and only fills in a code store a crash left out (spec: a retry of the
+ * promotion repairs the source sync).
+ */
+export interface SyncResult {
+  outcome: "already" | "advanced";
+  generation: number;
+  commit: string;
+  tree: string;
+  /** The generation canonical main was at before this sync. */
+  from: number;
+  /** Generations whose code store this sync published. */
+  published: number[];
+}
+
+export type SyncDeps = Pick<SourceHandlerDeps, "db" | "config" | "now" | "source" | "blobs">;
+
+/** Syncs of one project run one at a time (the indexer and a release may sync together). */
+async function withSyncLock<T>(db: Db, projectId: string, fn: () => Promise<T>): Promise<T> {
+  return withTransaction(
+    db,
+    async (ctx) => {
+      await ctx.tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`source-sync:${projectId}`}))`;
+      return fn();
+    },
+    { timeoutMs: 120_000, maxWaitMs: 30_000 },
+  );
+}
+
+/** Moves main up to `generation` one generation at a time; returns where it was and what moved. */
+async function advanceMain(deps: SyncDeps, projectId: string, generation: number) {
+  const repo = canonicalRepo(projectId);
+  return withRepoToken(
+    deps.db,
+    { repo, mode: "write", purpose: `sync S${generation}` },
+    deps.config,
+    deps.now,
+    async (token) => {
+      const head = await deps.source.head(repo, token);
+      const at = await deps.db.canonicalGeneration.findFirst({
+        where: { projectId, commit: head },
+        orderBy: { generation: "desc" },
+      });
+      if (!at) throw new DomainError("CONFLICT", `${repo} main is at ${head.slice(0, 12)}, which is no generation`);
+      if (at.generation >= generation) return { from: at.generation, steps: [] as number[] };
+      const rows = await deps.db.canonicalGeneration.findMany({
+        where: { projectId, generation: { gte: at.generation, lte: generation } },
+        orderBy: { generation: "asc" },
+      });
+      const steps: number[] = [];
+      for (let i = 1; i < rows.length; i++) {
+        const prev = rows[i - 1];
+        const row = rows[i];
+        if (!prev || !row || row.generation !== prev.generation + 1) {
+          throw new DomainError(
+            "NOT_FOUND",
+            `project ${projectId} is missing generation ${(prev?.generation ?? 0) + 1}`,
+          );
+        }
+        if (!row.candidateId) {
+          throw new DomainError(
+            "PRECONDITION_FAILED",
+            `generation ${row.generation} names no Candidate to take it from`,
+          );
+        }
+        const fork = candidateFork(row.candidateId);
+        const r = await withRepoToken(
+          deps.db,
+          { repo: fork, mode: "read", purpose: `sync S${row.generation}` },
+          deps.config,
+          deps.now,
+          (forkToken) => deps.source.fastForward(repo, token, fork, forkToken, prev.commit, row.commit),
+        );
+        if (r === "advanced") steps.push(row.generation);
+      }
+      return { from: at.generation, steps };
+    },
+  );
+}
+
+/** Publishes the code store of generations first..last that lack one (a crash may have left one out). */
+async function publishMissing(deps: SyncDeps, projectId: string, first: number, last: number): Promise<number[]> {
+  const repo = canonicalRepo(projectId);
+  const rows = await deps.db.canonicalGeneration.findMany({
+    where: { projectId, generation: { gte: Math.max(0, first - 1), lte: last } },
+    orderBy: { generation: "asc" },
+  });
+  const published: number[] = [];
+  await withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, async (token) => {
+    for (const row of rows) {
+      if (row.generation < first) continue;
+      if (await deps.blobs.has(sourceKeys.code(projectId, row.tree))) continue;
+      const previous = rows.find((r) => r.generation === row.generation - 1);
+      await publishCodeStore({
+        store: deps.source,
+        blobs: deps.blobs,
+        config: deps.config,
+        projectId,
+        repo,
+        token,
+        commit: row.commit,
+        previousTree: previous?.tree ?? null,
+      });
+      published.push(row.generation);
+    }
+  });
+  return published;
+}
+
+export async function syncCanonical(deps: SyncDeps, projectId: string, generation: number): Promise<SyncResult> {
+  const target = await deps.db.canonicalGeneration.findUnique({
+    where: { projectId_generation: { projectId, generation } },
+  });
+  if (!target) throw new DomainError("NOT_FOUND", `project ${projectId} has no generation ${generation}`);
+  // The code store is published under the lock too: two syncs never write the same objects at once.
+  return withSyncLock(deps.db, projectId, async () => {
+    const moved = await advanceMain(deps, projectId, generation);
+    const published = await publishMissing(deps, projectId, Math.min(moved.from, generation), generation);
+    return {
+      outcome: moved.steps.length > 0 ? "advanced" : "already",
+      generation,
+      commit: target.commit,
+      tree: target.tree,
+      from: moved.from,
+      published,
+    };
+  });
+}

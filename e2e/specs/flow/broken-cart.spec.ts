@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import { expect, type Locator, test } from "@playwright/test";
+import { waitForVerdict } from "../../support/candidate.ts";
+import { fillChangeForm, submitChange } from "../../support/change-form.ts";
+import { brokenCartChange } from "./fixtures/broken-cart.ts";
+
+/** An element's computed colours as sRGB (the page may use oklch; a canvas converts it). */
+async function rgbColours(el: Locator): Promise<Record<"text" | "background" | "border", [number, number, number]>> {
+  return el.evaluate((node) => {
+    const style = getComputedStyle(node);
+    const ctx = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
+    if (!ctx) throw new Error("no 2d canvas");
+    const rgb = (css: string): [number, number, number] => {
+      ctx.clearRect(0, 0, 1, 1);
+      ctx.fillStyle = "#000";
+      ctx.fillStyle = css;
+      ctx.fillRect(0, 0, 1, 1);
+      const [r = 0, g = 0, b = 0] = ctx.getImageData(0, 0, 1, 1).data;
+      return [r, g, b];
+    };
+    return { text: rgb(style.color), background: rgb(style.backgroundColor), border: rgb(style.borderTopColor) };
+  });
+}
+
+/** Red dominates green and blue (by `margin`), as in a failure, never as in a pass (green). */
+const reddish = ([r, g, b]: [number, number, number], margin: number) => r - g >= margin && r - b >= margin;
+
+test("a Change that breaks the cart invariant is rejected, with the failed protected check shown in red", async ({
+  page,
+}) => {
+  // One Agent run and a low-risk verification plus the cart invariant tests.
+  test.setTimeout(240_000);
+  const projectId = process.env.E2E_DEMO_PROJECT_ID ?? "";
+  await page.goto(`/projects/${projectId}/changes/new`);
+  await fillChangeForm(page, brokenCartChange(`Bulk discount ${randomBytes(3).toString("hex")}`));
+  await submitChange(page, projectId);
+
+  await expect(page.getByTestId("change-terms")).toContainText("Cart totals are never negative");
+  await expect(page.getByTestId("task-node-discount")).toHaveAttribute("data-state", "completed", { timeout: 90_000 });
+  const link = page.locator('[data-testid^="candidate-link-"]');
+  await expect(link).toHaveCount(1, { timeout: 30_000 });
+  await link.click();
+  await expect(page).toHaveURL(/\/candidates\/[^/]+$/);
+
+  expect(await waitForVerdict(page, 180_000)).toBe("rejected");
+  await expect(page.getByTestId("candidate-status-badge")).toHaveAttribute("data-tone", "fail");
+  await expect(page.getByTestId("candidate-rejection")).toBeVisible();
+
+  // The invariant put the protected check in the plan; it ran, compiled fine, and failed.
+  await expect(page.getByTestId("check-build")).toHaveAttribute("data-gap", "none");
+  const check = page.getByTestId("check-protected-invariant-cart");
+  await expect(check).toHaveAttribute("data-status", "fail");
+  await expect(check).toHaveAttribute("data-gap", "failed");
+  await expect(check).toContainText("an invariant names the Cart");
+
+  const gap = page.getByTestId("gap-protected-invariant-cart");
+  await expect(gap).toHaveAttribute("data-gap-kind", "failed");
+  await expect(gap).toContainText("Failed");
+  await expect(page.getByTestId("gate-promotable")).toHaveAttribute("data-tone", "fail");
+
+  // Shown as a failure: red text on a red-tinted background with a red border, never green.
+  for (const el of [gap, check]) {
+    await expect(el).toHaveClass(/\btext-red-\d+/);
+    await expect(el).not.toHaveClass(/emerald|green/);
+    const colours = await rgbColours(el);
+    expect(reddish(colours.text, 60), `text ${colours.text}`).toBe(true);
+    expect(reddish(colours.background, 5), `background ${colours.background}`).toBe(true);
+    expect(reddish(colours.border, 20), `border ${colours.border}`).toBe(true);
+  }
+
+  // Promotion is refused and names why.
+  await page.getByTestId("promote-button").click();
+  await expect(page.getByTestId("promote-outcome")).toHaveAttribute("data-outcome", "blocked");
+  await expect(page.getByTestId("promote-blocks")).not.toBeEmpty();
+});

@@ -1,0 +1,94 @@
+import { expect, type Page, test } from "@playwright/test";
+import { saveScreenshot } from "../../support/screenshots.ts";
+import { deadLetterOf, POISON_TYPE, queuedCopies, sendPoisonCommand } from "./fixtures/poison.ts";
+
+const projectId = () => process.env.E2E_DEMO_PROJECT_ID ?? "";
+const row = (page: Page, commandId: string) =>
+  page.locator(`[data-testid="dead-letter-row"][data-dead-letter-id="dl_${commandId}"]`);
+
+/** Waits until the dead-letter consumer has recorded the command (the worker runs it on a nudge). */
+async function recorded(commandId: string, attempts: number) {
+  await expect
+    .poll(
+      async () => {
+        const dl = await deadLetterOf(commandId);
+        return dl && { status: dl.status, attempts: dl.attempts };
+      },
+      { timeout: 30_000 },
+    )
+    .toEqual({ status: "open", attempts });
+}
+
+test("a poison command is dead-lettered, shown on /operations, and Retry sends it back exactly once", async ({
+  page,
+}) => {
+  const commandId = await sendPoisonCommand(projectId());
+  await recorded(commandId, 1);
+  const first = await deadLetterOf(commandId);
+  expect(first).toMatchObject({
+    origin_queue: "integration",
+    reason: `unknown command type ${POISON_TYPE} on integration`,
+    payload: { attempt: 0, commandType: POISON_TYPE },
+  });
+  expect(await queuedCopies(commandId)).toEqual([]);
+
+  await page.goto("/operations");
+  const open = row(page, commandId);
+  await expect(open).toHaveAttribute("data-status", "open");
+  await expect(open).toContainText(`unknown command type ${POISON_TYPE}`);
+  await expect(open).toContainText("queue integration");
+  await expect(open).toContainText("1 attempts");
+  await expect(open).toContainText(commandId);
+  await saveScreenshot(page, "operations");
+
+  const retried = page.waitForResponse((r) => r.url().includes("operations.retryDeadLetter"));
+  await open.getByTestId("retry-button").click();
+  const answer = await retried;
+  expect(answer.status()).toBe(200);
+  // The one send: back to the queue it came from.
+  expect(await answer.text()).toContain(`"queue":"integration","commandId":"${commandId}"`);
+  // Nobody handles it on integration either, so it comes back to the same dead letter, which opens
+  // again with a second attempt (packages/db queues/dead-letters.ts).
+  await recorded(commandId, 2);
+  expect((await deadLetterOf(commandId))?.resolved_by).toBeNull();
+  await expect(open).toContainText("2 attempts", { timeout: 15_000 });
+  await expect(open).toHaveAttribute("data-status", "open");
+  await expect(open.getByTestId("retry-button")).toBeEnabled();
+  await expect(page.getByTestId("dead-letter-error")).toHaveCount(0);
+
+  // Exactly one re-send: the dead-letter consumer itself never sends the command again.
+  for (let i = 0; i < 3; i++) {
+    expect(await queuedCopies(commandId)).toEqual([]);
+    expect((await deadLetterOf(commandId))?.attempts).toBe(2);
+    await page.waitForTimeout(1_000);
+  }
+});
+
+test("a dead letter is dismissed with a reason, which is recorded and shown, and nothing is sent", async ({ page }) => {
+  const commandId = await sendPoisonCommand(projectId());
+  await recorded(commandId, 1);
+  await page.goto("/operations");
+  const open = row(page, commandId);
+  await expect(open).toBeVisible();
+
+  const reason = "e2e: a poison command the test sent on purpose; nothing to redo";
+  await expect(open.getByTestId("dismiss-button")).toBeDisabled(); // a reason first
+  await open.getByTestId("dismiss-reason").fill(reason);
+  await open.getByTestId("dismiss-button").click();
+  await expect(open).toHaveCount(0);
+
+  await page.getByTestId("dead-letter-status-dismissed").click();
+  const dismissed = row(page, commandId);
+  await expect(dismissed).toHaveAttribute("data-status", "dismissed");
+  await expect(dismissed).toContainText(`dismissed by usr_demo_admin`);
+  await expect(dismissed).toContainText(reason);
+  await expect(dismissed.getByTestId("retry-button")).toHaveCount(0);
+
+  expect(await deadLetterOf(commandId)).toMatchObject({
+    status: "dismissed",
+    attempts: 1,
+    resolved_by: "usr_demo_admin",
+    resolve_note: reason,
+  });
+  expect(await queuedCopies(commandId)).toEqual([]);
+});

@@ -1,0 +1,2 @@
+export * from "./api-tokens.ts";
+export * from "./passwords.ts";

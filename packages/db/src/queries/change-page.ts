@@ -1,0 +1,92 @@
+import { type BlobStore, DomainError } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+
+/** The Change, if it belongs to a project of this tenant; NOT_FOUND otherwise. */
+async function changeOfTenant(db: Db, tenantId: string, changeId: string) {
+  const change = await db.change.findFirst({
+    where: { id: changeId, project: { tenantId } },
+    select: { id: true, projectId: true },
+  });
+  if (!change) throw new DomainError("NOT_FOUND", `change ${changeId} not found`);
+  return change;
+}
+
+/** The ChangeSets the Change's Agents published, oldest first, each with its Task's key (no patch text). */
+export async function listChangeSets(db: Db, q: { tenantId: string; changeId: string }) {
+  const change = await changeOfTenant(db, q.tenantId, q.changeId);
+  const rows = await db.changeSet.findMany({ where: { changeId: change.id }, orderBy: { createdAt: "asc" } });
+  const tasks = await db.task.findMany({ where: { changeId: change.id }, select: { id: true, key: true } });
+  return rows.map((cs) => ({
+    id: cs.id,
+    taskId: cs.taskId,
+    taskKey: tasks.find((t) => t.id === cs.taskId)?.key ?? null,
+    runId: cs.runId,
+    agentId: cs.agentId,
+    fork: cs.fork,
+    baseCommit: cs.baseCommit,
+    commit: cs.commit,
+    paths: cs.paths,
+    hasPatch: cs.patchRef !== null,
+    patchBytes: cs.patchBytes,
+    patchTruncated: cs.patchTruncated,
+    createdAt: cs.createdAt,
+  }));
+}
+
+/** The Candidates composed from this Change, newest first. */
+export async function listChangeCandidates(db: Db, q: { tenantId: string; changeId: string }) {
+  const change = await changeOfTenant(db, q.tenantId, q.changeId);
+  return db.candidate.findMany({
+    where: { changeId: change.id, projectId: change.projectId },
+    orderBy: { createdAt: "desc" },
+    select: {
+      id: true,
+      status: true,
+      baseGeneration: true,
+      promotedGeneration: true,
+      approvalRequired: true,
+      createdAt: true,
+    },
+  });
+}
+
+export interface StoredPatch {
+  changeSetId: string;
+  /** Null when the run published no patch or the blob is gone (for example after archive cleanup). */
+  text: string | null;
+  /** The stored patch stops at the configured size, at a line boundary; `fullBytes` is the diff's real size. */
+  truncated: boolean;
+  fullBytes: number;
+}
+
+/**
+ * A ChangeSet's stored patch, read from the blob store (spec: "the code view uses stored
+ * patches"). Only a key under the project's own `source/<project>/` prefix is read.
+ */
+export async function readChangeSetPatch(
+  db: Db,
+  blobs: BlobStore,
+  q: { tenantId: string; changeSetId: string },
+): Promise<StoredPatch> {
+  const cs = await db.changeSet.findUnique({ where: { id: q.changeSetId } });
+  const change = cs
+    ? await db.change.findFirst({
+        where: { id: cs.changeId, project: { tenantId: q.tenantId } },
+        select: { projectId: true },
+      })
+    : null;
+  if (!cs || !change) throw new DomainError("NOT_FOUND", `changeset ${q.changeSetId} not found`);
+  const none = { changeSetId: cs.id, text: null, truncated: cs.patchTruncated, fullBytes: cs.patchBytes };
+  if (!cs.patchRef) return none;
+  if (!cs.patchRef.startsWith(`source/${change.projectId}/`)) {
+    throw new DomainError("PRECONDITION_FAILED", `changeset ${cs.id} names a patch outside its project`);
+  }
+  const blob = await blobs.get(cs.patchRef);
+  if (!blob) return none;
+  return {
+    changeSetId: cs.id,
+    text: new TextDecoder().decode(blob.body),
+    truncated: blob.metadata.truncated === "true" || cs.patchTruncated,
+    fullBytes: Number(blob.metadata.fullSize ?? cs.patchBytes) || cs.patchBytes,
+  };
+}

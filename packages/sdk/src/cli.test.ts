@@ -1,0 +1,197 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Role } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiServer, startApiServer } from "./testing/api-server.ts";
+import { ACME, SHOP, seedCandidate, seedWithTokens } from "./testing/seed.ts";
+
+// The CLI as a user runs it: a child process through the bin shim, against a real HTTP server in
+// this process. Always spawned asynchronously: a synchronous spawn would block the server it calls.
+const t = useTestDatabase();
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/rhumbatron.js", import.meta.url));
+const EXAMPLE = fileURLToPath(new URL("../examples/wishlist-change.json", import.meta.url));
+const CREATED = "cand_00000000000000000000000000000d01";
+const VERIFIED = "cand_00000000000000000000000000000d02";
+const REJECTED = "cand_00000000000000000000000000000d03";
+let server: ApiServer;
+let tokens: Record<Role, string>;
+let tree: string;
+
+beforeAll(async () => {
+  tokens = await seedWithTokens(t.db);
+  server = await startApiServer(t.db);
+  await seedCandidate(t.db, { changeId: "chg_cli_created", candidateId: CREATED, status: "created" });
+  ({ tree } = await seedCandidate(t.db, { changeId: "chg_cli_verified", candidateId: VERIFIED, status: "verified" }));
+  await seedCandidate(t.db, { changeId: "chg_cli_rejected", candidateId: REJECTED, status: "rejected" });
+});
+afterAll(() => server?.close());
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command with only the given RHUMBATRON_* settings (none inherited from the developer's shell). */
+function run(
+  args: string[],
+  settings: { url?: string; token?: string } = {},
+  command: string[] = [process.execPath, BIN],
+): Promise<Run> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith("RHUMBATRON_") && k !== "NODE_OPTIONS") env[k] = v;
+  if (settings.url) env.RHUMBATRON_URL = settings.url;
+  if (settings.token) env.RHUMBATRON_TOKEN = settings.token;
+  const [exe, ...pre] = command as [string, ...string[]];
+  return new Promise((resolve, reject) => {
+    const child = spawn(exe, [...pre, ...args], { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const as = (role: Role) => ({ url: server.url, token: tokens[role] });
+
+describe("rhumbatron CLI", () => {
+  it("runs as `npx rhumbatron` from the repository, with help that documents the exit codes", async () => {
+    const r = await run(["--help"], {}, ["npx", "--no-install", "rhumbatron"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: rhumbatron [options] [command]");
+    expect(r.stdout).toContain("3 stale");
+    expect(r.stdout).toContain("5 server unreachable");
+    const sub = await run(["candidate", "promote", "--help"]);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toContain("Usage: rhumbatron candidate promote [options] <candidateId>");
+    expect(sub.stdout).toContain("--token <token>");
+  });
+
+  it("whoami --json prints the token's tenant and role", async () => {
+    const r = await run(["whoami", "--json"], as("approver"));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).tenant).toEqual({
+      tenantId: ACME.tenantId,
+      slug: "acme",
+      name: "Acme",
+      role: "approver",
+    });
+    const human = await run(["whoami"], as("viewer"));
+    expect(human.stdout.trim()).toBe("tenant acme (ten_acme, Acme) as viewer");
+  });
+
+  it("change create sends the example Work Graph file and is idempotent on --request-id", async () => {
+    const args = ["change", "create", "--project", SHOP, "--file", EXAMPLE, "--request-id", "cli-1", "--json"];
+    const r = await run(args, as("member"));
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ created: true, clientRequestId: "cli-1" });
+    expect(await t.db.task.count({ where: { changeId: out.changeId } })).toBe(3);
+    const again = await run(args, as("member"));
+    expect(JSON.parse(again.stdout)).toEqual({ ...out, created: false });
+  });
+
+  it("change create refuses a bad file locally with exit 1, writing nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rbt-cli-"));
+    const bad = join(dir, "graph.json");
+    await writeFile(
+      bad,
+      JSON.stringify({ title: "x", riskTier: "low", tasks: [{ key: "a", title: "a", dependsOn: ["z"] }] }),
+    );
+    const before = await t.db.change.count();
+    const r = await run(["change", "create", "--project", SHOP, "--file", bad], as("member"));
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      `error: ${bad} is not a valid Change: tasks: Task "a" depends on "z", which is not in the Work Graph; fix it and try again (nothing was sent)`,
+    ]);
+    const missing = await run(["change", "create", "--project", SHOP, "--file", join(dir, "nope.json")], as("member"));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("(ENOENT); check the --file path");
+    const usage = await run(["change", "create", "--file", bad], as("member"));
+    expect(usage.code).toBe(1);
+    expect(usage.stderr).toContain("required option '--project <id>' not specified");
+    expect(await t.db.change.count()).toBe(before);
+  });
+
+  it("candidate promote of a Candidate that is not verified exits 2 and lists every block", async () => {
+    const r = await run(["candidate", "promote", CREATED], as("approver"));
+    expect(r.code).toBe(2);
+    expect(r.stdout.trim().split("\n")).toEqual([
+      `blocked: ${CREATED} cannot be promoted yet:`,
+      "  - the Candidate is created, not verified",
+      "  - no Verification Plan",
+      "  - the composed commit is not in the Candidate fork",
+    ]);
+    const json = await run(["candidate", "promote", CREATED, "--json"], as("approver"));
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({
+      outcome: "blocked",
+      blocks: [
+        "the Candidate is created, not verified",
+        "no Verification Plan",
+        "the composed commit is not in the Candidate fork",
+      ],
+    });
+  });
+
+  it("candidate show prints plan, Evidence, gaps, approval and the tree hash; a viewer cannot approve (exit 4)", async () => {
+    const show = await run(["candidate", "show", VERIFIED], as("viewer"));
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`tree hash     ${tree}`);
+    expect(show.stdout).toContain("- build (build, 120 s): npm run build; r");
+    expect(show.stdout).toContain("- build: pass, checked_supported, 900 ms");
+    expect(show.stdout).toContain("gaps:\n  none");
+    expect(show.stdout).toContain(`approve with: rhumbatron candidate approve ${VERIFIED} --tree ${tree}`);
+    const denied = await run(["candidate", "approve", VERIFIED, "--tree", tree], as("viewer"));
+    expect(denied.code).toBe(4);
+    expect(denied.stderr).toMatch(
+      /^error: Requires the approver role or above in this tenant; use a token with that role/,
+    );
+    const ok = await run(["candidate", "approve", VERIFIED, "--tree", tree, "--note", "ship it"], as("approver"));
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`approved ${VERIFIED} for tree ${tree}`);
+    const twice = await run(["candidate", "reject", VERIFIED, "--tree", tree, "--note", "no"], as("approver"));
+    expect(twice.code).toBe(2);
+  });
+
+  it("change watch exits 2 when the Candidate was rejected", async () => {
+    const r = await run(["change", "watch", "chg_cli_rejected", "--interval", "10"], as("viewer"));
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain("task a: new -> completed");
+    expect(r.stdout).toContain(`rejected: candidate ${REJECTED} did not pass`);
+  });
+
+  it("without a token exits 4 and says where to create one", async () => {
+    const r = await run(["whoami"], { url: server.url });
+    expect(r.code).toBe(4);
+    expect(r.stderr.trim()).toBe(
+      `error: no API token: set RHUMBATRON_TOKEN or pass --token; create one at ${server.url}/settings/tokens`,
+    );
+    const unknown = await run(["projects", "list"], { url: server.url, token: `rbt_${"x".repeat(43)}` });
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain("the token is missing, revoked or unknown; create one at");
+  });
+
+  it("exits 5 when the server cannot be reached", async () => {
+    const gone = await startApiServer(t.db);
+    await gone.close();
+    const r = await run(["whoami"], { url: gone.url, token: tokens.viewer });
+    expect(r.code).toBe(5);
+    expect(r.stderr.trim()).toBe(
+      `error: cannot reach ${gone.url} (ECONNREFUSED); check --url or RHUMBATRON_URL and that the server is running (npm start)`,
+    );
+  });
+});

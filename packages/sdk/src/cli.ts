@@ -1,0 +1,267 @@
+import { readFile } from "node:fs/promises";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { createRhumbatronClient } from "./client.ts";
+import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
+import {
+  formatCandidate,
+  formatCandidates,
+  formatProjects,
+  formatPromote,
+  formatTransition,
+  formatWatchEnd,
+  formatWhoami,
+} from "./format.ts";
+import { parseChangeJson } from "./work-graph.ts";
+
+/** The CLI's exit codes (README: SDK and CLI). */
+export const EXIT = { ok: 0, usage: 1, refused: 2, stale: 3, auth: 4, unreachable: 5 } as const;
+
+const EXIT_FOR: Record<RhumbatronErrorCode, number> = {
+  UNAUTHORIZED: EXIT.auth,
+  FORBIDDEN: EXIT.auth,
+  BAD_REQUEST: EXIT.usage,
+  NOT_FOUND: EXIT.usage,
+  CONFLICT: EXIT.refused,
+  PRECONDITION_FAILED: EXIT.refused,
+  TOO_MANY_REQUESTS: EXIT.refused,
+  UNAVAILABLE: EXIT.unreachable,
+  UNREACHABLE: EXIT.unreachable,
+  BAD_RESPONSE: EXIT.unreachable,
+  INTERNAL: EXIT.usage,
+  ABORTED: EXIT.usage,
+};
+
+export const DEFAULT_URL = "http://localhost:3000";
+
+const HELP_FOOTER = `
+Settings: --url or RHUMBATRON_URL (default ${DEFAULT_URL}), --token or RHUMBATRON_TOKEN
+(an API token rbt_…, created at <url>/settings/tokens), --tenant or RHUMBATRON_TENANT (optional:
+a token acts in exactly one tenant).
+
+Exit codes: 0 ok; 1 usage or input error (bad flags, bad Work Graph, not found); 2 blocked or
+refused (promotion blocked, Candidate rejected, Change failed or cancelled, a conflicting
+decision); 3 stale (canonical moved past the Candidate's base); 4 auth (token missing, unknown or
+revoked, or its role or tenant does not allow the command); 5 server unreachable or unavailable.`;
+
+const SHORT_FOOTER = `
+Exit codes: 0 ok, 1 usage/input, 2 blocked/refused, 3 stale, 4 auth, 5 unreachable (rhumbatron --help).`;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  env: Record<string, string | undefined>;
+}
+
+const processIo: CliIo = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+  env: process.env,
+};
+
+interface GlobalOptions {
+  url?: string;
+  token?: string;
+  tenant?: string;
+  json?: boolean;
+}
+
+/** Thrown by a command to end with a code after it printed its own output. */
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Runs the CLI on `argv` (as process.argv: node, script, args…) and returns the exit code. */
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof Exit) return err.code;
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    const e =
+      err instanceof RhumbatronError
+        ? err
+        : new RhumbatronError("INTERNAL", String(err).replace(/\s*\n\s*/g, "; "), { cause: err });
+    const json = program.opts<GlobalOptions>().json;
+    io.err(json ? JSON.stringify({ error: { code: e.code, message: e.message } }) : `error: ${e.message}`);
+    return EXIT_FOR[e.code];
+  }
+}
+
+function buildProgram(io: CliIo): Command {
+  const program = new Command("rhumbatron")
+    .description("Ask for Changes, follow them and approve and promote their Candidates, from the command line.")
+    .addOption(new Option("--url <url>", "the web app's address (env RHUMBATRON_URL)"))
+    .addOption(new Option("--token <token>", "API token rbt_… (env RHUMBATRON_TOKEN)"))
+    .addOption(new Option("--tenant <idOrSlug>", "tenant to act in; default the token's (env RHUMBATRON_TENANT)"))
+    .option("--json", "machine output: JSON on stdout, errors as JSON on stderr")
+    .addHelpText("after", HELP_FOOTER)
+    .showSuggestionAfterError()
+    .configureHelp({ showGlobalOptions: true })
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+      outputError: (s, write) => write(`${s.trim()} (see --help)`),
+    });
+
+  /** The client for a command, from flags then environment; no token is an auth error before any request. */
+  const setup = (cmd: Command) => {
+    const o = cmd.optsWithGlobals<GlobalOptions>();
+    const url = o.url ?? io.env.RHUMBATRON_URL ?? DEFAULT_URL;
+    const token = o.token ?? io.env.RHUMBATRON_TOKEN;
+    const tenant = o.tenant ?? io.env.RHUMBATRON_TENANT;
+    if (!token) {
+      throw new RhumbatronError(
+        "UNAUTHORIZED",
+        `no API token: set RHUMBATRON_TOKEN or pass --token; create one at ${url.replace(/\/+$/, "")}/settings/tokens`,
+      );
+    }
+    const client = createRhumbatronClient({ url, token, ...(tenant ? { tenant } : {}) });
+    const print = (value: unknown, human: () => string) => io.out(o.json ? JSON.stringify(value) : human());
+    return { client, json: Boolean(o.json), print };
+  };
+
+  program
+    .command("whoami")
+    .description("the tenant and role the token acts as")
+    .action(async (_opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const w = await client.whoami();
+      print(w, () => formatWhoami(w));
+    });
+
+  program
+    .command("projects")
+    .description("projects of the tenant")
+    .command("list")
+    .description("list the tenant's projects")
+    .action(async (_opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const projects = await client.listProjects();
+      print(projects, () => formatProjects(projects));
+    });
+
+  const change = program.command("change").description("Changes and their Work Graphs");
+  change
+    .command("create")
+    .description("ask for a Change from a Work Graph file (checked locally before it is sent)")
+    .requiredOption("--project <id>", "the project to change")
+    .requiredOption("--file <path>", "the Change and its Work Graph as JSON")
+    .option("--request-id <id>", "idempotency key: a repeat with the same key returns the first Change")
+    .action(async (opts: { project: string; file: string; requestId?: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const input = parseChangeJson(await readText(opts.file), opts.file);
+      const r = await client.createChange(opts.project, input, {
+        ...(opts.requestId ? { clientRequestId: opts.requestId } : {}),
+      });
+      print(r, () =>
+        [
+          `${r.created ? "created" : "already created (same request id)"}: change ${r.changeId} (request id ${r.clientRequestId})`,
+          `follow it: rhumbatron change watch ${r.changeId}`,
+        ].join("\n"),
+      );
+    });
+  change
+    .command("watch")
+    .description("print Task state changes until the Change or its Candidate is final")
+    .argument("<changeId>")
+    .option("--interval <ms>", "time between polls in milliseconds", positiveInt, 2000)
+    .action(async (changeId: string, opts: { interval: number }, cmd: Command) => {
+      const { client, json, print } = setup(cmd);
+      const r = await client.watchChange(
+        changeId,
+        (u) => {
+          for (const t of u.transitions) io.out(json ? JSON.stringify(t) : formatTransition(t));
+        },
+        { intervalMs: opts.interval },
+      );
+      print({ outcome: r.outcome, ok: r.ok, change: r.change, tasks: r.tasks, candidate: r.candidate }, () =>
+        formatWatchEnd(r),
+      );
+      if (!r.ok) throw new Exit(r.outcome === "stale" ? EXIT.stale : EXIT.refused);
+    });
+
+  program
+    .command("candidates")
+    .description("Candidates of a project")
+    .command("list")
+    .description("list a project's Candidates, newest first")
+    .requiredOption("--project <id>", "the project")
+    .option("--limit <n>", "at most this many (1-200)", positiveInt, 50)
+    .action(async (opts: { project: string; limit: number }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const list = await client.listCandidates(opts.project, { limit: opts.limit });
+      print(list, () => formatCandidates(list));
+    });
+
+  const candidate = program.command("candidate").description("one Candidate: show, approve, reject, promote");
+  candidate
+    .command("show")
+    .description("plan, Evidence, gaps, approval and the composed tree hash")
+    .argument("<candidateId>")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const c = await client.getCandidate(id);
+      print(c, () => formatCandidate(c));
+    });
+  candidate
+    .command("approve")
+    .description("approve exactly this composed tree (approver role)")
+    .argument("<candidateId>")
+    .requiredOption("--tree <hash>", "the composed tree hash `candidate show` prints (40 hex digits)")
+    .option("--note <text>", "a note kept with the approval")
+    .action(async (id: string, opts: { tree: string; note?: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.approve(id, opts.tree, opts.note);
+      print(r, () => `approved ${id} for tree ${r.decision.treeHash}; next: rhumbatron candidate promote ${id}`);
+    });
+  candidate
+    .command("reject")
+    .description("reject the Candidate, saying why (approver role); the first decision is final")
+    .argument("<candidateId>")
+    .requiredOption("--tree <hash>", "the composed tree hash `candidate show` prints (40 hex digits)")
+    .requiredOption("--note <text>", "why it is rejected")
+    .action(async (id: string, opts: { tree: string; note: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.reject(id, opts.tree, opts.note);
+      print(r, () => `rejected ${id} (tree ${r.decision.treeHash})`);
+    });
+  candidate
+    .command("promote")
+    .description("promote a verified (and approved) Candidate to the next canonical generation")
+    .argument("<candidateId>")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.promote(id);
+      print(r, () => formatPromote(id, r));
+      if (r.outcome === "blocked") throw new Exit(EXIT.refused);
+      if (r.outcome === "stale") throw new Exit(EXIT.stale);
+    });
+
+  forEachCommand(program, (cmd) => cmd !== program && cmd.addHelpText("after", SHORT_FOOTER));
+  return program;
+}
+
+function forEachCommand(cmd: Command, fn: (c: Command) => void): void {
+  fn(cmd);
+  for (const sub of cmd.commands) forEachCommand(sub, fn);
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new RhumbatronError("BAD_REQUEST", `cannot read ${path} (${code}); check the --file path`);
+  }
+}

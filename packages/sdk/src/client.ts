@@ -1,0 +1,203 @@
+import type { AppRouter } from "@rhumbatron/web/router";
+import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
+import type { inferRouterOutputs } from "@trpc/server";
+import superjson from "superjson";
+import { RhumbatronError, toRhumbatronError } from "./errors.ts";
+import { type WatchOptions, type WatchResult, type WatchUpdate, watchChange } from "./watch.ts";
+import { type ChangeDraft, parseChange, parseChangeJson } from "./work-graph.ts";
+
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+export type Membership = RouterOutputs["tenants"]["mine"][number];
+export type Project = RouterOutputs["projects"]["list"][number];
+export type ChangeDetail = RouterOutputs["change"]["get"];
+export type CandidateSummary = RouterOutputs["candidate"]["list"][number];
+export type CandidateDetail = RouterOutputs["candidate"]["get"];
+export type ApprovalResult = RouterOutputs["candidate"]["approve"];
+export type PromoteResult = RouterOutputs["candidate"]["promote"];
+
+/** The tRPC endpoint under the web app's address (apps/web/src/app/api/trpc). */
+export const TRPC_PATH = "/api/trpc";
+
+export interface RhumbatronClientOptions {
+  /** The web app's address, e.g. http://localhost:3000. */
+  url: string;
+  /** An API token (`rbt_…`, created at /settings/tokens); sent as `Authorization: Bearer`. */
+  token?: string;
+  /** The tenant to act in, by ID or slug. Default: the token's tenant (a token has exactly one). */
+  tenant?: string;
+  /** A fetch to use instead of the global one (tests, proxies). */
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface Whoami {
+  /** The membership this client acts in. */
+  tenant: Membership;
+  /** Every membership the credentials carry (one for a token). */
+  memberships: Membership[];
+}
+
+export interface CreateChangeOptions {
+  /**
+   * Idempotency key: a repeat with the same key returns the first Change (`created: false`).
+   * Default: a new random key, so pass one to make a retry safe.
+   */
+  clientRequestId?: string;
+}
+
+export type RhumbatronClient = ReturnType<typeof createRhumbatronClient>;
+
+/**
+ * A typed client for the Rhumbatron API. `trpc` is the raw tRPC client (every procedure of
+ * AppRouter); the helpers act in the token's tenant and throw only RhumbatronError.
+ */
+export function createRhumbatronClient(opts: RhumbatronClientOptions) {
+  const url = opts.url.replace(/\/+$/, "");
+  const trpc: TRPCClient<AppRouter> = createTRPCClient<AppRouter>({
+    links: [
+      httpBatchLink({
+        url: `${url}${TRPC_PATH}`,
+        transformer: superjson,
+        maxURLLength: 8000,
+        headers: () => (opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      }),
+    ],
+  });
+
+  /** Runs one call and turns whatever it throws into a RhumbatronError. */
+  const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toRhumbatronError(err, url);
+    }
+  };
+
+  let who: Promise<Whoami> | undefined;
+  const whoami = (): Promise<Whoami> => {
+    who ??= call(() => trpc.tenants.mine.query()).then((memberships) => ({
+      tenant: pickTenant(memberships, opts.tenant, url),
+      memberships,
+    }));
+    // A failure is not remembered: the next call asks again.
+    who.catch(() => {
+      who = undefined;
+    });
+    return who;
+  };
+  const tenantId = async () => (await whoami()).tenant.tenantId;
+
+  const getChange = async (changeId: string): Promise<ChangeDetail> => {
+    const t = await tenantId();
+    return call(() => trpc.change.get.query({ tenantId: t, changeId }));
+  };
+
+  return {
+    url,
+    trpc,
+    whoami,
+    tenantId,
+
+    async listProjects(): Promise<Project[]> {
+      const t = await tenantId();
+      return call(() => trpc.projects.list.query({ tenantId: t }));
+    },
+
+    /**
+     * Creates a Change from a Work Graph (JSON text or an object). It is checked here with the
+     * server's own schema first: an invalid one throws BAD_REQUEST and sends nothing.
+     */
+    async createChange(
+      projectId: string,
+      change: string | ChangeDraft,
+      options: CreateChangeOptions = {},
+    ): Promise<{ changeId: string; created: boolean; clientRequestId: string }> {
+      const input = typeof change === "string" ? parseChangeJson(change) : parseChange(change);
+      const clientRequestId = options.clientRequestId ?? `sdk_${globalThis.crypto.randomUUID()}`;
+      const t = await tenantId();
+      const r = await call(() => trpc.change.create.mutate({ tenantId: t, projectId, clientRequestId, change: input }));
+      return { ...r, clientRequestId };
+    },
+
+    getChange,
+
+    /**
+     * Polls the Change until it or its newest Candidate is final (see WatchOutcome), calling
+     * `onUpdate` with the Task states whenever one moved. Stop early with `signal`.
+     */
+    async watchChange(
+      changeId: string,
+      onUpdate: (update: WatchUpdate) => void | Promise<void> = () => {},
+      options: WatchOptions = {},
+    ): Promise<WatchResult> {
+      const t = await tenantId();
+      return watchChange(
+        {
+          change: getChange,
+          candidates: (id) => call(() => trpc.change.candidates.query({ tenantId: t, changeId: id })),
+        },
+        changeId,
+        onUpdate,
+        options,
+      );
+    },
+
+    async listCandidates(projectId: string, options: { limit?: number } = {}): Promise<CandidateSummary[]> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.list.query({ tenantId: t, projectId, ...options }));
+    },
+
+    /** Plan, every Evidence record, every gap, approval state and the composed tree hash. */
+    async getCandidate(candidateId: string): Promise<CandidateDetail> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.get.query({ tenantId: t, candidateId }));
+    },
+
+    /** Grants the approval for exactly this composed tree (40 hex digits, as `getCandidate` shows it). */
+    async approve(candidateId: string, treeHash: string, note?: string): Promise<ApprovalResult> {
+      const t = await tenantId();
+      return call(() =>
+        trpc.candidate.approve.mutate({ tenantId: t, candidateId, treeHash, ...(note ? { note } : {}) }),
+      );
+    },
+
+    /** Rejects the Candidate (its tree, with a reason); the first decision is final. */
+    async reject(candidateId: string, treeHash: string, note: string): Promise<ApprovalResult> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.reject.mutate({ tenantId: t, candidateId, treeHash, note }));
+    },
+
+    /** `promoted`, `alreadyPromoted`, `blocked` (with every block) or `stale`. */
+    async promote(candidateId: string): Promise<PromoteResult> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.promote.mutate({ tenantId: t, candidateId }));
+    },
+  };
+}
+
+function pickTenant(memberships: Membership[], wanted: string | undefined, url: string): Membership {
+  if (wanted) {
+    const m = memberships.find((x) => x.tenantId === wanted || x.slug === wanted);
+    if (m) return m;
+    const have = memberships.map((x) => x.slug).join(", ") || "none";
+    throw new RhumbatronError(
+      "FORBIDDEN",
+      `these credentials cannot act in tenant ${wanted} (they act in: ${have}); create a token for it at ${url}/settings/tokens`,
+    );
+  }
+  const [only, ...rest] = memberships;
+  if (!only) {
+    throw new RhumbatronError(
+      "FORBIDDEN",
+      `these credentials belong to no tenant; ask a tenant admin to add you, then create a token at ${url}/settings/tokens`,
+    );
+  }
+  if (rest.length > 0) {
+    const slugs = memberships.map((x) => x.slug).join(", ");
+    throw new RhumbatronError(
+      "BAD_REQUEST",
+      `these credentials act in several tenants (${slugs}); choose one with the tenant option (--tenant)`,
+    );
+  }
+  return only;
+}

@@ -1,0 +1,137 @@
+import type { CandidateDetail, CandidateSummary, Project, PromoteResult, Whoami } from "./client.ts";
+import type { Transition, WatchResult } from "./watch.ts";
+
+/** Human-readable output of the CLI; `--json` prints the SDK's values instead. */
+
+const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : "-");
+
+/** Left-aligned columns, two spaces apart. */
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+export function formatWhoami(w: Whoami): string {
+  const t = w.tenant;
+  return `tenant ${t.slug} (${t.tenantId}, ${t.name}) as ${t.role}`;
+}
+
+export function formatProjects(projects: Project[]): string {
+  if (projects.length === 0) return "no projects in this tenant";
+  return table([
+    ["ID", "NAME", "STATUS", "GENERATION"],
+    ...projects.map((p) => [p.id, p.name, p.status, String(p.canonicalGeneration)]),
+  ]);
+}
+
+export function formatTransition(t: Transition): string {
+  const from = t.from ?? "new";
+  if (t.kind === "task") return `task ${t.key}: ${from} -> ${t.to}`;
+  if (t.kind === "change") return `change: ${from} -> ${t.to}`;
+  return `candidate ${t.id}: ${from} -> ${t.to}`;
+}
+
+export function formatWatchEnd(r: WatchResult): string {
+  const c = r.candidate;
+  switch (r.outcome) {
+    case "verified":
+      return `verified: candidate ${c?.id}${c?.approvalRequired ? " waits for approval" : ""}; next: rhumbatron candidate show ${c?.id}`;
+    case "promoted":
+      return `promoted: candidate ${c?.id}`;
+    case "rejected":
+      return `rejected: candidate ${c?.id} did not pass; see why: rhumbatron candidate show ${c?.id}`;
+    case "stale":
+      return `stale: canonical moved past candidate ${c?.id}'s base; it cannot be promoted`;
+    case "cancelled":
+      return `cancelled: change ${r.change.id} was cancelled`;
+    case "failed": {
+      const stuck = r.tasks.filter((t) => t.state === "failed" || t.state === "blocked");
+      const which = stuck.map((t) => `${t.key} ${t.state}${t.blockedLimit ? ` (${t.blockedLimit})` : ""}`).join(", ");
+      return `failed: ${which}; nothing else can run (see the Change page, or Operations for dead letters)`;
+    }
+  }
+}
+
+export function formatCandidates(list: CandidateSummary[]): string {
+  if (list.length === 0) return "no Candidates in this project";
+  return table([
+    ["ID", "STATUS", "CHANGE", "BASE", "TREE", "CREATED"],
+    ...list.map((c) => [
+      c.id,
+      c.status,
+      c.changeId,
+      `gen ${c.baseGeneration}`,
+      c.composedTree ?? "-",
+      iso(c.createdAt),
+    ]),
+  ]);
+}
+
+export function formatCandidate(c: CandidateDetail): string {
+  const lines: string[] = [
+    `candidate ${c.id}: ${c.status}`,
+    `  change        ${c.changeId}`,
+    `  base          generation ${c.baseGeneration} (${c.baseCommit})`,
+    `  composed      commit ${c.composedCommit ?? "-"}`,
+    `  tree hash     ${c.composedTree ?? "- (not composed yet)"}`,
+    `  verification  ${c.verification ? `${c.verification.status} (started ${iso(c.verification.startedAt)}, finished ${iso(c.verification.finishedAt)})` : "not started"}`,
+  ];
+  if (c.promotedGeneration !== null) lines.push(`  promoted as   generation ${c.promotedGeneration}`);
+  if (c.rejectionReason) lines.push(`  rejected      ${c.rejectionReason}`);
+  lines.push("", "plan:");
+  if (!c.plan) lines.push("  none yet");
+  else {
+    const p = c.plan;
+    lines.push(
+      `  ${p.policyId} v${p.policyVersion}, risk ${p.riskTier}, human gate ${p.humanGate ? `yes (${p.humanGateReasons.join("; ")})` : "no"}`,
+    );
+    for (const k of p.checks) {
+      lines.push(
+        `  - ${k.id} (${k.kind}, ${k.timeoutSeconds} s): ${k.argv ? k.argv.join(" ") : "browser flow"}; ${k.reason}`,
+      );
+    }
+  }
+  lines.push("", "evidence:");
+  if (c.evidence.length === 0) lines.push("  none yet");
+  for (const e of c.evidence) {
+    lines.push(
+      `  - ${e.checkId}: ${e.status}, ${e.coverage}, ${e.durationMs} ms${e.detail ? `; ${e.detail}` : ""}${e.outputKey ? ` [${e.outputKey}]` : ""}`,
+    );
+  }
+  lines.push("", "gaps:");
+  if (c.gaps.length === 0) lines.push(c.gate ? "  none" : "  the gate has not run");
+  for (const g of c.gaps) lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
+  lines.push("", `approval: ${c.approval.state}${c.approval.required ? " (required)" : ""}`);
+  const d = c.approval.decision;
+  if (d)
+    lines.push(
+      `  ${d.decision} by ${d.decidedBy} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
+    );
+  if (c.approval.state === "pending" && c.composedTree) {
+    lines.push(`  approve with: rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`);
+  }
+  return lines.join("\n");
+}
+
+export function formatPromote(candidateId: string, r: PromoteResult): string {
+  switch (r.outcome) {
+    case "promoted":
+      return `promoted ${candidateId}: canonical is now generation ${r.generation}`;
+    case "alreadyPromoted":
+      return `already promoted ${candidateId} (generation ${r.generation})`;
+    case "blocked":
+      return [`blocked: ${candidateId} cannot be promoted yet:`, ...r.blocks.map((b) => `  - ${b}`)].join("\n");
+    case "stale":
+      return `stale: canonical is at generation ${r.canonicalGeneration}, past ${candidateId}'s base; it cannot be promoted`;
+  }
+}
