@@ -141,8 +141,8 @@ export async function runTaskDirectly(
   w: TestWorld,
   task: { id: string; key: string; changeId: string },
   extra: Partial<RunnerDeps> = {},
+  runId = `run_${randomUUID()}`,
 ) {
-  const runId = `run_${randomUUID()}`;
   const agentId = `agt_${task.key}`;
   await w.db.task.update({ where: { id: task.id }, data: { state: "running", dispatched: true, agentId } });
   await w.db.agentRun.create({

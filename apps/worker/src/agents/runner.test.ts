@@ -13,12 +13,15 @@ import {
   workspaceFork,
 } from "@rhumbatron/core";
 import {
+  admitSandbox,
   checkRepoToken,
   consumeQueue,
   createChange,
   enqueueCommand,
   issueRepoToken,
   pgNotifyNudger,
+  reserveSandboxSeconds,
+  sweepSandboxReservations,
   withTransaction,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
@@ -123,6 +126,67 @@ async function runOneTask(
   const { runId, result } = await runTaskDirectly(w, task, extra);
   return { changeId, task, runId, result };
 }
+
+describe("Sandbox reservations after a crash", () => {
+  it("a run picked up again reuses its reservation; the sweep settles one whose run is gone", async () => {
+    const w = await world();
+    const projectId = await newProject(w);
+    const counters = async (changeId: string) => {
+      const rows = await t.db.usageCounter.findMany({ where: { counter: { startsWith: "sandbox_" } } });
+      const sum = (c: string, scope?: string) =>
+        rows.filter((r) => r.counter === c && (!scope || r.scopeId === scope)).reduce((n, r) => n + r.count, 0);
+      return {
+        reservations: rows.filter((r) => r.counter === "sandbox_reservation").length,
+        reserved: sum("sandbox_reserved_seconds"),
+        open: sum("sandbox_open_workspaces", changeId),
+        used: sum("sandbox_used_seconds"),
+      };
+    };
+    const { changeId } = await createChange(
+      t.db,
+      {
+        tenantId: "ten_a",
+        projectId,
+        clientRequestId: "crash",
+        createdBy: { kind: "user", id: "u" },
+        input: change([{ key: "a", title: "A", dependsOn: [], intents: { paths: [], prefixes: [] } }]),
+      },
+      w.deps,
+    );
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId } });
+    // The first attempt admitted its workspace and reserved, then its runner died.
+    const runId = `run_${randomUUID()}`;
+    await admitSandbox(t.db, { changeId, projectId }, w.config);
+    await reserveSandboxSeconds(t.db, { kind: "agent", changeId, id: `sbxres_${runId}` }, w.config, new Date());
+    const before = await counters(changeId);
+    expect(before).toMatchObject({ reservations: 1, reserved: 300, open: 1 });
+    const { result } = await runTaskDirectly(w, task, {}, runId);
+    expect(result.outcome).toBe("completed");
+    const after = await counters(changeId);
+    expect(after).toMatchObject({ reservations: 0, reserved: 0, open: 0 });
+
+    // A run that ended without settling (its runner crashed before the settle): the sweep settles it.
+    const orphan = `run_${randomUUID()}`;
+    await t.db.agentRun.create({
+      data: {
+        id: orphan,
+        taskId: task.id,
+        changeId,
+        agentId: "agt_x",
+        wakeCommandId: `cmd_${orphan}`,
+        reason: "dispatch",
+        status: "failed",
+      },
+    });
+    await admitSandbox(t.db, { changeId, projectId }, w.config);
+    await reserveSandboxSeconds(t.db, { kind: "agent", changeId, id: `sbxres_${orphan}` }, w.config, new Date());
+    expect(await sweepSandboxReservations(t.db, w.config)).toBe(1);
+    expect(await sweepSandboxReservations(t.db, w.config)).toBe(0);
+    const swept = await counters(changeId);
+    expect(swept).toMatchObject({ reservations: 0, reserved: 0, open: 0 });
+    expect(swept.used).toBe(after.used + 300 + w.config.sandbox.agentIdleTailSeconds);
+  });
+});
 
 describe("provisioning", () => {
   it("creates the canonical repository from the template with S0, its code store and project.created", async () => {

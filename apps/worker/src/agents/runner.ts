@@ -21,6 +21,7 @@ import {
   loadRunContext,
   markRun,
   type Nudger,
+  openReservation,
   publishChangeSet,
   recordRunStart,
   releaseSandboxAdmission,
@@ -78,18 +79,25 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
 
   let reservation: SandboxReservation;
   const admission = { changeId: ctx.changeId, projectId: ctx.projectId };
+  // One reservation per run: a run picked up again after its runner crashed reuses the open one
+  // (and its admitted workspace) instead of counting the same run twice.
+  const reservationId = `sbxres_${runId}`;
   try {
-    await admitSandbox(deps.db, admission, deps.config);
-    try {
-      reservation = await reserveSandboxSeconds(
-        deps.db,
-        { kind: "agent", changeId: ctx.changeId },
-        deps.config,
-        deps.now(),
-      );
-    } catch (err) {
-      await releaseSandboxAdmission(deps.db, admission);
-      throw err;
+    const held = await openReservation(deps.db, reservationId, { kind: "agent", changeId: ctx.changeId }, deps.config);
+    if (held) reservation = held;
+    else {
+      await admitSandbox(deps.db, admission, deps.config);
+      try {
+        reservation = await reserveSandboxSeconds(
+          deps.db,
+          { kind: "agent", changeId: ctx.changeId, id: reservationId },
+          deps.config,
+          deps.now(),
+        );
+      } catch (err) {
+        await releaseSandboxAdmission(deps.db, admission);
+        throw err;
+      }
     }
   } catch (err) {
     if (err instanceof DomainError && err.code === "PRECONDITION_FAILED") {

@@ -44,6 +44,12 @@ export async function archiveProject(
       { commandId: cleanupCommandId(p.projectId), commandType: "project.cleanup", projectId: p.projectId, payload: {} },
       deps,
     );
+    // The search index lives outside source/<project>/; the indexer purges it.
+    await enqueueCommand(
+      ctx,
+      { commandId: `cmd_index_purge_${p.projectId}`, commandType: "index.purge", projectId: p.projectId, payload: {} },
+      deps,
+    );
     const event = buildEvent({
       eventId: randomEventId(randomUUID()),
       eventType: "project.archived",

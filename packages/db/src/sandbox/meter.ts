@@ -180,3 +180,50 @@ export async function settleSandbox(
     return { settled: true, usedSeconds: charge };
   });
 }
+
+/** An open reservation by its ID (a re-claimed run finds the one its first attempt made), or null. */
+export async function openReservation(
+  db: Db,
+  id: string,
+  input: { kind: SandboxKind; changeId?: string | null },
+  config: MeterConfig,
+): Promise<SandboxReservation | null> {
+  const rows = await db.$queryRaw<{ count: number; window: string }[]>`
+    SELECT count, "window" FROM usage_counters WHERE counter = ${SANDBOX_COUNTERS.reservation} AND scope_id = ${id}`;
+  const r = rows[0];
+  return r
+    ? { id, kind: input.kind, seconds: r.count, window: r.window, env: config.env, changeId: input.changeId ?? null }
+    : null;
+}
+
+/**
+ * Settles reservations whose owner is gone: an Agent run (`sbxres_run_…`) that is no longer
+ * running, or a verification (`sbxres_cand_…`) whose workflow instance has finished, after a crash
+ * left them open. What the crashed run used is unknown, so it is charged its whole reservation as
+ * wall time plus the idle tail, as a settle would; an Agent run's workspace is closed. Returns how
+ * many it settled.
+ */
+export async function sweepSandboxReservations(db: Db, config: MeterConfig): Promise<number> {
+  const orphans = await db.$queryRaw<
+    { id: string; count: number; window: string; change_id: string | null; kind: string }[]
+  >`
+    SELECT u.scope_id AS id, u.count, u."window", r.change_id, 'agent' AS kind
+    FROM usage_counters u JOIN agent_runs r ON u.scope_id = 'sbxres_' || r.id
+    WHERE u.counter = ${SANDBOX_COUNTERS.reservation} AND r.status NOT IN ('queued', 'running')
+    UNION ALL
+    SELECT u.scope_id AS id, u.count, u."window", NULL AS change_id, 'candidate' AS kind
+    FROM usage_counters u JOIN workflow_instances w ON u.scope_id = 'sbxres_' || w.instance_id
+    WHERE u.counter = ${SANDBOX_COUNTERS.reservation} AND w.status <> 'running'`;
+  let settled = 0;
+  for (const o of orphans) {
+    const kind = o.kind as SandboxKind;
+    const r = await settleSandbox(
+      db,
+      { id: o.id, kind, seconds: o.count, window: o.window, env: config.env, changeId: o.change_id },
+      { wallSeconds: o.count },
+      config,
+    );
+    if (r.settled) settled++;
+  }
+  return settled;
+}

@@ -84,7 +84,7 @@ const written = async () => ({
 });
 
 describe("projects.archive", () => {
-  it("archives an active project once: status, project.archived and one project.cleanup; a repeat writes nothing", async () => {
+  it("archives an active project once: status, project.archived, one project.cleanup and one index.purge; a repeat writes nothing", async () => {
     const admin = callerAs(t.db, emailFor("admin"));
     expect(await admin.projects.archive({ tenantId: ACME.tenantId, projectId: doomed })).toEqual({
       projectId: doomed,
@@ -95,7 +95,10 @@ describe("projects.archive", () => {
     expect(events.map((e) => e.eventType)).toEqual(["project.archived"]);
     expect(events[0]?.envelope).toMatchObject({ actor: { kind: "user", id: "usr_acme_admin" } });
     const cleanup = await t.db.queueMessage.findMany({ where: { projectId: doomed } });
-    expect(cleanup.map((q) => [q.commandType, q.commandId])).toEqual([["project.cleanup", `cmd_cleanup_${doomed}`]]);
+    expect(cleanup.map((q) => [q.commandType, q.commandId]).sort()).toEqual([
+      ["index.purge", `cmd_index_purge_${doomed}`],
+      ["project.cleanup", `cmd_cleanup_${doomed}`],
+    ]);
 
     const before = await written();
     expect(await admin.projects.archive({ tenantId: ACME.tenantId, projectId: doomed })).toEqual({
