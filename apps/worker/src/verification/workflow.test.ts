@@ -339,6 +339,7 @@ describe("approval and promotion", () => {
     expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
       canonicalGeneration: 1,
     });
+    expect((await t.db.change.findUniqueOrThrow({ where: { id: v.changeId } })).status).toBe("promoted");
     expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "canonical.advanced" } })).toBe(1);
     expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "artifact.promoted" } })).toBe(1);
     expect(await t.db.release.findUniqueOrThrow({ where: { id: `rel_${v.projectId}_1` } })).toMatchObject({

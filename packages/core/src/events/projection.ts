@@ -39,6 +39,8 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
       return task("failed");
     case "task.blocked":
       return task("blocked");
+    case "verification.started":
+      return e.changeId ? { entities: [{ kind: "change", id: e.changeId, state: "verifying" }] } : { entities: [] };
     case "candidate.created":
       return candidate("created");
     case "candidate.composed":
@@ -52,7 +54,10 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
     case "canonical.advanced": {
       const p = e.payload as { candidateId: string; toGeneration: number };
       return {
-        entities: [{ kind: "candidate", id: p.candidateId, state: "promoted" }],
+        entities: [
+          { kind: "candidate", id: p.candidateId, state: "promoted" },
+          ...(e.changeId ? [{ kind: "change" as const, id: e.changeId, state: "promoted" }] : []),
+        ],
         canonicalGeneration: p.toGeneration,
       };
     }

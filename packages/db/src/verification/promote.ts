@@ -320,6 +320,8 @@ export async function promoteCandidate(
       data: { status: "promoted", promotedGeneration: generation },
     });
     if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
+    // The Change is done: its composed work is canonical now.
+    await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
     const base = {
       tenantId: root.tenantId,
       projectId: c.projectId,
