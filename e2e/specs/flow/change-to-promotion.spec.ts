@@ -166,6 +166,39 @@ test("a Change goes from the new-Change form through live Agents, verification, 
     await saveScreenshot(page, "project-overview");
   });
 
+  await test.step("the release of S1 succeeds, its index is built and the code search finds the promoted code", async () => {
+    const release = page.getByTestId("releases-panel").getByTestId("release-row");
+    await expect(release).toHaveCount(1);
+    // The panel refreshes itself while the release runs.
+    await expect(release).toHaveAttribute("data-status", "succeeded", { timeout: 60_000 });
+    await expect(release.getByTestId("release-error")).toHaveCount(0);
+    await expect(page.getByTestId("index-status")).toHaveAttribute("data-status", "built", { timeout: 60_000 });
+    await page.getByTestId("code-search-input").fill("wishlistSummary");
+    await page.getByTestId("code-search-submit").click();
+    const hits = page.getByTestId("code-search-hit");
+    await expect(hits.filter({ hasText: /^src\/wishlist-summary\.ts:\d+$/ }).first()).toBeVisible();
+    await page.getByTestId("code-search-input").fill("zzznothinglikethis");
+    await page.getByTestId("code-search-submit").click();
+    await expect(page.getByTestId("code-search-results")).toHaveAttribute("data-state", "empty");
+  });
+
+  await test.step("an admin is told what to give for a relative folder path, and sets a webhook for future promotions", async () => {
+    const form = page.getByTestId("release-target-form");
+    await expect(form.getByTestId("release-target-current")).toHaveAttribute("data-kind", "folder");
+    await form.getByTestId("release-target-kind").selectOption("folder");
+    await form.getByTestId("release-target-path").fill("releases/shop");
+    await form.getByTestId("release-target-save").click();
+    await expect(form.getByTestId("release-target-error")).toContainText("absolute folder path");
+    await form.getByTestId("release-target-kind").selectOption("webhook");
+    await form.getByTestId("release-target-url").fill("https://deploy.example.com/hooks/release");
+    await form.getByTestId("release-target-save").click();
+    await expect(form.getByTestId("release-target-saved")).toBeVisible();
+    await expect(form.getByTestId("release-target-current")).toHaveAttribute("data-kind", "webhook");
+    // The release already made keeps its folder target.
+    await expect(page.getByTestId("release-row")).toContainText("to folder");
+    await saveScreenshot(page, "project-overview-releases");
+  });
+
   await test.step("git clone over HTTP with the read token gets the promoted source", async () => {
     await page.getByTestId("clone-url-button").click();
     const url = (await page.getByTestId("clone-url").getAttribute("data-url")) ?? "";

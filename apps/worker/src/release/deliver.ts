@@ -1,26 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { DomainError } from "@rhumbatron/core";
-import { z } from "zod";
 
 /**
  * Delivering a released tree to the project's release target: a folder on the worker host
  * (default `<releaseRoot>/<project>/<generation>/`) or a webhook that receives the file list.
+ * The target's schema lives in core (`releaseTargetSchema`), shared with the web that sets it.
  */
-export const releaseTargetSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("folder"), path: z.string().refine(isAbsolute, "an absolute path").optional() }),
-  z.object({ kind: z.literal("webhook"), url: z.url({ protocol: /^https?$/ }) }),
-  z.object({ kind: z.literal("none") }),
-]);
-export type ReleaseTarget = z.infer<typeof releaseTargetSchema>;
-
-export function parseReleaseTarget(raw: unknown): ReleaseTarget {
-  const parsed = releaseTargetSchema.safeParse(raw ?? { kind: "folder" });
-  if (!parsed.success) throw new DomainError("INVALID_INPUT", `invalid release target: ${parsed.error.message}`);
-  return parsed.data;
-}
-
 export interface ReleasedFile {
   path: string;
   blob: string;

@@ -5,6 +5,7 @@ import {
   DomainError,
   type EventPayload,
   isDomainError,
+  parseReleaseTarget,
   type RhumbatronConfig,
   stableEventId,
 } from "@rhumbatron/core";
@@ -25,7 +26,7 @@ import {
 import type { WorkerFunction } from "../functions/types.ts";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 import { syncCanonical } from "../source/sync.ts";
-import { exportToFolder, parseReleaseTarget, postToWebhook, type ReleasedFile } from "./deliver.ts";
+import { exportToFolder, postToWebhook, type ReleasedFile } from "./deliver.ts";
 
 /**
  * ReleaseWorkflow: one instance per promoted generation with a release target (instance ID =

@@ -3,3 +3,4 @@ export * from "./composition.ts";
 export * from "./gate.ts";
 export * from "./plan.ts";
 export * from "./promotion.ts";
+export * from "./release-target.ts";

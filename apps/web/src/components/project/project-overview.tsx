@@ -1,24 +1,29 @@
 "use client";
 
-import type { ProjectViewCounts } from "@rhumbatron/db";
+import type { ProjectViewCounts, Role } from "@rhumbatron/db";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef } from "react";
+import { hasAtLeast } from "../../server/roles.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Notice } from "../notice.tsx";
 import { LoadError, Loading, Panel } from "../query-state.tsx";
 import { ChangeList } from "./change-list.tsx";
 import { CloneAccess } from "./clone-access.tsx";
+import { CodeSearch } from "./code-search.tsx";
 import { EventFeed } from "./event-feed.tsx";
 import { GenerationTimeline } from "./generation-timeline.tsx";
+import { IndexStatus } from "./index-status.tsx";
+import { ReleasesPanel } from "./releases-panel.tsx";
 
 /** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
 const REFRESH_AFTER_EVENT_MS = 1_000;
 
 /**
  * A project's overview: the generation timeline, the view's counts, clone access, its Changes and
- * Candidates, and the live event feed. Each Event on the feed refreshes the counts and the lists.
+ * Candidates, its releases (and, for admins, where they go), code search with the index status, and
+ * the live event feed. Each Event on the feed refreshes the counts, the lists and the releases.
  */
-export function ProjectOverview({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+export function ProjectOverview({ tenantId, projectId, role }: { tenantId: string; projectId: string; role: Role }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const overview = useQuery(
@@ -38,6 +43,9 @@ export function ProjectOverview({ tenantId, projectId }: { tenantId: string; pro
       pending.current = null;
       void queryClient.invalidateQueries({ queryKey: trpc.projects.overview.queryKey({ tenantId, projectId }) });
       void queryClient.invalidateQueries(trpc.change.list.pathFilter());
+      // A promotion (canonical.advanced) starts a release and an index build; release.* Events follow.
+      void queryClient.invalidateQueries(trpc.projects.releases.pathFilter());
+      void queryClient.invalidateQueries(trpc.projects.indexes.pathFilter());
     }, REFRESH_AFTER_EVENT_MS);
   }, [queryClient, trpc, tenantId, projectId]);
 
@@ -137,6 +145,22 @@ export function ProjectOverview({ tenantId, projectId }: { tenantId: string; pro
         }
       >
         <CountChips testId="candidate-counts" counts={view?.candidatesByState ?? {}} empty="No Candidates yet." />
+      </Panel>
+
+      <Panel title="Releases" testId="releases-panel">
+        <ReleasesPanel tenantId={tenantId} projectId={project.id} canManage={hasAtLeast(role, "admin")} />
+      </Panel>
+
+      <Panel title="Search the code" testId="code-search-panel">
+        <div className="space-y-3">
+          <IndexStatus
+            tenantId={tenantId}
+            projectId={project.id}
+            canonicalGeneration={project.canonicalGeneration}
+            active={project.status === "active"}
+          />
+          <CodeSearch tenantId={tenantId} projectId={project.id} />
+        </div>
       </Panel>
 
       <Panel title="Live events" testId="events-panel">

@@ -1,13 +1,18 @@
-import { canonicalRepo, DomainError, gitPublicUrl } from "@rhumbatron/core";
+import { canonicalRepo, DomainError, gitPublicUrl, releaseTargetSchema } from "@rhumbatron/core";
 import {
   archiveProject,
   createProject,
+  type Db,
   getProjectOverview,
   issueRepoToken,
+  listProjectIndexes,
   listProjects,
+  listReleases,
   projectName,
   projectOfTenant,
+  setReleaseTarget,
 } from "@rhumbatron/db";
+import { searchProjectIndex } from "@rhumbatron/worker";
 import { z } from "zod";
 import { projectFeed } from "../project-feed.ts";
 import { serverSettings } from "../settings.ts";
@@ -81,4 +86,49 @@ export const projectsRouter = router({
       const url = `${base.protocol}//x:${token.token}@${base.host}${base.pathname.replace(/\/$/, "")}/${repo}.git`;
       return { url, expiresAt: token.expiresAt, command: `git clone ${url} ${project.name}` };
     }),
+  /** The project's release target (future promotions) and its releases, newest generation first. */
+  releases: tenantProcedure("viewer")
+    .input(z.object({ projectId, limit: z.number().int().min(1).max(200).optional() }))
+    .query(({ ctx, input }) => listReleases(ctx.db, input)),
+  /**
+   * Where the project's future promotions are released: a folder on the worker host (absolute path,
+   * or none for `<data dir>/releases/<project>/<generation>/`), a webhook (http or https), or none.
+   * Releases already started keep their target. Admins only; the same target again writes nothing.
+   */
+  setReleaseTarget: tenantProcedure("admin")
+    .input(z.object({ projectId, target: releaseTargetSchema }))
+    .mutation(({ ctx, input }) => setReleaseTarget(ctx.db, input)),
+  /** The search index's builds, purges and failures (project_indexes), latest first. */
+  indexes: tenantProcedure("viewer")
+    .input(z.object({ projectId, limit: z.number().int().min(1).max(100).optional() }))
+    .query(({ ctx, input }) => listProjectIndexes(ctx.db, input)),
+  /**
+   * Lines of the newest indexed generation holding every word of the query (each word a prefix of
+   * an identifier or word, case-insensitive). Without a built index: `indexed: false` and why.
+   */
+  search: tenantProcedure("viewer")
+    .input(
+      z.object({
+        projectId,
+        query: z.string().trim().min(1).max(200),
+        limit: z.number().int().min(1).max(200).optional(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const project = await projectOfTenant(ctx.db, input.tenantId, input.projectId);
+      const opts = input.limit === undefined ? {} : { limit: input.limit };
+      const result = await searchProjectIndex(ctx.services.blobs, ctx.db, project.id, input.query, opts);
+      if (result) return { indexed: true as const, ...result };
+      return { indexed: false as const, message: await notIndexedMessage(ctx.db, project.id) };
+    }),
 });
+
+/** Why a project has no index to search: never built, its last build failed, purged on archive, or unreadable. */
+async function notIndexedMessage(db: Db, projectId: string): Promise<string> {
+  const last = await db.projectIndex.findFirst({ where: { projectId }, orderBy: { createdAt: "desc" } });
+  if (last?.status === "failed") return `No search index: the last build (S${last.generation}) failed: ${last.error}`;
+  if (last?.status === "purged") return "No search index: it was removed when the project was archived.";
+  // Built, but its blob is not in this server's blob store (a web host that does not share the worker's folder).
+  if (last?.status === "built") return `The search index of S${last.generation} is not readable from this server.`;
+  return "No search index yet: the index is built after each promotion.";
+}
