@@ -16,8 +16,9 @@ import type { WorkerFunction } from "./types.ts";
 
 /**
  * One consumer function per queue (spec: Queues). The handler registry says which command types
- * each queue's consumer accepts; anything else goes straight to the dead-letter queue. Later issues
- * add their handlers here (agent.wake, change.dispatch, project.provision, index.build, …).
+ * each queue's consumer accepts; anything else goes straight to the dead-letter queue. The
+ * database-only handlers are here; those that need the source store (provisioning, cleanup, forks
+ * sweep, index builds) come in through `extra` from buildFunctions.
  */
 export function commandHandlers(
   deps: EnqueueDeps,
