@@ -9,7 +9,7 @@ import {
   repoNamespace,
   type Settings,
 } from "@rhumbatron/core";
-import { checkRepoToken, createDb, localFolderBlobStore } from "@rhumbatron/db";
+import { blobStoreFromSettings, checkRepoToken, createDb } from "@rhumbatron/db";
 import { agentProviderFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const db = createDb(settings.DATABASE_URL);
   const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
   const nudger = nudgerFor(settings);
-  const blobs = localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs"));
+  const blobs = blobStoreFromSettings(settings);
   // Source, Sandbox and Agents.
   const gitRoot = join(settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
   const store = new SourceStore({ db, config, now: () => new Date(), root: gitRoot });

@@ -189,4 +189,53 @@ describe("settings", () => {
       );
     });
   });
+
+  describe("blob store", () => {
+    const s3 = {
+      RHUMBATRON_BLOB_STORE: "s3",
+      RHUMBATRON_S3_ENDPOINT: "https://acct.r2.cloudflarestorage.com",
+      RHUMBATRON_S3_BUCKET: "rhumbatron",
+      RHUMBATRON_S3_ACCESS_KEY_ID: "AKIDEXAMPLE",
+      RHUMBATRON_S3_SECRET_ACCESS_KEY: "secret",
+    };
+
+    it("is the local folder by default, and region auto without a prefix when s3 is chosen", () => {
+      expect(parseSettings({ RHUMBATRON_BLOB_STORE: "" }).RHUMBATRON_BLOB_STORE).toBe("local");
+      const s = parseSettings(s3);
+      expect(s).toMatchObject({ ...s3, RHUMBATRON_S3_REGION: "auto" });
+      expect(s.RHUMBATRON_S3_PREFIX).toBeUndefined();
+      expect(parseSettings({ ...s3, RHUMBATRON_S3_REGION: "eu-west-1", RHUMBATRON_S3_PREFIX: "prod/" })).toMatchObject({
+        RHUMBATRON_S3_REGION: "eu-west-1",
+        RHUMBATRON_S3_PREFIX: "prod/",
+      });
+    });
+
+    it("names each missing S3 variable when RHUMBATRON_BLOB_STORE=s3", () => {
+      for (const name of Object.keys(s3).filter((k) => k !== "RHUMBATRON_BLOB_STORE")) {
+        expect(() => parseSettings({ ...s3, [name]: "" })).toThrow(
+          new RegExp(`^${name} is required when RHUMBATRON_BLOB_STORE=s3$`),
+        );
+      }
+      const err = (() => {
+        try {
+          parseSettings({ RHUMBATRON_BLOB_STORE: "s3" });
+        } catch (e) {
+          return e as { code: string; details: { issues: string[] } };
+        }
+      })();
+      expect(err?.code).toBe("INVALID_CONFIG");
+      expect(err?.details.issues).toHaveLength(4);
+      // The local store needs none of them.
+      expect(parseSettings({ RHUMBATRON_S3_BUCKET: "" }).RHUMBATRON_BLOB_STORE).toBe("local");
+    });
+
+    it("refuses an unknown store, a non-http endpoint and a prefix that is not a folder path", () => {
+      expect(() => parseSettings({ RHUMBATRON_BLOB_STORE: "gcs" })).toThrow(/RHUMBATRON_BLOB_STORE/);
+      expect(() => parseSettings({ ...s3, RHUMBATRON_S3_ENDPOINT: "acct.r2.cloudflarestorage.com" })).toThrow(
+        /RHUMBATRON_S3_ENDPOINT must be an http\(s\) URL/,
+      );
+      expect(() => parseSettings({ ...s3, RHUMBATRON_S3_PREFIX: "../up" })).toThrow(/RHUMBATRON_S3_PREFIX/);
+      expect(() => parseSettings({ ...s3, RHUMBATRON_S3_PREFIX: "a b" })).toThrow(/RHUMBATRON_S3_PREFIX/);
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ENVIRONMENTS } from "./config.ts";
 import { DomainError } from "./errors.ts";
+import { isValidBlobKey } from "./ports/blob-store.ts";
 
 /**
  * Process settings (environment variables), validated at startup. `.env.example` documents each one.
@@ -8,6 +9,8 @@ import { DomainError } from "./errors.ts";
  */
 export const EXECUTOR_KINDS = ["local", "inngest"] as const;
 export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
+export const BLOB_STORE_KINDS = ["local", "s3"] as const;
+export type BlobStoreKind = (typeof BLOB_STORE_KINDS)[number];
 
 const postgresUrl = z
   .string()
@@ -61,6 +64,31 @@ export const settingsSchema = z.object({
    * /api/inngest and the rest from the worker host, both with the Inngest executor.
    */
   RHUMBATRON_FUNCTION_HOST: z.preprocess(emptyToUndefined, z.enum(["worker", "split"]).default("worker")),
+  // The blob store (the spec's R2): `local` keeps blobs in $RHUMBATRON_DATA_DIR/blobs; `s3` uses an
+  // S3-compatible bucket (R2, S3, MinIO) that the web app and the worker share.
+  RHUMBATRON_BLOB_STORE: z.preprocess(emptyToUndefined, z.enum(BLOB_STORE_KINDS).default("local")),
+  RHUMBATRON_S3_ENDPOINT: z.preprocess(
+    emptyToUndefined,
+    z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. https://<account>.r2.cloudflarestorage.com" })
+      .optional(),
+  ),
+  RHUMBATRON_S3_BUCKET: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** `auto` for R2; the bucket's region for S3 (e.g. eu-west-1); MinIO accepts us-east-1. */
+  RHUMBATRON_S3_REGION: z.preprocess(emptyToUndefined, z.string().default("auto")),
+  RHUMBATRON_S3_ACCESS_KEY_ID: z.preprocess(emptyToUndefined, z.string().optional()),
+  RHUMBATRON_S3_SECRET_ACCESS_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** A folder inside the bucket for every key (e.g. `rhumbatron-prod`); unset: the bucket's root. */
+  RHUMBATRON_S3_PREFIX: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .refine(
+        (v) => isValidBlobKey(v.replace(/^\/+|\/+$/g, "")),
+        "must be a folder path of letters, digits and . _ @ = + - (e.g. rhumbatron/prod)",
+      )
+      .optional(),
+  ),
   INNGEST_EVENT_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
@@ -127,6 +155,13 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
   return parsed.data;
 }
 
+const S3_REQUIRED = [
+  "RHUMBATRON_S3_ENDPOINT",
+  "RHUMBATRON_S3_BUCKET",
+  "RHUMBATRON_S3_ACCESS_KEY_ID",
+  "RHUMBATRON_S3_SECRET_ACCESS_KEY",
+] as const;
+
 /** Rules that tie two variables together; each line names the variable to set. */
 function crossFieldIssues(s: Settings): string[] {
   const lines: string[] = [];
@@ -136,6 +171,11 @@ function crossFieldIssues(s: Settings): string[] {
   }
   if (s.AGENT_MODEL_URL && !s.AGENT_MODEL_MODEL) {
     lines.push("AGENT_MODEL_MODEL is required when AGENT_MODEL_URL is set");
+  }
+  if (s.RHUMBATRON_BLOB_STORE === "s3") {
+    for (const name of S3_REQUIRED) {
+      if (!s[name]) lines.push(`${name} is required when RHUMBATRON_BLOB_STORE=s3`);
+    }
   }
   // A known secret would let anyone forge a session cookie.
   if (s.RHUMBATRON_ENV === "prod" && !s.RHUMBATRON_AUTH_SECRET) {

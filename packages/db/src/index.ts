@@ -1,5 +1,5 @@
 export * from "./auth/index.ts";
-export { localFolderBlobStore } from "./blob/local-folder.ts";
+export * from "./blob/index.ts";
 export { createDb, type Db } from "./client.ts";
 export * from "./commands/archive-project.ts";
 export * from "./commands/create-project.ts";

@@ -1,5 +1,4 @@
-import { join } from "node:path";
-import { localFolderBlobStore } from "@rhumbatron/db";
+import { blobStoreFromSettings } from "@rhumbatron/db";
 import {
   buildFunctions,
   createInngestClient,
@@ -30,7 +29,7 @@ export function webFunctions() {
   const all = buildFunctions({
     config,
     nudger: webNudger(settings),
-    blobs: localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs")),
+    blobs: blobStoreFromSettings(settings),
   });
   return functionsForHost(all, "web");
 }

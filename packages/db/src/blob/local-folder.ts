@@ -31,14 +31,16 @@ export function localFolderBlobStore(root: string): BlobStore {
         const meta = await readFile(`${file}.meta.json`, "utf8").catch(() => "{}");
         return { body: new Uint8Array(body), metadata: JSON.parse(meta) as Record<string, string> };
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+        // A folder that only holds other keys is not a key (as in S3).
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOENT" || code === "EISDIR" || code === "ENOTDIR") return null;
         throw err;
       }
     },
     async has(key) {
+      const file = pathOf(key);
       try {
-        await stat(pathOf(key));
-        return true;
+        return (await stat(file)).isFile();
       } catch {
         return false;
       }
@@ -49,7 +51,8 @@ export function localFolderBlobStore(root: string): BlobStore {
       await rm(`${file}.meta.json`, { force: true });
     },
     async list(prefix) {
-      const start = join(base, ...prefix.split("/").filter(Boolean));
+      // The prefix is a string prefix, as in S3: `events/2024-` walks `events/` and keeps what matches.
+      const start = join(base, ...prefix.split("/").slice(0, -1).filter(Boolean));
       const out: string[] = [];
       const walk = async (dir: string) => {
         let entries: import("node:fs").Dirent[];
