@@ -12,6 +12,8 @@ export interface ReleasedFile {
   path: string;
   blob: string;
   size: number;
+  /** Exported with mode 0755 (git mode 100755), otherwise 0644. */
+  executable?: boolean;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function exportToFolder(
       if (!file.startsWith(tmp + sep)) throw new DomainError("INVALID_INPUT", `unsafe path in the tree: ${f.path}`);
       await mkdir(dirname(file), { recursive: true });
       const body = await read(f);
-      await writeFile(file, body);
+      await writeFile(file, body, { mode: f.executable ? 0o755 : 0o644 });
       bytes += body.length;
     }
     const old = join(parent, `.${basename(dest)}.old-${randomUUID()}`);

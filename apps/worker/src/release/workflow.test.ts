@@ -192,7 +192,7 @@ describe("the release workflow", () => {
         generation: 1,
         commit: s1.commit,
         tree: s1.tree,
-        files: files.map((x) => ({ path: x.path, blob: x.oid, size: x.size })),
+        files: files.map((x) => ({ path: x.path, blob: x.oid, size: x.size, executable: x.executable })),
       },
     ]);
     expect(hook.headers[0]?.["idempotency-key"]).toBe(id);

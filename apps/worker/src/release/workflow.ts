@@ -132,6 +132,7 @@ async function deliver(deps: ReleaseWorkflowDeps & { now: () => Date }, rel: Loa
         path: f.path,
         blob: f.oid,
         size: f.size,
+        executable: f.executable,
       }));
       if (target.kind === "folder") {
         const dest = target.path ?? join(deps.releaseRoot, rel.projectId, String(rel.generation));

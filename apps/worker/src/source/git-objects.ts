@@ -79,6 +79,8 @@ export interface TreeEntry {
   path: string;
   oid: string;
   size: number;
+  /** Whether git records the file as executable (mode 100755). */
+  executable: boolean;
 }
 
 /** Every file of a commit's tree with its blob id and size. */
@@ -91,7 +93,7 @@ export async function listFiles(gitdir: string, commit: string): Promise<TreeEnt
       if (e.type === "tree") await walkTree(e.oid, path);
       else if (e.type === "blob") {
         const { blob } = await git.readBlob({ fs, gitdir, oid: e.oid });
-        out.push({ path, oid: e.oid, size: blob.length });
+        out.push({ path, oid: e.oid, size: blob.length, executable: e.mode === "100755" });
       }
     }
   };
