@@ -18,7 +18,9 @@ export function AppHeader({ shell }: { shell: ShellState }) {
               <span data-testid="tenant-name" className="font-medium text-slate-700">
                 {shell.tenant.name}
               </span>
-              <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-600">{shell.tenant.role}</span>
+              <span data-testid="tenant-role" className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-600">
+                {shell.tenant.role}
+              </span>
             </>
           )}
         </div>
@@ -37,6 +39,15 @@ export function AppHeader({ shell }: { shell: ShellState }) {
                 </a>
               )}
             </nav>
+          )}
+          {shell.kind === "ready" && hasAtLeast(shell.tenant.role, "admin") && (
+            <a
+              href="/settings/members"
+              data-testid="nav-members"
+              className="text-sm text-slate-600 hover:text-slate-900 hover:underline"
+            >
+              Members
+            </a>
           )}
           {shell.kind === "ready" && (
             <a href="/settings/tokens" className="text-sm text-slate-600 hover:text-slate-900 hover:underline">

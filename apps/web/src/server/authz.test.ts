@@ -20,6 +20,7 @@ const CHANGE = "chg_authz";
 const CHANGESET = "cs_authz";
 const CANDIDATE = "cand_0000000000000000000000000000a17a";
 const TREE = "a".repeat(40);
+const EXTRA_MEMBER = "usr_authz_extra";
 
 type Sample =
   /** Acts on the caller only (no tenant): refused without credentials. */
@@ -117,6 +118,20 @@ const SAMPLES: Record<string, Sample> = {
   "tokens.list": { scope: "tenant", minimum: "viewer", input: {} },
   // The token ID is filled in by beforeAll (a token of Acme's member).
   "tokens.revoke": { scope: "tenant", minimum: "viewer", input: { tokenId: "" }, acmeResource: true },
+  "members.list": { scope: "tenant", minimum: "admin", input: {} },
+  "members.add": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { email: "authz-new@acme.test", name: "New", role: "viewer" },
+  },
+  // An Acme member seeded by beforeAll only for these two, so the call at the minimum role changes nobody else.
+  "members.setRole": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { userId: EXTRA_MEMBER, role: "approver" },
+    acmeResource: true,
+  },
+  "members.remove": { scope: "tenant", minimum: "admin", input: { userId: EXTRA_MEMBER }, acmeResource: true },
   "metrics.series": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
 };
 
@@ -188,6 +203,8 @@ beforeAll(async () => {
       },
     });
   }
+  await t.db.user.create({ data: { id: EXTRA_MEMBER, email: "extra@acme.test", name: "Extra" } });
+  await t.db.membership.create({ data: { tenantId: ACME.tenantId, userId: EXTRA_MEMBER, role: "member" } });
   const memberToken = await createApiToken(
     t.db,
     { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },

@@ -1,2 +1,3 @@
 export * from "./api-tokens.ts";
+export * from "./members.ts";
 export * from "./passwords.ts";

@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from "../trpc.ts";
 import { candidatesRouter } from "./candidates.ts";
 import { changesRouter, tasksRouter } from "./changes.ts";
+import { membersRouter } from "./members.ts";
 import { metricsRouter } from "./metrics.ts";
 import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
@@ -16,6 +17,7 @@ export const appRouter = router({
   task: tasksRouter,
   candidate: candidatesRouter,
   tokens: tokensRouter,
+  members: membersRouter,
   metrics: metricsRouter,
 });
 

@@ -1,0 +1,34 @@
+import { addMember, listMembers, removeMember, setMemberRole } from "@rhumbatron/db";
+import { z } from "zod";
+import { ROLE_ORDER } from "../roles.ts";
+import { router, tenantProcedure } from "../trpc.ts";
+
+const userId = z.string().min(1).max(200);
+const role = z.enum(ROLE_ORDER);
+
+/**
+ * A tenant's members, for its admins (README: Sign-in and API tokens, Members). `add` returns a new
+ * user's temporary password once; the tenant always keeps one admin (PRECONDITION_FAILED otherwise).
+ */
+export const membersRouter = router({
+  list: tenantProcedure("admin").query(({ ctx, input }) => listMembers(ctx.db, input.tenantId)),
+  add: tenantProcedure("admin")
+    .input(
+      z.object({
+        email: z.string().trim().toLowerCase().max(254).pipe(z.email("enter an email address")),
+        name: z.string().trim().min(1, "enter a name").max(100),
+        role,
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      addMember(ctx.db, input.tenantId, { email: input.email, name: input.name, role: input.role }, ctx.caller.userId),
+    ),
+  setRole: tenantProcedure("admin")
+    .input(z.object({ userId, role }))
+    .mutation(({ ctx, input }) => setMemberRole(ctx.db, input.tenantId, input.userId, input.role, ctx.caller.userId)),
+  remove: tenantProcedure("admin")
+    .input(z.object({ userId }))
+    .mutation(({ ctx, input }) =>
+      removeMember(ctx.db, input.tenantId, input.userId, ctx.caller.userId, ctx.services.now()),
+    ),
+});
