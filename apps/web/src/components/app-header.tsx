@@ -54,6 +54,15 @@ export function AppHeader({ shell }: { shell: ShellState }) {
               API tokens
             </a>
           )}
+          {signedIn && (
+            <a
+              href="/settings/account"
+              data-testid="nav-account"
+              className="text-sm text-slate-600 hover:text-slate-900 hover:underline"
+            >
+              Account
+            </a>
+          )}
           <div data-testid="current-user" className="text-right text-sm">
             {signedIn ? (
               <>

@@ -7,17 +7,27 @@ import { type FormEvent, useState } from "react";
 import { ROLE_ORDER } from "../server/roles.ts";
 import { useTRPC } from "../trpc/client.tsx";
 import { Empty, LoadError, Loading, Panel } from "./query-state.tsx";
+import { TemporaryPassword } from "./temporary-password.tsx";
 
 type Added = { email: string; temporaryPassword: string | null };
+type Reset = { email: string; temporaryPassword: string; endedSessions: number };
 
-/** An admin's view of the tenant's members: add one (a new user's password shown once), change roles, remove. */
+/**
+ * An admin's view of the tenant's members: add one (a new user's password shown once), change roles,
+ * reset a password (shown once), remove. One generated password is on screen at a time.
+ */
 export function Members({ tenantId, currentUserId }: { tenantId: string; currentUserId: string }) {
-  const [added, setAdded] = useState<Added | null>(null);
+  const [shown, setShown] = useState<{ added: Added } | { reset: Reset } | null>(null);
   return (
     <div className="space-y-6">
-      <AddMember tenantId={tenantId} onAdded={setAdded} />
-      {added && <AddedNotice {...added} onDone={() => setAdded(null)} />}
-      <MemberTable tenantId={tenantId} currentUserId={currentUserId} />
+      <AddMember tenantId={tenantId} onAdded={(added) => setShown(added && { added })} />
+      {shown && "added" in shown && <AddedNotice {...shown.added} onDone={() => setShown(null)} />}
+      {shown && "reset" in shown && <ResetNotice {...shown.reset} onDone={() => setShown(null)} />}
+      <MemberTable
+        tenantId={tenantId}
+        currentUserId={currentUserId}
+        onReset={(reset) => setShown(reset && { reset })}
+      />
     </div>
   );
 }
@@ -116,7 +126,6 @@ function AddMember({ tenantId, onAdded }: { tenantId: string; onAdded: (a: Added
 }
 
 function AddedNotice({ email, temporaryPassword, onDone }: Added & { onDone: () => void }) {
-  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
   if (temporaryPassword === null) {
     return (
       <div data-testid="member-added" className="rounded-lg border border-emerald-300 bg-emerald-50 p-4 text-sm">
@@ -126,51 +135,46 @@ function AddedNotice({ email, temporaryPassword, onDone }: Added & { onDone: () 
       </div>
     );
   }
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(temporaryPassword ?? "");
-      setCopied("yes");
-    } catch {
-      setCopied("failed");
-    }
-  }
   return (
-    <div data-testid="member-added" className="rounded-lg border border-emerald-300 bg-emerald-50 p-4 text-sm">
-      <p className="font-medium text-emerald-900">
-        {email} can now sign in with this temporary password. Copy it now: it is not shown again.
-      </p>
-      <div className="mt-2 flex items-center gap-2">
-        <code
-          data-testid="member-temp-password"
-          className="min-w-0 flex-1 select-all truncate rounded border border-emerald-200 bg-white px-2 py-1 font-mono text-xs"
-        >
-          {temporaryPassword}
-        </code>
-        <button
-          type="button"
-          onClick={() => void copy()}
-          className="rounded border border-emerald-400 bg-white px-2 py-1 text-emerald-800 hover:bg-emerald-100"
-        >
-          {copied === "yes" ? "Copied" : "Copy"}
-        </button>
-        <button type="button" onClick={onDone} className="px-2 py-1 text-emerald-800 hover:underline">
-          Done
-        </button>
-      </div>
-      <p className="mt-2 text-xs text-emerald-900">
-        Share it safely: tell them directly or through a password manager, not in a shared channel, ticket or the same
-        email as their address. Only its hash is stored, so nobody can look it up later.
-      </p>
-      {copied === "failed" && (
-        <p role="alert" className="mt-2 text-xs text-red-700">
-          The browser refused the clipboard; select the password and copy it by hand.
-        </p>
-      )}
-    </div>
+    <TemporaryPassword
+      testId="member-added"
+      passwordTestId="member-temp-password"
+      password={temporaryPassword}
+      onDone={onDone}
+    >
+      {email} can now sign in with this temporary password.
+    </TemporaryPassword>
   );
 }
 
-function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUserId: string }) {
+function ResetNotice({ email, temporaryPassword, endedSessions, onDone }: Reset & { onDone: () => void }) {
+  const signedOut =
+    endedSessions === 0
+      ? ""
+      : endedSessions === 1
+        ? " One browser signed in as them was signed out."
+        : ` ${endedSessions} browsers signed in as them were signed out.`;
+  return (
+    <TemporaryPassword
+      testId="member-reset-result"
+      passwordTestId="member-reset-temp-password"
+      password={temporaryPassword}
+      onDone={onDone}
+    >
+      {email}&apos;s old password no longer works; they sign in with this temporary one.{signedOut}
+    </TemporaryPassword>
+  );
+}
+
+function MemberTable({
+  tenantId,
+  currentUserId,
+  onReset,
+}: {
+  tenantId: string;
+  currentUserId: string;
+  onReset: (reset: Reset | null) => void;
+}) {
   const trpc = useTRPC();
   const router = useRouter();
   const invalidate = useInvalidateList(tenantId);
@@ -179,6 +183,11 @@ function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUse
   const settled = (userId: string) => (userId === currentUserId ? router.refresh() : void invalidate());
   const setRole = useMutation(trpc.members.setRole.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
   const remove = useMutation(trpc.members.remove.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
+  const resetPassword = useMutation(trpc.members.resetPassword.mutationOptions({ onSuccess: onReset }));
+  // One error line for the table: the latest action's.
+  const only = (keep: { reset: () => void }) => {
+    for (const m of [setRole, remove, resetPassword]) if (m !== keep) m.reset();
+  };
   if (members.isPending) return <Loading testId="members-table" label="Loading members…" />;
   if (members.isError) {
     return (
@@ -191,7 +200,7 @@ function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUse
     );
   }
   if (members.data.length === 0) return <Empty testId="members-table">No members yet</Empty>;
-  const error = setRole.error ?? remove.error;
+  const error = setRole.error ?? remove.error ?? resetPassword.error;
   return (
     <Panel title="Members">
       {error && (
@@ -224,7 +233,7 @@ function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUse
                   value={m.role}
                   disabled={setRole.isPending && setRole.variables?.userId === m.userId}
                   onChange={(e) => {
-                    remove.reset();
+                    only(setRole);
                     setRole.mutate({ tenantId, userId: m.userId, role: e.target.value as Role });
                   }}
                   className="rounded border border-slate-300 bg-white px-2 py-1 text-sm disabled:opacity-60"
@@ -237,15 +246,38 @@ function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUse
                 </select>
               </td>
               <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
-              <td className="py-2 text-right">
-                <RemoveButton
-                  email={m.email}
-                  pending={remove.isPending && remove.variables?.userId === m.userId}
-                  onConfirm={() => {
-                    setRole.reset();
-                    remove.mutate({ tenantId, userId: m.userId });
-                  }}
-                />
+              <td className="py-2">
+                <div className="flex flex-wrap items-center justify-end gap-2">
+                  {m.userId !== currentUserId && (
+                    <ConfirmButton
+                      label="Reset password"
+                      pendingLabel="Resetting…"
+                      testId="member-reset-password"
+                      confirmTestId="member-reset-confirm"
+                      question={`Give ${m.email} a new temporary password and sign them out everywhere?`}
+                      tone="slate"
+                      pending={resetPassword.isPending && resetPassword.variables?.userId === m.userId}
+                      onConfirm={() => {
+                        only(resetPassword);
+                        onReset(null); // the previous password disappears before the next one is made
+                        resetPassword.mutate({ tenantId, userId: m.userId });
+                      }}
+                    />
+                  )}
+                  <ConfirmButton
+                    label="Remove"
+                    pendingLabel="Removing…"
+                    testId="member-remove"
+                    confirmTestId="member-remove-confirm"
+                    question={`Remove ${m.email} and revoke their API tokens here?`}
+                    tone="red"
+                    pending={remove.isPending && remove.variables?.userId === m.userId}
+                    onConfirm={() => {
+                      only(remove);
+                      remove.mutate({ tenantId, userId: m.userId });
+                    }}
+                  />
+                </div>
               </td>
             </tr>
           ))}
@@ -255,32 +287,59 @@ function MemberTable({ tenantId, currentUserId }: { tenantId: string; currentUse
   );
 }
 
-/** Remove asks once more before it acts: the person loses the tenant and their API tokens for it. */
-function RemoveButton({ email, pending, onConfirm }: { email: string; pending: boolean; onConfirm: () => void }) {
+const TONES = {
+  red: {
+    button: "border-red-300 text-red-700 hover:bg-red-50",
+    confirm: "border-red-300 bg-red-50 text-red-800 hover:bg-red-100",
+  },
+  slate: {
+    button: "border-slate-300 text-slate-700 hover:bg-slate-100",
+    confirm: "border-slate-400 bg-slate-100 text-slate-900 hover:bg-slate-200",
+  },
+} as const;
+
+/**
+ * An action that asks once more before it acts: removing takes the tenant and its API tokens from the
+ * person; resetting ends their password and their sessions.
+ */
+function ConfirmButton(props: {
+  label: string;
+  pendingLabel: string;
+  testId: string;
+  confirmTestId: string;
+  question: string;
+  tone: keyof typeof TONES;
+  pending: boolean;
+  onConfirm: () => void;
+}) {
   const [confirming, setConfirming] = useState(false);
-  if (!confirming) {
+  const tone = TONES[props.tone];
+  if (!confirming || props.pending) {
     return (
       <button
         type="button"
-        data-testid="member-remove"
+        data-testid={props.testId}
+        disabled={props.pending}
         onClick={() => setConfirming(true)}
-        className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50"
+        className={`whitespace-nowrap rounded border px-2 py-0.5 text-xs disabled:opacity-50 ${tone.button}`}
       >
-        Remove
+        {props.pending ? props.pendingLabel : props.label}
       </button>
     );
   }
   return (
     <span className="inline-flex items-center gap-2 text-xs">
-      <span className="text-slate-600">Remove {email} and revoke their API tokens here?</span>
+      <span className="max-w-56 text-right text-slate-600">{props.question}</span>
       <button
         type="button"
-        data-testid="member-remove-confirm"
-        disabled={pending}
-        onClick={onConfirm}
-        className="rounded border border-red-300 bg-red-50 px-2 py-0.5 text-red-800 hover:bg-red-100 disabled:opacity-50"
+        data-testid={props.confirmTestId}
+        onClick={() => {
+          setConfirming(false);
+          props.onConfirm();
+        }}
+        className={`whitespace-nowrap rounded border px-2 py-0.5 ${tone.confirm}`}
       >
-        {pending ? "Removing…" : "Remove"}
+        {props.label}
       </button>
       <button
         type="button"

@@ -3,6 +3,7 @@ import { authSecret, publicUrl, type Settings } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
 import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../lib/password-policy.ts";
 import { serverSettings } from "./settings.ts";
 
 /** Where better-auth's endpoints live (`app/api/auth/[...all]/route.ts`). */
@@ -32,7 +33,13 @@ export function createAuth(db: Db, settings: Settings) {
     session: { modelName: "session" },
     account: { modelName: "account" },
     verification: { modelName: "authVerification" },
-    emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
+    emailAndPassword: {
+      enabled: true,
+      disableSignUp: true,
+      // Applies where someone chooses a password (change-password); sign-in checks only the maximum.
+      minPasswordLength: MIN_PASSWORD_LENGTH,
+      maxPasswordLength: MAX_PASSWORD_LENGTH,
+    },
     advanced: {
       database: { generateId: ({ model }) => `${ID_PREFIX[model] ?? model}_${randomUUID()}` },
       // better-auth skips its origin (CSRF) check when NODE_ENV=test; tests must see production's behaviour.

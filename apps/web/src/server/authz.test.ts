@@ -124,11 +124,17 @@ const SAMPLES: Record<string, Sample> = {
     minimum: "admin",
     input: { email: "authz-new@acme.test", name: "New", role: "viewer" },
   },
-  // An Acme member seeded by beforeAll only for these two, so the call at the minimum role changes nobody else.
+  // An Acme member seeded by beforeAll only for these three, so the call at the minimum role changes nobody else.
   "members.setRole": {
     scope: "tenant",
     minimum: "admin",
     input: { userId: EXTRA_MEMBER, role: "approver" },
+    acmeResource: true,
+  },
+  "members.resetPassword": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { userId: EXTRA_MEMBER },
     acmeResource: true,
   },
   "members.remove": { scope: "tenant", minimum: "admin", input: { userId: EXTRA_MEMBER }, acmeResource: true },

@@ -2,7 +2,7 @@ import { verifyPassword } from "better-auth/crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../testing/index.ts";
 import { createApiToken } from "./api-tokens.ts";
-import { addMember, listMembers, removeMember, setMemberRole } from "./members.ts";
+import { addMember, listMembers, removeMember, resetMemberPassword, setMemberRole } from "./members.ts";
 
 const t = useTestDatabase();
 const at = (s: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, s));
@@ -105,3 +105,70 @@ describe("tenant members", () => {
     ).toMatchObject({ role: "admin" });
   });
 });
+
+describe("resetting a member's password", () => {
+  const passwordOf = async (userId: string) =>
+    (await t.db.account.findFirstOrThrow({ where: { userId, providerId: "credential" } })).password ?? "";
+  const session = (id: string, userId: string) =>
+    t.db.session.create({ data: { id, userId, token: `tok_${id}`, expiresAt: at(59) } });
+
+  it("stores a new generated password and ends that user's sessions only", async () => {
+    const dee = (await t.db.user.findUniqueOrThrow({ where: { email: "dee@a.test" } })).id;
+    await session("ses_dee_1", dee);
+    await session("ses_dee_2", dee);
+    await session("ses_ann_1", "usr_ann");
+    const before = await passwordOf(dee);
+
+    const reset = await resetMemberPassword(t.db, "ten_a", dee, "usr_ann");
+    expect(reset).toMatchObject({ userId: dee, email: "dee@a.test", endedSessions: 2 });
+    expect(reset.temporaryPassword).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const after = await passwordOf(dee);
+    expect(after).not.toBe(before);
+    expect(await verifyPassword({ hash: after, password: reset.temporaryPassword })).toBe(true);
+    expect((await t.db.session.findMany({ select: { id: true } })).map((x) => x.id)).toEqual(["ses_ann_1"]);
+  });
+
+  it("is refused once another tenant adds the user while the reset waits for it, writing nothing", async () => {
+    const dee = (await t.db.user.findUniqueOrThrow({ where: { email: "dee@a.test" } })).id;
+    const before = await passwordOf(dee);
+    let reset: Promise<unknown> = Promise.resolve();
+    // Tenant B's admin adds Dee and has not committed yet when A's admin resets Dee's password.
+    await t.db.$transaction(
+      async (tx) => {
+        await tx.membership.create({ data: { tenantId: "ten_b", userId: dee, role: "viewer" } });
+        reset = resetMemberPassword(t.db, "ten_a", dee, "usr_ann").catch((err: unknown) => err);
+        await waitForLockWaiter();
+      },
+      { timeout: 10_000 },
+    );
+    expect(await reset).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: "dee@a.test also belongs to another tenant; ask them to change it on their account page",
+    });
+    expect(await passwordOf(dee)).toBe(before);
+  });
+
+  it("refuses the admin's own account, non-members and non-admins", async () => {
+    await expect(resetMemberPassword(t.db, "ten_a", "usr_ann", "usr_ann")).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("account page"),
+    });
+    await expect(resetMemberPassword(t.db, "ten_a", "usr_cid", "usr_ann")).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(resetMemberPassword(t.db, "ten_a", "usr_ann", "usr_cid")).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
+  });
+});
+
+/** Until another backend of this database waits for a row lock (bounded: a reset that never waits fails the test). */
+async function waitForLockWaiter(): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    const [row] = await t.db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    if ((row?.n ?? 0) > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -19,6 +19,15 @@ export interface MemberSummary {
   joinedAt: Date;
 }
 
+export interface ResetPasswordResult {
+  userId: string;
+  email: string;
+  /** The generated password: returned here once and stored only as a hash. */
+  temporaryPassword: string;
+  /** Sessions (signed-in browsers) of the user that the reset ended. */
+  endedSessions: number;
+}
+
 export interface AddMemberResult {
   member: MemberSummary;
   /** The new user's generated password: returned here once and stored only as a hash. Null for an existing user. */
@@ -44,7 +53,7 @@ const toSummary = (row: MemberRow): MemberSummary => ({
 /** better-auth looks users up by the lower-cased address, so that is how it is stored. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-/** 18 random bytes: 24 base64url characters, far above better-auth's minimum of 8. */
+/** 18 random bytes: 24 base64url characters, well above the sign-in minimum (apps/web password-policy.ts). */
 const temporaryPassword = () => randomBytes(18).toString("base64url");
 
 export async function listMembers(db: Db, tenantId: string): Promise<MemberSummary[]> {
@@ -147,6 +156,51 @@ export async function removeMember(
       data: { revokedAt: now },
     });
     return { userId, revokedTokens: revoked.count };
+  });
+}
+
+/**
+ * Gives a member a new generated password (returned once) and ends every session they have, so a
+ * browser signed in with the old password is signed out. Their API tokens stay: they are credentials
+ * of their own, revoked on the tokens page or by removing the member. Refused (PRECONDITION_FAILED)
+ * for the admin's own account, which changes its password on the account page with the current one,
+ * and for a user who also belongs to another tenant: one tenant's admin must not take over an account
+ * that other tenants rely on. Someone not in this tenant is NOT_FOUND, as in removeMember.
+ */
+export async function resetMemberPassword(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  by: string,
+): Promise<ResetPasswordResult> {
+  const credential = await preparePassword(); // scrypt, outside the transaction
+  return withTransaction(db, async ({ tx }) => {
+    await lockTenantAsAdmin(tx, tenantId, by);
+    const member = await findMember(tx, tenantId, userId);
+    if (userId === by) {
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        "You cannot reset your own password here; change it on your account page (/settings/account)",
+      );
+    }
+    // FOR UPDATE conflicts with the key-share lock that adding a membership takes on the user row, so
+    // no other tenant can add this user between the check below and the commit.
+    await tx.$queryRaw`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+    const elsewhere = await tx.membership.count({ where: { userId, tenantId: { not: tenantId } } });
+    if (elsewhere > 0) {
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        `${member.user.email} also belongs to another tenant; ask them to change it on their account page`,
+      );
+    }
+    await storePasswordHash(tx, userId, credential.hash);
+    const ended = await tx.session.deleteMany({ where: { userId } });
+    return {
+      userId,
+      email: member.user.email,
+      temporaryPassword: credential.password,
+      endedSessions: ended.count,
+    };
   });
 }
 

@@ -1,4 +1,4 @@
-import { createApiToken } from "@rhumbatron/db";
+import { createApiToken, setUserPassword } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { resolveCaller } from "../caller.ts";
@@ -27,7 +27,8 @@ async function snapshot() {
   return {
     users: await t.db.user.findMany({ orderBy: { id: "asc" } }),
     memberships: await t.db.membership.findMany({ orderBy: [{ tenantId: "asc" }, { userId: "asc" }] }),
-    accounts: await t.db.account.count(),
+    accounts: await t.db.account.findMany({ orderBy: { id: "asc" } }),
+    sessions: await t.db.session.findMany({ orderBy: { id: "asc" } }),
     tokens: await t.db.apiToken.findMany({ orderBy: { id: "asc" } }),
   };
 }
@@ -184,6 +185,79 @@ describe("members.remove", () => {
   });
 });
 
+describe("members.resetPassword", () => {
+  it("gives a member a temporary password that signs in, ends their sessions, and the old password stops working", async () => {
+    const added = await admin().members.add({
+      tenantId,
+      email: "forgetful@acme.test",
+      name: "Forgetful",
+      role: "member",
+    });
+    const userId = added.member.userId;
+    const oldPassword = added.temporaryPassword ?? "";
+    const oldSession = cookieFrom(await signIn(t.db, "forgetful@acme.test", oldPassword));
+    expect((await resolveCaller(t.db, new Headers({ cookie: oldSession })))?.userId).toBe(userId);
+    const token = await createApiToken(t.db, { tenantId, userId, name: "ci", role: "member" }, new Date());
+    const adminSessions = await t.db.session.count({ where: { userId: { not: userId } } });
+
+    const reset = await admin().members.resetPassword({ tenantId, userId });
+    expect(reset).toMatchObject({ userId, email: "forgetful@acme.test", endedSessions: 1 });
+    expect(reset.temporaryPassword.length).toBeGreaterThanOrEqual(16);
+    expect(reset.temporaryPassword).not.toBe(oldPassword);
+
+    // The browser signed in with the old password is signed out; nobody else's session is touched.
+    expect(await resolveCaller(t.db, new Headers({ cookie: oldSession }))).toBeNull();
+    expect(await t.db.session.count({ where: { userId } })).toBe(0);
+    expect(await t.db.session.count({ where: { userId: { not: userId } } })).toBe(adminSessions);
+    // Through better-auth's real sign-in endpoint: the old password is refused, the new one signs in.
+    expect((await signIn(t.db, "forgetful@acme.test", oldPassword)).status).toBe(401);
+    const res = await signIn(t.db, "forgetful@acme.test", reset.temporaryPassword);
+    expect(res.status).toBe(200);
+    expect((await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) })))?.userId).toBe(userId);
+    // Only the hash is stored; their API token is a credential of its own and still works.
+    const account = await t.db.account.findFirstOrThrow({ where: { userId } });
+    expect(account.password).not.toContain(reset.temporaryPassword);
+    expect(
+      await callerWith(t.db, { authorization: `Bearer ${token.secret}` }).projects.list({ tenantId }),
+    ).toHaveLength(2);
+  });
+
+  it("refuses the admin's own account (the account page is for that), writing nothing", async () => {
+    await setUserPassword(t.db, "usr_acme_admin", "the-admins-own-password");
+    const session = cookieFrom(await signIn(t.db, emailFor("admin"), "the-admins-own-password"));
+    const before = await snapshot();
+    await expect(admin().members.resetPassword({ tenantId, userId: "usr_acme_admin" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("/settings/account"),
+    });
+    expect(await snapshot()).toEqual(before);
+    expect(await resolveCaller(t.db, new Headers({ cookie: session }))).not.toBeNull();
+  });
+
+  it("refuses a member who also belongs to another tenant, writing nothing", async () => {
+    const added = await admin().members.add({ tenantId, email: "shared@acme.test", name: "Shared", role: "viewer" });
+    const userId = added.member.userId;
+    await t.db.membership.create({ data: { tenantId: OTHER.tenantId, userId, role: "viewer" } });
+    const session = cookieFrom(await signIn(t.db, "shared@acme.test", added.temporaryPassword ?? ""));
+    const before = await snapshot();
+    await expect(admin().members.resetPassword({ tenantId, userId })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: "shared@acme.test also belongs to another tenant; ask them to change it on their account page",
+    });
+    expect(await snapshot()).toEqual(before);
+    expect(await resolveCaller(t.db, new Headers({ cookie: session }))).not.toBeNull();
+    expect((await signIn(t.db, "shared@acme.test", added.temporaryPassword ?? "")).status).toBe(200);
+  });
+
+  it("is NOT_FOUND for someone who is not a member of this tenant", async () => {
+    const before = await snapshot();
+    for (const userId of ["usr_other", "usr_nobody"]) {
+      await expect(admin().members.resetPassword({ tenantId, userId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe("who may administer members", () => {
   it("refuses every role below admin, and another tenant's admin, with nothing written", async () => {
     const before = await snapshot();
@@ -196,6 +270,7 @@ describe("who may administer members", () => {
         () => c.members.add({ tenantId, email: "sneaky@acme.test", name: "Sneaky", role: "admin" }),
         () => c.members.setRole({ tenantId, userId: targetId, role: "admin" }),
         () => c.members.remove({ tenantId, userId: targetId }),
+        () => c.members.resetPassword({ tenantId, userId: targetId }),
       ]) {
         await expect(attempt(), email).rejects.toMatchObject({ code: "FORBIDDEN" });
       }
@@ -206,6 +281,9 @@ describe("who may administer members", () => {
       outsider.members.setRole({ tenantId: OTHER.tenantId, userId: targetId, role: "admin" }),
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(outsider.members.remove({ tenantId: OTHER.tenantId, userId: targetId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(outsider.members.resetPassword({ tenantId: OTHER.tenantId, userId: targetId })).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
     expect(await snapshot()).toEqual(before);

@@ -1,4 +1,4 @@
-import { addMember, listMembers, removeMember, setMemberRole } from "@rhumbatron/db";
+import { addMember, listMembers, removeMember, resetMemberPassword, setMemberRole } from "@rhumbatron/db";
 import { z } from "zod";
 import { ROLE_ORDER } from "../roles.ts";
 import { router, tenantProcedure } from "../trpc.ts";
@@ -7,8 +7,9 @@ const userId = z.string().min(1).max(200);
 const role = z.enum(ROLE_ORDER);
 
 /**
- * A tenant's members, for its admins (README: Sign-in and API tokens, Members). `add` returns a new
- * user's temporary password once; the tenant always keeps one admin (PRECONDITION_FAILED otherwise).
+ * A tenant's members, for its admins (README: Sign-in and API tokens, Members). `add` and
+ * `resetPassword` return a temporary password once; the tenant always keeps one admin
+ * (PRECONDITION_FAILED otherwise).
  */
 export const membersRouter = router({
   list: tenantProcedure("admin").query(({ ctx, input }) => listMembers(ctx.db, input.tenantId)),
@@ -26,6 +27,9 @@ export const membersRouter = router({
   setRole: tenantProcedure("admin")
     .input(z.object({ userId, role }))
     .mutation(({ ctx, input }) => setMemberRole(ctx.db, input.tenantId, input.userId, input.role, ctx.caller.userId)),
+  resetPassword: tenantProcedure("admin")
+    .input(z.object({ userId }))
+    .mutation(({ ctx, input }) => resetMemberPassword(ctx.db, input.tenantId, input.userId, ctx.caller.userId)),
   remove: tenantProcedure("admin")
     .input(z.object({ userId }))
     .mutation(({ ctx, input }) =>
