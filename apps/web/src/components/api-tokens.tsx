@@ -5,7 +5,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { ROLE_ORDER, roleRank } from "../server/roles.ts";
 import { useTRPC } from "../trpc/client.tsx";
-import { Empty, LoadError, Loading, Panel } from "./query-state.tsx";
+import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
+import { Empty, NotReady, Panel } from "./query-state.tsx";
+import { SecretShownOnce } from "./secret-shown-once.tsx";
 
 const when = (d: Date | null) => (d ? d.toLocaleString() : "never");
 
@@ -15,7 +17,17 @@ export function ApiTokens({ tenantId, role }: { tenantId: string; role: Role }) 
   return (
     <div className="space-y-6">
       <CreateToken tenantId={tenantId} role={role} onCreated={setCreated} />
-      {created && <NewSecret {...created} onDone={() => setCreated(null)} />}
+      {created && (
+        <SecretShownOnce
+          testId="new-token"
+          secretTestId="new-token-secret"
+          secret={created.secret}
+          noun="token"
+          onDone={() => setCreated(null)}
+        >
+          Token “{created.name}” created.
+        </SecretShownOnce>
+      )}
       <TokenList tenantId={tenantId} isAdmin={role === "admin"} />
     </div>
   );
@@ -51,40 +63,23 @@ function CreateToken({
   return (
     <Panel title="New token">
       <form data-testid="create-token" onSubmit={onSubmit} className="flex flex-wrap items-end gap-3">
-        <label className="text-sm">
-          <span className="mb-1 block font-medium">Name</span>
-          <input
+        <Field label="Name">
+          <TextInput
             name="name"
             value={name}
             onChange={(e) => setName(e.target.value)}
             required
             maxLength={100}
             placeholder="e.g. CI pipeline"
-            className="w-64 rounded border border-slate-300 px-3 py-1.5 text-sm"
+            className="w-64"
           />
-        </label>
-        <label className="text-sm">
-          <span className="mb-1 block font-medium">Role</span>
-          <select
-            name="role"
-            value={tokenRole}
-            onChange={(e) => setTokenRole(e.target.value as Role)}
-            className="rounded border border-slate-300 bg-white px-2 py-1.5 text-sm"
-          >
-            {allowed.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="submit"
-          disabled={create.isPending}
-          className="rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700 disabled:opacity-60"
-        >
-          {create.isPending ? "Creating…" : "Create token"}
-        </button>
+        </Field>
+        <Field label="Role">
+          <OptionSelect name="role" options={allowed} value={tokenRole} onChange={setTokenRole} />
+        </Field>
+        <SubmitButton pending={create.isPending} pendingLabel="Creating…">
+          Create token
+        </SubmitButton>
       </form>
       {create.isError && (
         <p role="alert" data-testid="create-token-error" className="mt-3 text-sm text-red-700">
@@ -92,46 +87,6 @@ function CreateToken({
         </p>
       )}
     </Panel>
-  );
-}
-
-function NewSecret({ name, secret, onDone }: { name: string; secret: string; onDone: () => void }) {
-  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied("yes");
-    } catch {
-      setCopied("failed");
-    }
-  }
-  return (
-    <div data-testid="new-token" className="rounded-lg border border-emerald-300 bg-emerald-50 p-4 text-sm">
-      <p className="font-medium text-emerald-900">Token “{name}” created. Copy it now: it is not shown again.</p>
-      <div className="mt-2 flex items-center gap-2">
-        <code
-          data-testid="new-token-secret"
-          className="min-w-0 flex-1 select-all truncate rounded border border-emerald-200 bg-white px-2 py-1 font-mono text-xs"
-        >
-          {secret}
-        </code>
-        <button
-          type="button"
-          onClick={() => void copy()}
-          className="rounded border border-emerald-400 bg-white px-2 py-1 text-emerald-800 hover:bg-emerald-100"
-        >
-          {copied === "yes" ? "Copied" : "Copy"}
-        </button>
-        <button type="button" onClick={onDone} className="px-2 py-1 text-emerald-800 hover:underline">
-          Done
-        </button>
-      </div>
-      {copied === "failed" && (
-        <p role="alert" className="mt-2 text-xs text-red-700">
-          The browser refused the clipboard; select the token and copy it by hand.
-        </p>
-      )}
-    </div>
   );
 }
 
@@ -145,17 +100,7 @@ function TokenList({ tenantId, isAdmin }: { tenantId: string; isAdmin: boolean }
     }),
   );
   const title = isAdmin ? "Tokens in this tenant" : "Your tokens";
-  if (tokens.isPending) return <Loading testId="token-list" label="Loading tokens…" />;
-  if (tokens.isError) {
-    return (
-      <LoadError
-        testId="token-list"
-        what="tokens"
-        message={tokens.error.message}
-        onRetry={() => void tokens.refetch()}
-      />
-    );
-  }
+  if (!tokens.isSuccess) return <NotReady query={tokens} testId="token-list" what="tokens" label="Loading tokens…" />;
   if (tokens.data.length === 0) return <Empty testId="token-list">No API tokens yet</Empty>;
   return (
     <Panel title={title}>

@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../trpc/client.tsx";
+import { SubmitButton } from "./form-controls.tsx";
 
 /** Same rule as the server's `projectName` (packages/db): checked here first so a typo is caught before a round trip. */
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -62,14 +63,9 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
           </span>
         )}
       </label>
-      <button
-        type="submit"
-        data-testid="create-project-submit"
-        disabled={create.isPending}
-        className="mt-6 rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700 disabled:opacity-50"
-      >
-        {create.isPending ? "Creating…" : "Create project"}
-      </button>
+      <SubmitButton testId="create-project-submit" pending={create.isPending} pendingLabel="Creating…" className="mt-6">
+        Create project
+      </SubmitButton>
       <p className="w-full text-xs text-slate-500">
         The worker provisions it from the project template at S0; its status turns from provisioning to active here.
       </p>

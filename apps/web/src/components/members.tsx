@@ -6,7 +6,8 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { ROLE_ORDER } from "../server/roles.ts";
 import { useTRPC } from "../trpc/client.tsx";
-import { Empty, LoadError, Loading, Panel } from "./query-state.tsx";
+import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
+import { Empty, NotReady, Panel } from "./query-state.tsx";
 import { TemporaryPassword } from "./temporary-password.tsx";
 
 type Added = { email: string; temporaryPassword: string | null };
@@ -59,13 +60,11 @@ function AddMember({ tenantId, onAdded }: { tenantId: string; onAdded: (a: Added
     onAdded(null); // the previous password disappears before the next one is made
     add.mutate({ tenantId, email, name, role });
   }
-  const input = "rounded border border-slate-300 px-3 py-1.5 text-sm";
   return (
     <Panel title="Add a member">
       <form data-testid="member-add-form" onSubmit={onSubmit} className="flex flex-wrap items-end gap-3">
-        <label className="text-sm">
-          <span className="mb-1 block font-medium">Email</span>
-          <input
+        <Field label="Email">
+          <TextInput
             data-testid="member-add-email"
             type="email"
             value={email}
@@ -73,44 +72,26 @@ function AddMember({ tenantId, onAdded }: { tenantId: string; onAdded: (a: Added
             required
             maxLength={254}
             placeholder="name@example.com"
-            className={`w-64 ${input}`}
+            className="w-64"
           />
-        </label>
-        <label className="text-sm">
-          <span className="mb-1 block font-medium">Name</span>
-          <input
+        </Field>
+        <Field label="Name">
+          <TextInput
             data-testid="member-add-name"
             value={name}
             onChange={(e) => setName(e.target.value)}
             required
             maxLength={100}
             placeholder="Their full name"
-            className={`w-56 ${input}`}
+            className="w-56"
           />
-        </label>
-        <label className="text-sm">
-          <span className="mb-1 block font-medium">Role</span>
-          <select
-            data-testid="member-add-role"
-            value={role}
-            onChange={(e) => setRole(e.target.value as Role)}
-            className="rounded border border-slate-300 bg-white px-2 py-1.5 text-sm"
-          >
-            {ROLE_ORDER.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="submit"
-          data-testid="member-add-submit"
-          disabled={add.isPending}
-          className="rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700 disabled:opacity-60"
-        >
-          {add.isPending ? "Adding…" : "Add member"}
-        </button>
+        </Field>
+        <Field label="Role">
+          <OptionSelect data-testid="member-add-role" options={ROLE_ORDER} value={role} onChange={setRole} />
+        </Field>
+        <SubmitButton testId="member-add-submit" pending={add.isPending} pendingLabel="Adding…">
+          Add member
+        </SubmitButton>
       </form>
       <p className="mt-2 text-xs text-slate-500">
         A new address gets an account with a temporary password, shown once below. Someone who already has an account
@@ -188,17 +169,8 @@ function MemberTable({
   const only = (keep: { reset: () => void }) => {
     for (const m of [setRole, remove, resetPassword]) if (m !== keep) m.reset();
   };
-  if (members.isPending) return <Loading testId="members-table" label="Loading members…" />;
-  if (members.isError) {
-    return (
-      <LoadError
-        testId="members-table"
-        what="members"
-        message={members.error.message}
-        onRetry={() => void members.refetch()}
-      />
-    );
-  }
+  if (!members.isSuccess)
+    return <NotReady query={members} testId="members-table" what="members" label="Loading members…" />;
   if (members.data.length === 0) return <Empty testId="members-table">No members yet</Empty>;
   const error = setRole.error ?? remove.error ?? resetPassword.error;
   return (
@@ -227,23 +199,18 @@ function MemberTable({
               </td>
               <td className="py-2 pr-3 text-slate-600">{m.email}</td>
               <td className="py-2 pr-3">
-                <select
+                <OptionSelect
                   data-testid="member-role-select"
                   aria-label={`Role of ${m.email}`}
+                  compact
+                  options={ROLE_ORDER}
                   value={m.role}
                   disabled={setRole.isPending && setRole.variables?.userId === m.userId}
-                  onChange={(e) => {
+                  onChange={(role) => {
                     only(setRole);
-                    setRole.mutate({ tenantId, userId: m.userId, role: e.target.value as Role });
+                    setRole.mutate({ tenantId, userId: m.userId, role });
                   }}
-                  className="rounded border border-slate-300 bg-white px-2 py-1 text-sm disabled:opacity-60"
-                >
-                  {ROLE_ORDER.map((r) => (
-                    <option key={r} value={r}>
-                      {r}
-                    </option>
-                  ))}
-                </select>
+                />
               </td>
               <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
               <td className="py-2">

@@ -80,3 +80,26 @@ export function Panel({
     </section>
   );
 }
+
+/**
+ * What a panel shows until its query has data: Loading while pending, LoadError (with Try again)
+ * once failed. Callers render it when `!query.isSuccess`, which also narrows `query.data` for them.
+ */
+export function NotReady({
+  query,
+  testId,
+  what,
+  label,
+}: {
+  query: { isPending: boolean; error: { message: string } | null; refetch: () => unknown };
+  testId: string;
+  /** Completes "Could not load …". */
+  what: string;
+  /** The loading line. */
+  label: string;
+}) {
+  if (query.isPending) return <Loading testId={testId} label={label} />;
+  return (
+    <LoadError testId={testId} what={what} message={query.error?.message ?? ""} onRetry={() => void query.refetch()} />
+  );
+}

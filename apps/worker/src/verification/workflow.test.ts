@@ -291,50 +291,40 @@ describe("approval and promotion", () => {
     return { ...ids, projectId, tree: c.composedTree ?? "", commit: c.composedCommit ?? "" };
   }
   const who = { tenantId: "ten_a", actorId: "usr_approver" };
+  type Verified = Awaited<ReturnType<typeof verifiedWithGate>>;
+  /** The approver grants v's tree, unless `over` says otherwise (another kind, tree, note, user or tenant). */
+  const decide = (w: TestWorld, v: Verified, over: Partial<Parameters<typeof decideCandidateApproval>[1]> = {}) =>
+    decideCandidateApproval(
+      t.db,
+      {
+        tenantId: "ten_a",
+        candidateId: v.candidateId,
+        userId: "usr_approver",
+        kind: "granted",
+        treeHash: v.tree,
+        ...over,
+      },
+      w.deps,
+    );
+  const promote = (w: TestWorld, v: Verified, sourceProbe: SourceProbe = probe(w)) =>
+    promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, sourceProbe);
 
   it("verified with a gate: promotion is blocked until approved for this tree, then promotes once", async () => {
     const w = await testWorld(t.db);
     const v = await verifiedWithGate(w, "gate");
     expect(await eventsOf(v.changeId, "approval.requested")).toHaveLength(1);
-    const blocked = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    const blocked = await promote(w, v);
     expect(blocked).toEqual({ outcome: "blocked", blocks: ["approval is pending"] });
     // A grant for another tree is refused and changes nothing.
-    await expect(
-      decideCandidateApproval(
-        t.db,
-        {
-          tenantId: "ten_a",
-          candidateId: v.candidateId,
-          userId: "usr_approver",
-          kind: "granted",
-          treeHash: "f".repeat(40),
-        },
-        w.deps,
-      ),
-    ).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(decide(w, v, { treeHash: "f".repeat(40) })).rejects.toMatchObject({ code: "CONFLICT" });
     expect(await t.db.approval.count()).toBe(0);
-    await decideCandidateApproval(
-      t.db,
-      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
-      w.deps,
-    );
+    await decide(w, v);
     // The first decision is final.
-    await expect(
-      decideCandidateApproval(
-        t.db,
-        {
-          tenantId: "ten_a",
-          candidateId: v.candidateId,
-          userId: "usr_x",
-          kind: "rejected",
-          treeHash: v.tree,
-          note: "no",
-        },
-        w.deps,
-      ),
-    ).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(decide(w, v, { userId: "usr_x", kind: "rejected", note: "no" })).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
 
-    const promoted = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    const promoted = await promote(w, v);
     expect(promoted).toMatchObject({ outcome: "promoted", generation: 1, commit: v.commit, tree: v.tree });
     expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
       canonicalGeneration: 1,
@@ -347,7 +337,7 @@ describe("approval and promotion", () => {
       status: "running",
     });
     // A retry after success is alreadyPromoted and advances nothing.
-    const again = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    const again = await promote(w, v);
     expect(again).toEqual({ outcome: "alreadyPromoted", generation: 1 });
     expect(await t.db.canonicalGeneration.count({ where: { projectId: v.projectId } })).toBe(2);
     expect(await t.db.outboxRow.count({ where: { projectId: v.projectId, eventType: "canonical.advanced" } })).toBe(1);
@@ -356,34 +346,10 @@ describe("approval and promotion", () => {
   it("a rejection rejects the Candidate, and promotion lists every block", async () => {
     const w = await testWorld(t.db);
     const v = await verifiedWithGate(w, "reject");
-    await expect(
-      decideCandidateApproval(
-        t.db,
-        {
-          tenantId: "ten_a",
-          candidateId: v.candidateId,
-          userId: "usr_approver",
-          kind: "rejected",
-          treeHash: v.tree,
-          note: " ",
-        },
-        w.deps,
-      ),
-    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
-    await decideCandidateApproval(
-      t.db,
-      {
-        tenantId: "ten_a",
-        candidateId: v.candidateId,
-        userId: "usr_approver",
-        kind: "rejected",
-        treeHash: v.tree,
-        note: "too risky",
-      },
-      w.deps,
-    );
+    await expect(decide(w, v, { kind: "rejected", note: " " })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await decide(w, v, { kind: "rejected", note: "too risky" });
     expect((await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId } })).status).toBe("rejected");
-    const r = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w));
+    const r = await promote(w, v);
     expect(r.outcome).toBe("blocked");
     expect(r.outcome === "blocked" && r.blocks).toEqual([
       "the Candidate is rejected, not verified",
@@ -397,17 +363,11 @@ describe("approval and promotion", () => {
   it("promote after canonical moved is stale; a missing fork commit blocks", async () => {
     const w = await testWorld(t.db);
     const v = await verifiedWithGate(w, "moved");
-    await decideCandidateApproval(
-      t.db,
-      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
-      w.deps,
-    );
-    const gone = await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, {
-      commitInCandidateFork: async () => false,
-    });
+    await decide(w, v);
+    const gone = await promote(w, v, { commitInCandidateFork: async () => false });
     expect(gone).toEqual({ outcome: "blocked", blocks: ["the composed commit is not in the Candidate fork"] });
     await t.db.project.update({ where: { id: v.projectId }, data: { canonicalGeneration: 1 } });
-    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toEqual({
+    expect(await promote(w, v)).toEqual({
       outcome: "stale",
       canonicalGeneration: 1,
     });
@@ -418,12 +378,8 @@ describe("approval and promotion", () => {
   it("a failed fast-forward of main keeps the CAS; a retried promotion repairs the source sync", async () => {
     const w = await testWorld(t.db);
     const v = await verifiedWithGate(w, "repair");
-    await decideCandidateApproval(
-      t.db,
-      { tenantId: "ten_a", candidateId: v.candidateId, userId: "usr_approver", kind: "granted", treeHash: v.tree },
-      w.deps,
-    );
-    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toMatchObject({
+    await decide(w, v);
+    expect(await promote(w, v)).toMatchObject({
       outcome: "promoted",
       generation: 1,
     });
@@ -450,7 +406,7 @@ describe("approval and promotion", () => {
     // Its retries run out (the indexing queue records the failure and drops the command) …
     await t.db.queueMessage.deleteMany({ where: { queue: "indexing" } });
     // … and a retry of the promotion is alreadyPromoted and sends the sync again, which repairs main.
-    expect(await promoteCandidate(t.db, { ...who, candidateId: v.candidateId }, w.deps, probe(w))).toEqual({
+    expect(await promote(w, v)).toEqual({
       outcome: "alreadyPromoted",
       generation: 1,
     });
@@ -466,13 +422,7 @@ describe("approval and promotion", () => {
     await expect(
       promoteCandidate(t.db, { tenantId: "ten_other", actorId: "x", candidateId: v.candidateId }, w.deps, probe(w)),
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(
-      decideCandidateApproval(
-        t.db,
-        { tenantId: "ten_other", candidateId: v.candidateId, userId: "x", kind: "granted", treeHash: v.tree },
-        w.deps,
-      ),
-    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(decide(w, v, { tenantId: "ten_other", userId: "x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect(canonicalRepo(v.projectId)).toBe(v.projectId);
   });
 });

@@ -1,34 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../testing/index.ts";
 import { createApiToken, hashApiToken, listApiTokens, resolveApiToken, revokeApiToken } from "./api-tokens.ts";
+import { seedPeople } from "./testing.ts";
 
 const t = useTestDatabase();
 const at = (s: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, s));
 
-async function seedPeople() {
-  await t.db.tenant.createMany({
-    data: [
-      { id: "ten_a", slug: "a", name: "A" },
-      { id: "ten_b", slug: "b", name: "B" },
-    ],
-  });
-  await t.db.user.createMany({
-    data: [
-      { id: "usr_ann", email: "ann@a.test", name: "Ann" },
-      { id: "usr_bob", email: "bob@a.test", name: "Bob" },
-    ],
-  });
-  await t.db.membership.createMany({
-    data: [
-      { tenantId: "ten_a", userId: "usr_ann", role: "admin" },
-      { tenantId: "ten_a", userId: "usr_bob", role: "member" },
-    ],
-  });
-}
+const seed = () =>
+  seedPeople(t.db, [
+    ["Ann", "a", "admin"],
+    ["Bob", "a", "member"],
+  ]);
 
 describe("API tokens", () => {
   it("store only the secret's SHA-256 and a short prefix; the secret is rbt_ + 43 base64url characters", async () => {
-    await seedPeople();
+    await seed();
     const { token, secret } = await createApiToken(
       t.db,
       { tenantId: "ten_a", userId: "usr_ann", name: "ci", role: "viewer" },

@@ -3,32 +3,17 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../testing/index.ts";
 import { createApiToken } from "./api-tokens.ts";
 import { addMember, listMembers, removeMember, resetMemberPassword, setMemberRole } from "./members.ts";
+import { seedPeople } from "./testing.ts";
 
 const t = useTestDatabase();
 const at = (s: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, s));
 
-async function seed() {
-  await t.db.tenant.createMany({
-    data: [
-      { id: "ten_a", slug: "a", name: "A" },
-      { id: "ten_b", slug: "b", name: "B" },
-    ],
-  });
-  await t.db.user.createMany({
-    data: [
-      { id: "usr_ann", email: "ann@a.test", name: "Ann" },
-      { id: "usr_bea", email: "bea@a.test", name: "Bea" },
-      { id: "usr_cid", email: "cid@b.test", name: "Cid" },
-    ],
-  });
-  await t.db.membership.createMany({
-    data: [
-      { tenantId: "ten_a", userId: "usr_ann", role: "admin" },
-      { tenantId: "ten_a", userId: "usr_bea", role: "admin" },
-      { tenantId: "ten_b", userId: "usr_cid", role: "admin" },
-    ],
-  });
-}
+const seed = () =>
+  seedPeople(t.db, [
+    ["Ann", "a", "admin"],
+    ["Bea", "a", "admin"],
+    ["Cid", "b", "admin"],
+  ]);
 
 describe("tenant members", () => {
   it("adds a new address as a user with a hashed temporary password, in the lower case better-auth looks up", async () => {

@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { LIVE_REFETCH_MS } from "../../lib/candidate-view.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { PatchDiff } from "../patch-diff.tsx";
-import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+import { Empty, NotReady, Panel } from "../query-state.tsx";
 import { Hash } from "./badges.tsx";
 import type { CandidateDetail } from "./types.ts";
 
@@ -89,17 +89,8 @@ function CandidatePatch(props: { tenantId: string; candidateId: string; composed
       { refetchInterval: (q) => (live && !q.state.data?.stored ? LIVE_REFETCH_MS : false) },
     ),
   );
-  if (patch.isPending) return <Loading testId="candidate-patch" label="Loading the patch…" />;
-  if (patch.isError) {
-    return (
-      <LoadError
-        testId="candidate-patch"
-        what="the patch"
-        message={patch.error.message}
-        onRetry={() => void patch.refetch()}
-      />
-    );
-  }
+  if (!patch.isSuccess)
+    return <NotReady query={patch} testId="candidate-patch" what="the patch" label="Loading the patch…" />;
   if (!patch.data.stored) {
     return (
       <div

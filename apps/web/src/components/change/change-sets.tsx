@@ -4,23 +4,14 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
 import { PatchDiff } from "../patch-diff.tsx";
-import { Empty, LoadError, Loading } from "../query-state.tsx";
+import { Empty, NotReady } from "../query-state.tsx";
 
 /** The ChangeSets the Change's Agents published, each with its stored patch rendered as a diff on demand. */
 export function ChangeSets({ tenantId, changeId, live }: { tenantId: string; changeId: string; live: number | false }) {
   const trpc = useTRPC();
   const sets = useQuery(trpc.change.changeSets.queryOptions({ tenantId, changeId }, { refetchInterval: live }));
-  if (sets.isPending) return <Loading testId="changesets" label="Loading ChangeSets…" />;
-  if (sets.isError) {
-    return (
-      <LoadError
-        testId="changesets"
-        what="ChangeSets"
-        message={sets.error.message}
-        onRetry={() => void sets.refetch()}
-      />
-    );
-  }
+  if (!sets.isSuccess)
+    return <NotReady query={sets} testId="changesets" what="ChangeSets" label="Loading ChangeSets…" />;
   if (sets.data.length === 0) {
     return <Empty testId="changesets">No ChangeSets yet: an Agent publishes one when it completes its Task.</Empty>;
   }
@@ -100,17 +91,8 @@ function StoredPatch({ tenantId, changeSetId }: { tenantId: string; changeSetId:
   const patch = useQuery(
     trpc.change.patch.queryOptions({ tenantId, changeSetId }, { staleTime: Number.POSITIVE_INFINITY }),
   );
-  if (patch.isPending) return <Loading testId="changeset-patch" label="Loading the patch…" />;
-  if (patch.isError) {
-    return (
-      <LoadError
-        testId="changeset-patch"
-        what="the patch"
-        message={patch.error.message}
-        onRetry={() => void patch.refetch()}
-      />
-    );
-  }
+  if (!patch.isSuccess)
+    return <NotReady query={patch} testId="changeset-patch" what="the patch" label="Loading the patch…" />;
   if (patch.data.text === null) {
     return (
       <p data-testid="changeset-patch" data-state="missing" className="text-sm text-slate-500">

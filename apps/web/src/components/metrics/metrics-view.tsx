@@ -14,7 +14,7 @@ import {
   totalsByName,
 } from "../../lib/metric-buckets.ts";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+import { Empty, NotReady, Panel } from "../query-state.tsx";
 
 const PALETTE = [
   "#0f766e",
@@ -101,16 +101,8 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
   );
 
   let body: React.ReactNode;
-  if (series.isPending) body = <Loading testId="metrics-chart" label="Loading metrics…" />;
-  else if (series.isError)
-    body = (
-      <LoadError
-        testId="metrics-chart"
-        what="metrics"
-        message={series.error.message}
-        onRetry={() => void series.refetch()}
-      />
-    );
+  if (!series.isSuccess)
+    body = <NotReady query={series} testId="metrics-chart" what="metrics" label="Loading metrics…" />;
   else if (series.data.points.length === 0)
     body = (
       <Empty testId="metrics-chart">

@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+import { Empty, NotReady, Panel } from "../query-state.tsx";
 import { type DeadLetterRow, OPS_REFETCH_MS } from "./types.ts";
 
 const STATUSES = ["open", "retried", "dismissed"] as const;
@@ -34,16 +34,8 @@ export function DeadLettersPanel({ tenantId }: { tenantId: string }) {
     </div>
   );
   let body: React.ReactNode;
-  if (list.isPending) body = <Loading testId="dead-letters" label="Loading dead letters…" />;
-  else if (list.isError)
-    body = (
-      <LoadError
-        testId="dead-letters"
-        what="dead letters"
-        message={list.error.message}
-        onRetry={() => void list.refetch()}
-      />
-    );
+  if (!list.isSuccess)
+    body = <NotReady query={list} testId="dead-letters" what="dead letters" label="Loading dead letters…" />;
   else if (list.data.length === 0) body = <Empty testId="dead-letters">No {status} dead letters.</Empty>;
   else
     body = (

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
+import { Empty, NotReady, Panel } from "../query-state.tsx";
 import { OPS_REFETCH_MS } from "./types.ts";
 
 const STATES = ["pending", "retry_wait", "failed", "published"] as const;
@@ -19,15 +19,8 @@ export function OutboxPanel({ tenantId }: { tenantId: string }) {
   );
   return (
     <Panel title="Outbox" testId="operations-outbox">
-      {counts.isPending ? (
-        <Loading testId="outbox-counts" label="Counting outbox rows…" />
-      ) : counts.isError ? (
-        <LoadError
-          testId="outbox-counts"
-          what="outbox counts"
-          message={counts.error.message}
-          onRetry={() => void counts.refetch()}
-        />
+      {!counts.isSuccess ? (
+        <NotReady query={counts} testId="outbox-counts" what="outbox counts" label="Counting outbox rows…" />
       ) : (
         <div data-testid="outbox-counts" data-state="ready" className="mb-3 grid grid-cols-2 gap-2 sm:grid-cols-4">
           {STATES.map((s) => (
@@ -48,15 +41,8 @@ export function OutboxPanel({ tenantId }: { tenantId: string }) {
           ))}
         </div>
       )}
-      {rows.isPending ? (
-        <Loading testId="outbox-rows" label="Loading outbox rows…" />
-      ) : rows.isError ? (
-        <LoadError
-          testId="outbox-rows"
-          what="outbox rows"
-          message={rows.error.message}
-          onRetry={() => void rows.refetch()}
-        />
+      {!rows.isSuccess ? (
+        <NotReady query={rows} testId="outbox-rows" what="outbox rows" label="Loading outbox rows…" />
       ) : rows.data.length === 0 ? (
         <Empty testId="outbox-rows">No {state.replace("_", " ")} outbox rows.</Empty>
       ) : (

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
-import { LoadError, Loading, Panel } from "../query-state.tsx";
+import { NotReady, Panel } from "../query-state.tsx";
 import { OPS_REFETCH_MS } from "./types.ts";
 
 /** Every queue, including the empty ones: available (depth), leased (in flight) and delayed. */
@@ -10,9 +10,7 @@ export function QueuesPanel({ tenantId, purposes }: { tenantId: string; purposes
   const trpc = useTRPC();
   const q = useQuery(trpc.operations.queues.queryOptions({ tenantId }, { refetchInterval: OPS_REFETCH_MS }));
   let body: React.ReactNode;
-  if (q.isPending) body = <Loading testId="queues" label="Loading queues…" />;
-  else if (q.isError)
-    body = <LoadError testId="queues" what="queues" message={q.error.message} onRetry={() => void q.refetch()} />;
+  if (!q.isSuccess) body = <NotReady query={q} testId="queues" what="queues" label="Loading queues…" />;
   else
     body = (
       <table data-testid="queues" data-state="ready" className="w-full text-left text-sm">
@@ -56,11 +54,7 @@ export function StreamLagPanel({ tenantId }: { tenantId: string }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.operations.streamLag.queryOptions({ tenantId }, { refetchInterval: OPS_REFETCH_MS }));
   let body: React.ReactNode;
-  if (q.isPending) body = <Loading testId="stream-lag" label="Loading stream lag…" />;
-  else if (q.isError)
-    body = (
-      <LoadError testId="stream-lag" what="stream lag" message={q.error.message} onRetry={() => void q.refetch()} />
-    );
+  if (!q.isSuccess) body = <NotReady query={q} testId="stream-lag" what="stream lag" label="Loading stream lag…" />;
   else
     body = (
       <table data-testid="stream-lag" data-state="ready" className="w-full text-left text-sm">
@@ -132,9 +126,7 @@ export function MetersPanel({ tenantId }: { tenantId: string }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.operations.meters.queryOptions({ tenantId }, { refetchInterval: OPS_REFETCH_MS }));
   let body: React.ReactNode;
-  if (q.isPending) body = <Loading testId="meters" label="Loading meters…" />;
-  else if (q.isError)
-    body = <LoadError testId="meters" what="meters" message={q.error.message} onRetry={() => void q.refetch()} />;
+  if (!q.isSuccess) body = <NotReady query={q} testId="meters" what="meters" label="Loading meters…" />;
   else {
     const { sandbox, classifier } = q.data;
     body = (

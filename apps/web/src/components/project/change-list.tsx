@@ -4,23 +4,14 @@ import { TASK_STATES } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { TASK_STATE_COLORS } from "../../lib/work-graph-chart.ts";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Empty, LoadError, Loading } from "../query-state.tsx";
+import { Empty, NotReady } from "../query-state.tsx";
 
 /** A project's Changes, newest first, each with its Tasks counted by state and a link to its page. */
 export function ChangeList({ tenantId, projectId }: { tenantId: string; projectId: string }) {
   const trpc = useTRPC();
   const changes = useQuery(trpc.change.list.queryOptions({ tenantId, projectId, limit: 50 }));
-  if (changes.isPending) return <Loading testId="change-list" label="Loading Changes…" />;
-  if (changes.isError) {
-    return (
-      <LoadError
-        testId="change-list"
-        what="Changes"
-        message={changes.error.message}
-        onRetry={() => void changes.refetch()}
-      />
-    );
-  }
+  if (!changes.isSuccess)
+    return <NotReady query={changes} testId="change-list" what="Changes" label="Loading Changes…" />;
   if (changes.data.length === 0) return <Empty testId="change-list">No Changes yet.</Empty>;
   return (
     <ul data-testid="change-list" data-state="ready" className="divide-y divide-slate-100">

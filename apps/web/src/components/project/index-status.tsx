@@ -3,7 +3,7 @@
 import type { ProjectIndexEntry } from "@rhumbatron/db";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
-import { LoadError, Loading } from "../query-state.tsx";
+import { NotReady } from "../query-state.tsx";
 
 /** How often the status refreshes while the current generation's index is still to be built. */
 export const INDEX_REFETCH_MS = 3_000;
@@ -40,17 +40,15 @@ export function IndexStatus({
       { refetchInterval: (query) => (pendingFor(query.state.data) ? INDEX_REFETCH_MS : false) },
     ),
   );
-  if (q.isPending) return <Loading testId="index-status" label="Loading the search index status…" />;
-  if (q.isError) {
+  if (!q.isSuccess)
     return (
-      <LoadError
+      <NotReady
+        query={q}
         testId="index-status"
         what="the search index status"
-        message={q.error.message}
-        onRetry={() => void q.refetch()}
+        label="Loading the search index status…"
       />
     );
-  }
   const latest = q.data[0];
   const pending = pendingFor(q.data);
   if (!latest) {

@@ -4,6 +4,7 @@ import { type ReleaseTarget, releaseTargetSchema } from "@rhumbatron/core";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
+import { SubmitButton } from "../form-controls.tsx";
 import { describeReleaseTarget } from "./release-target.ts";
 
 type Kind = ReleaseTarget["kind"];
@@ -110,14 +111,9 @@ export function ReleaseTargetForm({
             />
           </label>
         )}
-        <button
-          type="submit"
-          data-testid="release-target-save"
-          disabled={save.isPending}
-          className="rounded bg-slate-900 px-3 py-1 font-medium text-white hover:bg-slate-700 disabled:opacity-50"
-        >
-          {save.isPending ? "Saving…" : "Save target"}
-        </button>
+        <SubmitButton testId="release-target-save" pending={save.isPending} pendingLabel="Saving…" compact>
+          Save target
+        </SubmitButton>
       </div>
       <p className="text-xs text-slate-500">
         Applies to future promotions only: releases already started keep the target they started with.

@@ -3,7 +3,7 @@
 import type { ReleaseEntry, ReleaseStep } from "@rhumbatron/db";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Empty, LoadError, Loading } from "../query-state.tsx";
+import { Empty, NotReady } from "../query-state.tsx";
 import { describeReleaseTarget } from "./release-target.ts";
 import { ReleaseTargetForm } from "./release-target-form.tsx";
 
@@ -40,12 +40,7 @@ export function ReleasesPanel({
       },
     ),
   );
-  if (q.isPending) return <Loading testId="releases" label="Loading the releases…" />;
-  if (q.isError) {
-    return (
-      <LoadError testId="releases" what="the releases" message={q.error.message} onRetry={() => void q.refetch()} />
-    );
-  }
+  if (!q.isSuccess) return <NotReady query={q} testId="releases" what="the releases" label="Loading the releases…" />;
   const { target, releases } = q.data;
   return (
     <div className="space-y-4">

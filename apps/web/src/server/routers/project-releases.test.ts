@@ -5,7 +5,6 @@ import type { Role } from "@rhumbatron/db";
 import { localFolderBlobStore } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { buildSearchIndex, type SearchIndexDoc, searchIndexKey } from "@rhumbatron/worker";
-import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ACME,
@@ -16,6 +15,7 @@ import {
   OUTSIDER_EMAIL,
   ROLES,
   recordingDb,
+  rejection,
   seedTenants,
 } from "../testing/fixtures.ts";
 import { createContext, defaultServices } from "../trpc.ts";
@@ -38,15 +38,6 @@ const blobs = () => localFolderBlobStore(join(root, "blobs"));
 function callerWithBlobs(email: string, db = t.db) {
   const services = { ...defaultServices(), blobs: blobs() };
   return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TRPCError)) throw new Error(`expected a TRPCError, got ${String(err)}`);
-  return err;
 }
 
 /** What setReleaseTarget may write: every project's target and update time. */

@@ -1,5 +1,4 @@
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -11,6 +10,7 @@ import {
   OUTSIDER_EMAIL,
   ROLES,
   recordingDb,
+  rejection,
   seedTenants,
 } from "../testing/fixtures.ts";
 import { createContext } from "../trpc.ts";
@@ -18,15 +18,6 @@ import { createCaller } from "./_app.ts";
 
 const t = useTestDatabase();
 beforeAll(async () => seedTenants(t.db));
-
-async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof TRPCError)) throw new Error(`expected a TRPCError, got ${String(err)}`);
-  return err;
-}
 
 describe("projects.list", () => {
   it.each(ROLES)("lists the tenant's projects for a %s (viewer is the minimum)", async (role) => {

@@ -1,5 +1,6 @@
 import { publicUrl } from "@rhumbatron/core";
 import type { Db, Role } from "@rhumbatron/db";
+import { TRPCError } from "@trpc/server";
 import { AUTH_BASE_PATH, authFor } from "../auth.ts";
 import { createCaller } from "../routers/_app.ts";
 import { serverSettings } from "../settings.ts";
@@ -44,6 +45,16 @@ export async function seedTenants(db: Db) {
       { id: "proj_00000000-0000-4000-8000-00000000b001", tenantId: OTHER.tenantId, name: "secret", status: "active" },
     ],
   });
+}
+
+/** The TRPCError a call was refused with (and a test failure if it succeeded or threw something else). */
+export async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TRPCError)) throw new Error(`expected a TRPCError, got ${String(err)}`);
+  return err;
 }
 
 /** A tRPC caller acting as the local user with this email, through the real resolveCaller. */
