@@ -91,3 +91,10 @@ export async function startNudgeOnlyExecutor(o: {
   await executor.idle();
   return executor;
 }
+
+/** Whether any process's command line still contains `sleep <marker>` (after a short settle). */
+export async function sleepStillRunning(marker: string): Promise<boolean> {
+  await new Promise((res) => setTimeout(res, 200));
+  const { execFileSync } = await import("node:child_process");
+  return execFileSync("ps", ["-eo", "args"]).toString().includes(`sleep ${marker}`);
+}

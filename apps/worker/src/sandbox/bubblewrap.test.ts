@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, DomainError, type SandboxWorkspace } from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sleepStillRunning } from "../testing.ts";
 import { type BubblewrapSandbox, bubblewrapAvailable, bubblewrapSandbox } from "./bubblewrap.ts";
 
 const typescriptDir = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
@@ -125,9 +126,7 @@ describe("bubblewrap sandbox", () => {
     });
     expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
     expect(r.durationMs).toBeLessThan(5_000);
-    await new Promise((res) => setTimeout(res, 200));
-    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
-    expect(ps).not.toContain(`sleep ${marker}`);
+    expect(await sleepStillRunning(marker)).toBe(false);
   });
 
   it("stops a command when its signal aborts, with everything it started, without calling it a timeout", async () => {
@@ -142,9 +141,7 @@ describe("bubblewrap sandbox", () => {
     const r = await running;
     expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
     expect(r.durationMs).toBeLessThan(5_000);
-    await new Promise((res) => setTimeout(res, 200));
-    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
-    expect(ps).not.toContain(`sleep ${marker}`);
+    expect(await sleepStillRunning(marker)).toBe(false);
   });
 
   it("cuts output past the cap and says so", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, DomainError, type SandboxWorkspace } from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sleepStillRunning } from "../testing.ts";
 import { createSandbox } from "./index.ts";
 import { type PlainProcessSandbox, plainProcessSandbox } from "./process.ts";
 
@@ -79,9 +80,7 @@ describe("plain-process fallback sandbox", () => {
     const r = await node(`require("child_process").spawn("sleep", ["${marker}"]); setInterval(() => {}, 1000);`, 800);
     expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
     expect(r.durationMs).toBeLessThan(5_000);
-    await new Promise((res) => setTimeout(res, 200));
-    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
-    expect(ps).not.toContain(`sleep ${marker}`);
+    expect(await sleepStillRunning(marker)).toBe(false);
   });
 
   it("stops a command when its signal aborts, with its children, without calling it a timeout", async () => {
@@ -97,9 +96,7 @@ describe("plain-process fallback sandbox", () => {
     const r = await running;
     expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
     expect(r.durationMs).toBeLessThan(5_000);
-    await new Promise((res) => setTimeout(res, 200));
-    const ps = await import("node:child_process").then((cp) => cp.execFileSync("ps", ["-eo", "args"]).toString());
-    expect(ps).not.toContain(`sleep ${marker}`);
+    expect(await sleepStillRunning(marker)).toBe(false);
     const already = new AbortController();
     already.abort();
     const never = await ws.run({
