@@ -1,13 +1,16 @@
 /**
  * `npm start` (and `npm run dev` with --dev): the whole product on this machine.
- * Postgres (embedded in .data/ unless DATABASE_URL is set) -> migrations -> demo seed -> worker + web.
+ * Setup step (Chromium, bubblewrap, git) -> Postgres (embedded in .data/ unless DATABASE_URL is set)
+ * -> migrations -> demo seed -> worker + web.
  * Ctrl-C stops web, worker and the embedded Postgres; the data stays for the next start.
  */
 import { spawn } from "node:child_process";
-import { parseSettings } from "@rhumbatron/core";
+import { parseSettings, requiresIsolation } from "@rhumbatron/core";
+import { bubblewrapAvailable } from "../apps/worker/src/sandbox/bubblewrap.ts";
 import { loadEnvFile } from "./lib/env-file.ts";
 import { exitWith } from "./lib/fail.ts";
 import { ROOT as ROOT_DIR, startStack } from "./lib/stack.ts";
+import { ensureSystemParts, machineHost } from "./lib/system-parts.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => process.stdout.write(`rhumbatron: ${line}\n`);
@@ -34,6 +37,7 @@ function supervise(): void {
 async function main() {
   loadEnvFile(ROOT_DIR);
   const settings = parseSettings(process.env);
+  await ensureSystemParts(machineHost(log));
   const stack = await startStack({
     databaseUrl: settings.DATABASE_URL,
     dataDir: settings.RHUMBATRON_DATA_DIR,
@@ -70,6 +74,17 @@ async function main() {
       : `sign in at ${signInUrl} as ${email} with password ${password} (tenant "demo")`,
   );
   log(`health: ${stack.url}/api/health`);
+  // The same probe the worker makes: whether agent and check commands will be isolated.
+  const probe = await bubblewrapAvailable();
+  if (probe.ok) log("sandbox: bubblewrap; agent and check commands run isolated");
+  else if (requiresIsolation(settings))
+    log(
+      `WARNING: agent and check commands are REFUSED: bubblewrap cannot run (${probe.reason}); install it, or set RHUMBATRON_ALLOW_UNISOLATED=1`,
+    );
+  else
+    log(
+      `WARNING: agent and check commands are NOT isolated: bubblewrap cannot run (${probe.reason}); install it (npm run setup) to isolate them`,
+    );
   log("press Ctrl-C to stop");
 }
 

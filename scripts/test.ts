@@ -2,20 +2,25 @@
  * `npm test`: every test, in two stages, then one summary line.
  *   1. unit + integration (vitest, real Postgres: DATABASE_URL's server or an embedded one)
  *   2. end-to-end (Playwright in Chromium against the whole product)
- * A missing Chromium fails the run with the install hint; nothing is skipped silently.
+ * First the setup step (scripts/lib/system-parts.ts) provides Chromium, bubblewrap and git, or stops
+ * with the command to run. Nothing is skipped: a skipped test fails the run, and the summary names it.
  * `--only=unit` or `--only=e2e` runs one stage.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { CHROMIUM_INSTALL_HINT, findChromium } from "../e2e/support/chromium.ts";
+import { exitWith } from "./lib/fail.ts";
 import { freePort } from "./lib/ports.ts";
 import { ROOT } from "./lib/stack.ts";
+import { ensureSystemParts, machineHost } from "./lib/system-parts.ts";
 
 interface Tally {
   passed: number;
   failed: number;
   skipped: number;
+  /** Names of the skipped tests (file > test). */
+  skippedNames: string[];
 }
 
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
@@ -48,40 +53,78 @@ async function unitStage(): Promise<Tally> {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
+    testResults?: { name: string; assertionResults?: { status: string; fullName: string }[] }[];
   } | null;
-  if (!r) return { passed: 0, failed: 1, skipped: 0 };
+  if (!r) return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
   const failed = r.numFailedTests + (code !== 0 && r.numFailedTests === 0 ? 1 : 0);
-  return { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests };
+  const skippedNames = (r.testResults ?? []).flatMap((f) =>
+    (f.assertionResults ?? [])
+      .filter((t) => t.status !== "passed" && t.status !== "failed")
+      .map((t) => `${relative(ROOT, f.name)} > ${t.fullName}`),
+  );
+  return { passed: r.numPassedTests, failed, skipped: r.numPendingTests + r.numTodoTests, skippedNames };
+}
+
+interface PlaywrightSuite {
+  title: string;
+  file?: string;
+  specs?: { title: string; tests: { status: string }[] }[];
+  suites?: PlaywrightSuite[];
+}
+
+function playwrightSkipped(suites: PlaywrightSuite[] | undefined, path: string[] = []): string[] {
+  return (suites ?? []).flatMap((s) => [
+    ...(s.specs ?? [])
+      .filter((spec) => spec.tests.some((t) => t.status === "skipped"))
+      .map((spec) => [...path, s.title, spec.title].filter(Boolean).join(" > ")),
+    ...playwrightSkipped(s.suites, [...path, s.title]),
+  ]);
 }
 
 async function e2eStage(): Promise<Tally> {
   if (!findChromium()) {
     process.stderr.write(`e2e: ${CHROMIUM_INSTALL_HINT}\n`);
-    return { passed: 0, failed: 1, skipped: 0 };
+    return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
   }
   const out = join(resultsDir, "e2e.json");
   rmSync(out, { force: true });
   const env = { ...process.env, E2E_PORT: String(await freePort()), E2E_JSON_REPORT: out };
   const code = await run(join(ROOT, "node_modules/.bin/playwright"), ["test", "-c", "e2e/playwright.config.ts"], env);
-  const r = readJson(out) as { stats: { expected: number; unexpected: number; flaky: number; skipped: number } } | null;
-  if (!r) return { passed: 0, failed: 1, skipped: 0 };
+  const r = readJson(out) as {
+    stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+    suites?: PlaywrightSuite[];
+  } | null;
+  if (!r) return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
   const failed = r.stats.unexpected + r.stats.flaky + (code !== 0 && r.stats.unexpected === 0 ? 1 : 0);
-  return { passed: r.stats.expected, failed, skipped: r.stats.skipped };
+  return { passed: r.stats.expected, failed, skipped: r.stats.skipped, skippedNames: playwrightSkipped(r.suites) };
 }
 
 async function main() {
+  await ensureSystemParts(machineHost()).catch(exitWith);
   const stages: [string, Tally][] = [];
   if (only !== "e2e") stages.push(["unit+integration", await unitStage()]);
   if (only !== "unit") stages.push(["e2e", await e2eStage()]);
   const total = stages.reduce(
-    (a, [, t]) => ({ passed: a.passed + t.passed, failed: a.failed + t.failed, skipped: a.skipped + t.skipped }),
-    { passed: 0, failed: 0, skipped: 0 },
+    (a, [, t]) => ({
+      passed: a.passed + t.passed,
+      failed: a.failed + t.failed,
+      skipped: a.skipped + t.skipped,
+      skippedNames: [...a.skippedNames, ...t.skippedNames],
+    }),
+    { passed: 0, failed: 0, skipped: 0, skippedNames: [] as string[] },
   );
   console.log("");
   for (const [name, t] of stages) console.log(`${name}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
-  console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+  console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped${namesOf(total.skippedNames)}`);
   // A skipped test is not a passing one: the run fails if any test was skipped.
   process.exit(total.failed > 0 || total.skipped > 0 || total.passed === 0 ? 1 : 0);
+}
+
+/** The skipped tests, named on the summary line itself (the first ten, then how many more). */
+function namesOf(names: string[]): string {
+  if (names.length === 0) return "";
+  const shown = names.slice(0, 10).join("; ");
+  return ` (skipped: ${shown}${names.length > 10 ? `; and ${names.length - 10} more` : ""})`;
 }
 
 void main();

@@ -11,6 +11,8 @@ export interface WorkerIdentity {
   pid: number;
   version: string;
   startedAt: Date;
+  /** What its Sandbox does (null in tests that run no Sandbox). */
+  sandbox: { kind: string; isolates: boolean; note: string | null } | null;
 }
 
 /** The product version: the root package.json's, so web and worker report the same one. */
@@ -25,7 +27,11 @@ export function productVersion(): string {
  * A fresh identity per process start. The random suffix matters in containers, where every
  * restart is pid 1 on the same hostname: each process start gets its own heartbeat row.
  */
-export function workerIdentity(executor: ExecutorKind, startedAt: Date): WorkerIdentity {
+export function workerIdentity(
+  executor: ExecutorKind,
+  startedAt: Date,
+  sandbox: WorkerIdentity["sandbox"] = null,
+): WorkerIdentity {
   const host = hostname();
   return {
     workerId: `${host}-${process.pid}-${randomUUID().slice(0, 8)}`,
@@ -34,5 +40,6 @@ export function workerIdentity(executor: ExecutorKind, startedAt: Date): WorkerI
     pid: process.pid,
     version: productVersion(),
     startedAt,
+    sandbox,
   };
 }

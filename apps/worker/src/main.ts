@@ -7,6 +7,7 @@ import {
   parseSettings,
   type RhumbatronConfig,
   repoNamespace,
+  requiresIsolation,
   type Settings,
 } from "@rhumbatron/core";
 import { blobStoreFromSettings, checkRepoToken, createDb } from "@rhumbatron/db";
@@ -56,7 +57,6 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
   const db = createDb(settings.DATABASE_URL);
-  const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date());
   const nudger = nudgerFor(settings);
   const blobs = blobStoreFromSettings(settings);
   // Source, Sandbox and Agents.
@@ -68,8 +68,11 @@ async function main(): Promise<void> {
     allowlist: DEFAULT_COMMAND_ALLOWLIST,
     limits: sandboxLimits(config),
     log: logger,
+    requireIsolation: requiresIsolation(settings),
   });
-  logger.info({ sandbox: sandbox.kind, isolates: sandbox.isolates }, "sandbox ready");
+  logger.info({ sandbox: sandbox.kind, isolates: sandbox.isolates, note: sandbox.status.note }, "sandbox ready");
+  // The heartbeat carries the Sandbox's status, so the health endpoint and every page can show it.
+  const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date(), sandbox.status);
   const functions = buildFunctions({
     config,
     nudger,

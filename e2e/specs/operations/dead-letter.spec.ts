@@ -33,6 +33,12 @@ test("a poison command is dead-lettered, shown on /operations, and Retry sends i
   expect(await queuedCopies(commandId)).toEqual([]);
 
   await page.goto("/operations");
+  // The worker reports its Sandbox: bubblewrap here (the setup step provides it), so no warning.
+  await expect(page.getByTestId("operations-sandbox").locator("[data-isolates]")).toHaveAttribute(
+    "data-isolates",
+    "true",
+  );
+  await expect(page.getByTestId("sandbox-notice")).toHaveCount(0);
   const open = row(page, commandId);
   await expect(open).toHaveAttribute("data-status", "open");
   await expect(open).toContainText(`unknown command type ${POISON_TYPE}`);
@@ -68,6 +74,12 @@ test("a dead letter is dismissed with a reason, which is recorded and shown, and
   const commandId = await sendPoisonCommand(projectId());
   await recorded(commandId, 1);
   await page.goto("/operations");
+  // The worker reports its Sandbox: bubblewrap here (the setup step provides it), so no warning.
+  await expect(page.getByTestId("operations-sandbox").locator("[data-isolates]")).toHaveAttribute(
+    "data-isolates",
+    "true",
+  );
+  await expect(page.getByTestId("sandbox-notice")).toHaveCount(0);
   const open = row(page, commandId);
   await expect(open).toBeVisible();
 

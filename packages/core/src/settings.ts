@@ -43,6 +43,17 @@ export const settingsSchema = z.object({
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
+  /**
+   * With RHUMBATRON_ENV=prod the worker refuses agent and check commands it cannot isolate
+   * (no bubblewrap); `1` runs them as plain processes anyway. Outside prod they run, with a warning.
+   */
+  RHUMBATRON_ALLOW_UNISOLATED: z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(["1", "0", "true", "false"], { error: "must be 1 or 0" })
+      .default("0")
+      .transform((v) => v === "1" || v === "true"),
+  ),
   // Sign-in (better-auth). The secret signs session cookies; required when RHUMBATRON_ENV=prod.
   RHUMBATRON_AUTH_SECRET: z.preprocess(
     emptyToUndefined,
@@ -131,6 +142,11 @@ export function authSecret(s: Settings): string {
 /** The password the seed gives the demo admin, or null (prod without RHUMBATRON_DEMO_PASSWORD): none. */
 export function demoPassword(s: Settings): string | null {
   return s.RHUMBATRON_DEMO_PASSWORD ?? (s.RHUMBATRON_ENV === "prod" ? null : DEV_DEMO_PASSWORD);
+}
+
+/** Whether the worker must refuse commands it cannot isolate: prod, unless RHUMBATRON_ALLOW_UNISOLATED. */
+export function requiresIsolation(s: Settings): boolean {
+  return s.RHUMBATRON_ENV === "prod" && !s.RHUMBATRON_ALLOW_UNISOLATED;
 }
 
 /** The worker's git endpoint as clients reach it: RHUMBATRON_GIT_PUBLIC_URL, else the local git port. */

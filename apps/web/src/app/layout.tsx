@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AppHeader } from "../components/app-header.tsx";
+import { SandboxNotice } from "../components/sandbox-notice.tsx";
 import { loadShell } from "../server/shell.ts";
 import { TRPCReactProvider } from "../trpc/client.tsx";
 import "./globals.css";
@@ -17,6 +18,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
       <body className="min-h-screen bg-slate-50 font-sans text-slate-900 antialiased">
         <TRPCReactProvider>
           <AppHeader shell={shell} />
+          <SandboxNotice shell={shell} />
           <main className="mx-auto max-w-5xl px-6 py-8">{children}</main>
         </TRPCReactProvider>
       </body>

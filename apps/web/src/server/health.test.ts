@@ -14,6 +14,7 @@ function beat(secondsAgo: number): WorkerHealth {
     lastBeatAt: new Date(now.getTime() - secondsAgo * 1000),
     beats: 7,
     version: "0.1.0",
+    sandbox: { kind: "bubblewrap", isolates: true, note: null },
   };
 }
 
@@ -35,7 +36,12 @@ describe("composeHealth", () => {
       version: "0.1.0",
       database: { status: "ok", appliedMigrations: 3 },
       executor: "local",
-      worker: { lastHeartbeatAt: "2026-03-01T11:59:30.000Z", workerId: "wrk_1", stale: false },
+      worker: {
+        lastHeartbeatAt: "2026-03-01T11:59:30.000Z",
+        workerId: "wrk_1",
+        stale: false,
+        sandbox: { kind: "bubblewrap", isolates: true, note: null },
+      },
     });
     expect(healthHttpStatus(report)).toBe(200);
   });

@@ -6,7 +6,13 @@ export interface HealthReport {
   version: string;
   database: DatabaseHealth;
   executor: string;
-  worker: { lastHeartbeatAt: string; workerId: string; stale: boolean } | null;
+  worker: {
+    lastHeartbeatAt: string;
+    workerId: string;
+    stale: boolean;
+    /** Whether agent and check commands are isolated, and what to do when they are not. */
+    sandbox: WorkerHealth["sandbox"];
+  } | null;
 }
 
 export interface HealthInputs {
@@ -32,6 +38,7 @@ export function composeHealth(inputs: HealthInputs): HealthReport {
         workerId: heartbeat.workerId,
         // A beat exactly at the window's edge still counts; a beat from the future (clock skew) is fresh.
         stale: inputs.now.getTime() - heartbeat.lastBeatAt.getTime() > inputs.heartbeatStaleSeconds * 1000,
+        sandbox: heartbeat.sandbox,
       }
     : null;
   let status: HealthReport["status"] = "ok";

@@ -47,4 +47,18 @@ describe("heartbeat", () => {
     const row = await t.db.workerHeartbeat.findUniqueOrThrow({ where: { workerId: worker.workerId } });
     expect(row.beats).toBe(5);
   });
+
+  it("carries what the worker's Sandbox does, so health and every page can say when commands are not isolated", async () => {
+    const heartbeat = heartbeatFunction(testConfig);
+    const note = "agent and check commands are NOT isolated: they run as plain processes (bwrap: not found)";
+    const worker = { ...testIdentity("local"), sandbox: { kind: "process", isolates: false, note } };
+    // Later than every other beat in this file, so it is the latest.
+    const now = () => new Date("2031-01-01T00:00:00.000Z");
+    const deps = { db: t.db, config: testConfig, logger: captureLogs().logger, worker, now };
+    await runFunction(heartbeat, deps, "default", "manual");
+    expect(await latestWorkerHeartbeat(t.db)).toMatchObject({
+      workerId: worker.workerId,
+      sandbox: { kind: "process", isolates: false, note },
+    });
+  });
 });

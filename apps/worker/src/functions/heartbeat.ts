@@ -29,6 +29,9 @@ async function beat({ db, worker, now }: FunctionContext): Promise<HeartbeatResu
     pid: worker.pid,
     version: worker.version,
     startedAt: worker.startedAt,
+    sandboxKind: worker.sandbox?.kind ?? null,
+    sandboxIsolates: worker.sandbox?.isolates ?? null,
+    sandboxNote: worker.sandbox?.note ?? null,
   };
   // One statement (INSERT … ON CONFLICT), so concurrent beats never lose an increment.
   const row = await db.workerHeartbeat.upsert({

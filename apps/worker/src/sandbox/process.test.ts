@@ -136,13 +136,48 @@ describe("plain-process fallback sandbox", () => {
     expect(existsSync(lost.path)).toBe(false);
   });
 
-  it("is what createSandbox picks when bubblewrap cannot run, and bubblewrap otherwise", async () => {
+  it("is what createSandbox picks when bubblewrap cannot run, and bubblewrap when the probe says it can", async () => {
     const limits = { maxOutputBytes: 1024, maxProcesses: 64 };
     const before = warnings.length;
+    // The real probe against a bwrap that is not there: the reason says how to install it.
     const fallback = await createSandbox({ root, limits, log, bwrapPath: "/nonexistent/bwrap" });
+    // Local providers are charged the seconds they ran, never a cloud container's idle tail.
     expect(fallback).toMatchObject({ kind: "process", isolates: false });
     expect(warnings[before]?.fields.reason).toMatch(/apt-get install -y bubblewrap/);
-    const real = await createSandbox({ root, limits, log });
-    expect(real).toMatchObject({ kind: "bubblewrap", isolates: true });
+    expect(fallback.status.note).toMatch(/NOT isolated/);
+    // The choice itself does not depend on this machine: the test decides what the probe sees.
+    const chosen = await createSandbox({ root, limits, log, probe: async () => ({ ok: true }) });
+    expect(chosen).toMatchObject({
+      kind: "bubblewrap",
+      isolates: true,
+      status: { isolates: true, note: null },
+    });
+  });
+
+  it("refuses every workspace, saying why and how to allow it, when isolation is required and bubblewrap cannot run", async () => {
+    const limits = { maxOutputBytes: 1024, maxProcesses: 64 };
+    const refusing = await createSandbox({
+      root,
+      limits,
+      log,
+      requireIsolation: true,
+      probe: async () => ({ ok: false, reason: "bwrap: not found" }),
+    });
+    expect(refusing).toMatchObject({ isolates: false, status: { isolates: false } });
+    const err = await refusing.open({ projectId: PROJECT, dirName: "cand-refused" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: "UNAVAILABLE" });
+    expect((err as Error).message).toMatch(/refused: they would not be isolated \(bwrap: not found\)/);
+    expect((err as Error).message).toContain("RHUMBATRON_ALLOW_UNISOLATED=1");
+    expect(existsSync(join(root, "proj-6f1c9f8e-0000-4000-8000-0000000000c2", "cand-refused"))).toBe(false);
+    // With bubblewrap available, requiring isolation changes nothing.
+    const isolated = await createSandbox({
+      root,
+      limits,
+      log,
+      requireIsolation: true,
+      probe: async () => ({ ok: true }),
+    });
+    expect(isolated).toMatchObject({ kind: "bubblewrap", isolates: true });
   });
 });

@@ -14,10 +14,13 @@ export const CHROMIUM_CANDIDATES = [
 export const CHROMIUM_INSTALL_HINT =
   "Chromium was not found. Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.";
 
-export function findChromium(): string | null {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return existsSync(configured) ? configured : null;
-  return CHROMIUM_CANDIDATES.find((p) => existsSync(p)) ?? null;
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (path: string) => boolean = existsSync,
+): string | null {
+  const configured = env.CHROMIUM_PATH;
+  if (configured) return exists(configured) ? configured : null;
+  return CHROMIUM_CANDIDATES.find((p) => exists(p)) ?? null;
 }
 
 /** Flags for a headless Chromium on a machine without network or GPU. */

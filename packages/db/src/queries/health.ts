@@ -13,6 +13,8 @@ export interface WorkerHealth {
   lastBeatAt: Date;
   beats: number;
   version: string;
+  /** The worker's Sandbox, as it reported it; null for a worker that runs none. */
+  sandbox: { kind: string; isolates: boolean; note: string | null } | null;
 }
 
 /** Database reachability and migration count; never throws (the health endpoint reports instead). */
@@ -35,5 +37,9 @@ export async function latestWorkerHeartbeat(db: Db): Promise<WorkerHealth | null
     lastBeatAt: row.lastBeatAt,
     beats: row.beats,
     version: row.version,
+    sandbox:
+      row.sandboxKind === null
+        ? null
+        : { kind: row.sandboxKind, isolates: row.sandboxIsolates ?? false, note: row.sandboxNote },
   };
 }

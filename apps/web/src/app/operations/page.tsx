@@ -2,6 +2,7 @@ import { QUEUE_PURPOSES } from "@rhumbatron/core";
 import { DeadLettersPanel } from "../../components/operations/dead-letters-panel.tsx";
 import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
 import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
+import { SandboxPanel } from "../../components/sandbox-notice.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
 import { loadShell } from "../../server/shell.ts";
 
@@ -21,6 +22,7 @@ export default async function OperationsPage() {
       <QueuesPanel tenantId={tenantId} purposes={QUEUE_PURPOSES} />
       <StreamLagPanel tenantId={tenantId} />
       <MetersPanel tenantId={tenantId} />
+      <SandboxPanel />
     </section>
   );
 }
