@@ -36,8 +36,8 @@ import pg from "pg";
 import { freePort } from "./lib/ports.ts";
 
 const which = process.argv[2] ?? "events";
-if (which !== "events" && which !== "commands") {
-  console.error(`unknown benchmark "${which}"; available: events, commands`);
+if (which !== "events" && which !== "commands" && which !== "landing") {
+  console.error(`unknown benchmark "${which}"; available: events, commands, landing`);
   process.exit(2);
 }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -435,7 +435,13 @@ async function commandsBench() {
   }
 }
 
-(which === "commands" ? commandsBench() : main()).catch((err) => {
+const run =
+  which === "landing"
+    ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
+    : which === "commands"
+      ? commandsBench
+      : main;
+run().catch((err) => {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { demoPassword, loadConfig, parseSettings, publicUrl } from "@rhumbatron/core";
+import { configFromSettings, demoPassword, parseSettings, publicUrl } from "@rhumbatron/core";
 import { createDb, DEMO, migrate, pgNotifyNudger, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
@@ -82,7 +82,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     );
     const prisma = createDb(db.url, { maxConnections: 2 });
     const settings = parseSettings({ ...o.env, PORT: String(o.port) });
-    const config = loadConfig(settings.RHUMBATRON_ENV);
+    const config = configFromSettings(settings);
     const seed = await seedDemo(
       prisma,
       { config, nudger: pgNotifyNudger, now: () => new Date() },

@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
+  configFromSettings,
   DEFAULT_COMMAND_ALLOWLIST,
   isDomainError,
-  loadConfig,
   parseSettings,
   type RhumbatronConfig,
   repoNamespace,
@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   const settings = settingsOrFail();
   let config: RhumbatronConfig;
   try {
-    config = loadConfig(settings.RHUMBATRON_ENV);
+    // With the deployment's Sandbox budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS), as the web app has it.
+    config = configFromSettings(settings);
   } catch (err) {
     fail(`invalid configuration: ${errorMessage(err)}`);
   }

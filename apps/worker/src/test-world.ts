@@ -2,14 +2,16 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, join as joinPath } from "node:path";
 import {
   DEFAULT_COMMAND_ALLOWLIST,
+  DEFAULT_POLICY,
   type EditStep,
   loadConfig,
   type RhumbatronConfig,
   repoNamespace,
   scriptedProvider,
+  type VerificationPolicy,
 } from "@rhumbatron/core";
 import {
   consumeQueue,
@@ -23,10 +25,12 @@ import {
   workflowStartHandler,
 } from "@rhumbatron/db";
 import { executeRun, type RunnerDeps } from "./agents/runner.ts";
+import { buildFunctions } from "./functions/index.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { provisionHandler } from "./source/handlers.ts";
 import { SourceStore } from "./source/store.ts";
-import { captureLogs } from "./testing.ts";
+import { captureLogs, startNudgeOnlyExecutor } from "./testing.ts";
+import { runBrowserCheck } from "./verification/browser-check.ts";
 
 /**
  * Test support only: a real source store, blob folder and Sandbox in a temporary folder, projects
@@ -131,6 +135,7 @@ export async function candidateFor(
     if (result.outcome !== "completed") throw new Error(`task ${task.key}: ${result.outcome} ${result.detail}`);
   }
   const { candidateId } = await withTransaction(w.db, (ctx) => createCandidate(ctx, changeId, w.deps, null));
+  if (!candidateId) throw new Error(`no Candidate was created for ${changeId}`);
   // The verification.start command becomes the workflow instance.
   await consumeQueue(w.db, "verification", [workflowStartHandler(w.deps)], { ...w.deps, owner: "t" });
   return { changeId, candidateId };
@@ -167,4 +172,59 @@ export async function runTaskDirectly(
     runId,
   );
   return { runId, agentId, result };
+}
+
+/**
+ * The whole worker on the test database: every function of the registry (publisher, event router,
+ * queues, Agent runner, verification and release workflows) on a local executor woken by
+ * LISTEN/NOTIFY, with the scripted Agent. Stop it after the test.
+ */
+export async function startFullWorker(w: TestWorld, databaseUrl: string, o: { policy?: VerificationPolicy } = {}) {
+  const functions = buildFunctions({
+    config: w.config,
+    nudger: pgNotifyNudger,
+    blobs: w.blobs,
+    source: {
+      db: w.db,
+      store: w.store,
+      sandbox: w.sandbox,
+      provider: scriptedProvider,
+      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+      browserCheck: runBrowserCheck,
+      releaseRoot: joinPath(w.dir, "releases"),
+      ...(o.policy ? { policy: o.policy } : {}),
+    },
+  });
+  return startNudgeOnlyExecutor({ db: w.db, databaseUrl, logs: w.logs, functions, config: w.config });
+}
+
+/** Checks that really run in the Sandbox but take a moment: node one-liners instead of the template's scripts. */
+export function fastChecksPolicy(over: Partial<VerificationPolicy> = {}): VerificationPolicy {
+  const node = (code: string) => ["node", "-e", code];
+  const passing = node("console.log('# tests 2'); console.log('# pass 2'); console.log('# fail 0')");
+  return {
+    id: DEFAULT_POLICY.id,
+    version: DEFAULT_POLICY.version,
+    requiredChecksByRisk: { low: ["build", "targeted"], medium: ["build", "targeted"], high: ["build", "targeted"] },
+    humanGateRiskTiers: ["high", "critical"],
+    commands: { build: node("console.log('built')"), targeted: passing, unit: passing },
+    ...over,
+  };
+}
+
+/** Polls `probe` until `ok` holds, under one generous outer limit; the error shows the last value. */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T>,
+  ok: (v: T) => boolean,
+  ms = 240_000,
+): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await probe();
+  while (!ok(v)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    v = await probe();
+  }
+  return v;
 }

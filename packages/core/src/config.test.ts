@@ -26,7 +26,11 @@ describe("configuration", () => {
       onExhaustion: "record-index-failure",
     });
     expect(c.queues.messageRetentionSeconds).toBe(86_400);
-    expect(c.integration).toEqual({ maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *" });
+    expect(c.integration).toEqual({
+      maxDeliveriesPerCommand: 4,
+      maintenanceCron: "17 4 * * *",
+      recompositionsPerChangePerHour: 6,
+    });
     expect(c.causal).toEqual({
       maxActiveAgentsPerChange: 8,
       commandsPerChangePerDay: 1000,

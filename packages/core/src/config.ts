@@ -77,6 +77,11 @@ export const configSchema = z
     integration: z.object({
       maxDeliveriesPerCommand: positiveInt,
       maintenanceCron: cron,
+      /**
+       * New Candidates one Change may get per rolling hour when canonical advances under it
+       * (automatic recomposition); beyond it the next one waits for the window and says so.
+       */
+      recompositionsPerChangePerHour: positiveInt,
     }),
     causal: z.object({
       maxActiveAgentsPerChange: positiveInt,
@@ -93,7 +98,13 @@ export const configSchema = z
     }),
     sandbox: z.object({
       openWorkspacesPerChange: positiveInt,
+      /** Each tenant's monthly Sandbox budget unless the deployment or the tenant sets its own. */
       monthlySeconds: positiveInt,
+      /**
+       * The deployment's budget from RHUMBATRON_SANDBOX_MONTHLY_SECONDS (configFromSettings), or null:
+       * `monthlySeconds` applies. A tenant's own budget (tenant_sandbox_budgets) comes before both.
+       */
+      deploymentMonthlySeconds: positiveInt.nullable(),
       agentReservationSeconds: positiveInt,
       candidateReservationSeconds: positiveInt,
       agentIdleTailSeconds: positiveInt,
@@ -216,7 +227,7 @@ const base: RhumbatronConfig = {
       }),
     },
   },
-  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *" },
+  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *", recompositionsPerChangePerHour: 6 },
   causal: {
     maxActiveAgentsPerChange: 8,
     commandsPerChangePerDay: 1000,
@@ -233,6 +244,7 @@ const base: RhumbatronConfig = {
   sandbox: {
     openWorkspacesPerChange: 4,
     monthlySeconds: 18_000,
+    deploymentMonthlySeconds: null,
     agentReservationSeconds: 300,
     candidateReservationSeconds: 900,
     agentIdleTailSeconds: 600,

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { authSecret, DEV_AUTH_SECRET, DEV_DEMO_PASSWORD, demoPassword, parseSettings, publicUrl } from "./settings.ts";
+import {
+  authSecret,
+  configFromSettings,
+  DEV_AUTH_SECRET,
+  DEV_DEMO_PASSWORD,
+  demoPassword,
+  parseSettings,
+  publicUrl,
+} from "./settings.ts";
 
 describe("settings", () => {
   it("has defaults for everything but the database", () => {
@@ -21,6 +29,21 @@ describe("settings", () => {
     expect(() => parseSettings({ DATABASE_URL: "mysql://x" })).toThrow(/DATABASE_URL must look like postgresql:\/\//);
     expect(() => parseSettings({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
     expect(() => parseSettings({ DATABASE_URL: "postgresql://localhost" })).toThrow(/DATABASE_URL/);
+  });
+
+  it("sets the deployment's Sandbox budget from RHUMBATRON_SANDBOX_MONTHLY_SECONDS, keeping the default apart", () => {
+    const unset = configFromSettings(parseSettings({ RHUMBATRON_SANDBOX_MONTHLY_SECONDS: "" }));
+    expect(unset.sandbox).toMatchObject({ monthlySeconds: 18_000, deploymentMonthlySeconds: null });
+    const set = configFromSettings(parseSettings({ RHUMBATRON_SANDBOX_MONTHLY_SECONDS: " 72000 " }));
+    expect(set.sandbox).toMatchObject({ monthlySeconds: 18_000, deploymentMonthlySeconds: 72_000 });
+    expect(
+      configFromSettings(parseSettings({ RHUMBATRON_ENV: "prod", RHUMBATRON_AUTH_SECRET: "x".repeat(32) })).env,
+    ).toBe("prod");
+    for (const bad of ["0", "-1", "1.5", "lots", "26784001"]) {
+      expect(() => parseSettings({ RHUMBATRON_SANDBOX_MONTHLY_SECONDS: bad }), bad).toThrow(
+        /^RHUMBATRON_SANDBOX_MONTHLY_SECONDS must be /,
+      );
+    }
   });
 
   it("rejects a bad port and an unknown executor", () => {

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { ENVIRONMENTS } from "./config.ts";
+import { ENVIRONMENTS, loadConfig, type RhumbatronConfig } from "./config.ts";
 import { DomainError } from "./errors.ts";
 import { isValidBlobKey } from "./ports/blob-store.ts";
+import { sandboxBudgetSecondsSchema } from "./sandbox/budget.ts";
 
 /**
  * Process settings (environment variables), validated at startup. `.env.example` documents each one.
@@ -53,6 +54,20 @@ export const settingsSchema = z.object({
       .enum(["1", "0", "true", "false"], { error: "must be 1 or 0" })
       .default("0")
       .transform((v) => v === "1" || v === "true"),
+  ),
+  /**
+   * Every tenant's monthly Sandbox budget in seconds, unless a tenant admin set the tenant's own;
+   * unset: `config.sandbox.monthlySeconds` (18,000 s). Applied by configFromSettings.
+   */
+  RHUMBATRON_SANDBOX_MONTHLY_SECONDS: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, "must be a whole number of seconds, e.g. 72000")
+      .transform(Number)
+      .pipe(sandboxBudgetSecondsSchema)
+      .optional(),
   ),
   // Sign-in (better-auth). The secret signs session cookies; required when RHUMBATRON_ENV=prod.
   RHUMBATRON_AUTH_SECRET: z.preprocess(
@@ -142,6 +157,16 @@ export function authSecret(s: Settings): string {
 /** The password the seed gives the demo admin, or null (prod without RHUMBATRON_DEMO_PASSWORD): none. */
 export function demoPassword(s: Settings): string | null {
   return s.RHUMBATRON_DEMO_PASSWORD ?? (s.RHUMBATRON_ENV === "prod" ? null : DEV_DEMO_PASSWORD);
+}
+
+/**
+ * The environment's configuration with what the settings change in it: the deployment's Sandbox
+ * budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS). The web app and the worker both build theirs here,
+ * so both decide with the same budget.
+ */
+export function configFromSettings(s: Settings): RhumbatronConfig {
+  const budget = s.RHUMBATRON_SANDBOX_MONTHLY_SECONDS;
+  return loadConfig(s.RHUMBATRON_ENV, budget === undefined ? {} : { sandbox: { deploymentMonthlySeconds: budget } });
 }
 
 /** Whether the worker must refuse commands it cannot isolate: prod, unless RHUMBATRON_ALLOW_UNISOLATED. */

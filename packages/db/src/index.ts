@@ -9,6 +9,8 @@ export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./em
 export * from "./events/index.ts";
 export type { Prisma } from "./generated/prisma/client.ts";
 export * from "./generated/prisma/enums.ts";
+export * from "./landing/landing.ts";
+export * from "./landing/queue.ts";
 export { countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult, migrate, readMigrations } from "./migrate.ts";
 export * from "./nudge.ts";
 export * from "./queries/candidate-patch.ts";
@@ -21,6 +23,7 @@ export * from "./queries/project-overview.ts";
 export * from "./queries/projects.ts";
 export * from "./queries/releases.ts";
 export * from "./queues/index.ts";
+export * from "./sandbox/budget.ts";
 export * from "./sandbox/meter.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";

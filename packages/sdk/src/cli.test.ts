@@ -174,6 +174,80 @@ describe("rhumbatron CLI", () => {
     expect(r.stdout).toContain(`rejected: candidate ${REJECTED} did not pass`);
   });
 
+  it("sandbox budget shows the tenant's meter; --set raises it for an admin and is refused below admin", async () => {
+    const show = await run(["sandbox", "budget", "--json"], as("viewer"));
+    expect(show.stderr).toBe("");
+    expect(show.code).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      tenantId: ACME.tenantId,
+      usedSeconds: 0,
+      reservedSeconds: 0,
+      budget: { seconds: 18_000, source: "default" },
+    });
+
+    const denied = await run(["sandbox", "budget", "--set", "72000"], as("operator"));
+    expect(denied.code).toBe(4);
+    expect(denied.stderr).toMatch(/^error: Requires the admin role or above in this tenant/);
+    const zero = await run(["sandbox", "budget", "--set", "0"], as("admin"));
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toContain("expected a positive integer");
+    const tooBig = await run(["sandbox", "budget", "--set", "26784001"], as("admin"));
+    expect(tooBig.code).toBe(1);
+    expect(tooBig.stderr.trim()).toBe(
+      "error: the budget must be at most 26784000 seconds (10 workspaces for 31 days), got 26784001 (nothing was sent)",
+    );
+    expect(await t.db.tenantSandboxBudget.count()).toBe(0);
+
+    const set = await run(["sandbox", "budget", "--set", "72000"], as("admin"));
+    expect(set.stderr).toBe("");
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain(`budget set to 72000 s for tenant ${ACME.tenantId} (was: none of its own)`);
+    expect(set.stdout).toMatch(/\d{4}-\d{2}: 72000 s of 72000 s left/);
+    expect(await t.db.tenantSandboxBudget.findUniqueOrThrow({ where: { tenantId: ACME.tenantId } })).toMatchObject({
+      monthlySeconds: 72_000,
+      updatedBy: "usr_acme_admin",
+    });
+    const human = await run(["sandbox", "budget"], as("viewer"));
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^ {2}budget +72000 s \(this tenant's own budget, set by admin@acme\.test at /m);
+    expect(human.stdout).toContain("raise it (tenant admin): rhumbatron sandbox budget --set <seconds>");
+  }, 90_000);
+
+  it("change create --land queues the Change; queue list shows what it waits for; change land --off takes it out", async () => {
+    const created = await run(
+      ["change", "create", "--project", SHOP, "--file", EXAMPLE, "--request-id", "cli-land", "--land", "--json"],
+      as("member"),
+    );
+    expect(created.code).toBe(0);
+    const { changeId } = JSON.parse(created.stdout) as { changeId: string };
+    const queue = await run(["queue", "list", "--project", SHOP], as("viewer"));
+    expect(queue.code).toBe(0);
+    expect(queue.stdout).toMatch(new RegExp(`^1\\s+${changeId}\\s+tasks\\s+\\S+\\s+0 of 3 Tasks completed$`, "m"));
+    const off = await run(["change", "land", changeId, "--off"], as("member"));
+    expect(off.stdout.trim()).toBe(`change ${changeId} does not land by itself`);
+    expect((await t.db.change.findUniqueOrThrow({ where: { id: changeId } })).landWhenReady).toBe(false);
+    const empty = await run(["queue", "list", "--project", SHOP, "--json"], as("viewer"));
+    expect(JSON.parse(empty.stdout)).toEqual([]);
+    // Landing a Change that is already promoted is refused with the reason (exit 2), nothing written.
+    await t.db.change.update({ where: { id: changeId }, data: { status: "promoted" } });
+    const refused = await run(["change", "land", changeId], as("member"));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("there is nothing left to land");
+  }, 120_000);
+
+  it("task retry makes a new attempt of a failed Task and refuses one that is not retryable (exit 2)", async () => {
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
+    const refused = await run(["task", "retry", task.id], as("member"));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("only a failed or blocked Task can be retried");
+    await t.db.task.update({ where: { id: task.id }, data: { state: "failed" } });
+    const r = await run(["task", "retry", task.id, "--json"], as("member"));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ taskId: task.id, attempt: 2 });
+    const viewer = await run(["task", "retry", task.id], as("viewer"));
+    expect(viewer.code).toBe(4);
+  }, 120_000);
+
   it("without a token exits 4 and says where to create one", async () => {
     const r = await run(["whoami"], { url: server.url });
     expect(r.code).toBe(4);

@@ -5,8 +5,12 @@ import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
 import {
   formatCandidate,
   formatCandidates,
+  formatLanding,
+  formatLandingQueue,
   formatProjects,
   formatPromote,
+  formatSandboxBudget,
+  formatSandboxMeter,
   formatTransition,
   formatWatchEnd,
   formatWhoami,
@@ -152,17 +156,43 @@ function buildProgram(io: CliIo): Command {
     .requiredOption("--project <id>", "the project to change")
     .requiredOption("--file <path>", "the Change and its Work Graph as JSON")
     .option("--request-id <id>", "idempotency key: a repeat with the same key returns the first Change")
-    .action(async (opts: { project: string; file: string; requestId?: string }, cmd: Command) => {
+    .option("--land", "land when ready: promote it without another click once verified (and approved)")
+    .action(async (opts: { project: string; file: string; requestId?: string; land?: boolean }, cmd: Command) => {
       const { client, print } = setup(cmd);
       const input = parseChangeJson(await readText(opts.file), opts.file);
       const r = await client.createChange(opts.project, input, {
         ...(opts.requestId ? { clientRequestId: opts.requestId } : {}),
+        ...(opts.land ? { land: true } : {}),
       });
       print(r, () =>
         [
           `${r.created ? "created" : "already created (same request id)"}: change ${r.changeId} (request id ${r.clientRequestId})`,
           `follow it: rhumbatron change watch ${r.changeId}`,
         ].join("\n"),
+      );
+    });
+  change
+    .command("land")
+    .description("land the Change when it is ready (verified, and approved where policy asks); --off stops that")
+    .argument("<changeId>")
+    .option("--off", "do not land it by itself")
+    .action(async (changeId: string, opts: { off?: boolean }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.setLanding(changeId, !opts.off);
+      print(r, () => formatLanding(changeId, r));
+    });
+  change
+    .command("cancel")
+    .description("cancel a Change that is not final: its Agent runs stop and its open Candidates are cancelled")
+    .argument("<changeId>")
+    .requiredOption("--reason <text>", "why (shown on the Change)")
+    .action(async (changeId: string, opts: { reason: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.cancelChange(changeId, opts.reason);
+      print(r, () =>
+        r.candidates.length
+          ? `cancelled change ${changeId} and its Candidates ${r.candidates.join(", ")}`
+          : `cancelled change ${changeId}`,
       );
     });
   change
@@ -182,7 +212,31 @@ function buildProgram(io: CliIo): Command {
       print({ outcome: r.outcome, ok: r.ok, change: r.change, tasks: r.tasks, candidate: r.candidate }, () =>
         formatWatchEnd(r),
       );
-      if (!r.ok) throw new Exit(r.outcome === "stale" ? EXIT.stale : EXIT.refused);
+      if (!r.ok) throw new Exit(EXIT.refused);
+    });
+
+  program
+    .command("queue")
+    .description("the landing queue")
+    .command("list")
+    .description("each Change that lands when ready: its position, what it waits for, since when")
+    .requiredOption("--project <id>", "the project")
+    .action(async (opts: { project: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const list = await client.landingQueue(opts.project);
+      print(list, () => formatLandingQueue(list));
+    });
+
+  program
+    .command("task")
+    .description("Tasks of a Change")
+    .command("retry")
+    .description("a new attempt of a failed or blocked Task (or of a completed one whose Change conflicted)")
+    .argument("<taskId>")
+    .action(async (taskId: string, _opts: unknown, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.retryTask(taskId);
+      print(r, () => `retrying task ${r.taskId}: attempt ${r.attempt}; follow it with rhumbatron change watch`);
     });
 
   program
@@ -240,6 +294,29 @@ function buildProgram(io: CliIo): Command {
       print(r, () => formatPromote(id, r));
       if (r.outcome === "blocked") throw new Exit(EXIT.refused);
       if (r.outcome === "stale") throw new Exit(EXIT.stale);
+    });
+
+  program
+    .command("sandbox")
+    .description("the tenant's Sandbox meter")
+    .command("budget")
+    .description(
+      "this month's Sandbox seconds: used, reserved, the budget and what used it; --set changes the tenant's budget (admin role)",
+    )
+    .option(
+      "--set <seconds>",
+      "set the tenant's monthly budget in seconds (from the next run on, this month too)",
+      positiveInt,
+    )
+    .action(async (opts: { set?: number }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      if (opts.set === undefined) {
+        const m = await client.sandboxMeter();
+        print(m, () => formatSandboxMeter(m));
+        return;
+      }
+      const r = await client.setSandboxBudget(opts.set);
+      print(r, () => formatSandboxBudget(r));
     });
 
   forEachCommand(program, (cmd) => cmd !== program && cmd.addHelpText("after", SHORT_FOOTER));

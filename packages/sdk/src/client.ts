@@ -1,3 +1,4 @@
+import { sandboxBudgetSecondsSchema } from "@rhumbatron/core";
 import type { AppRouter } from "@rhumbatron/web/router";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
@@ -12,8 +13,12 @@ export type Project = RouterOutputs["projects"]["list"][number];
 export type ChangeDetail = RouterOutputs["change"]["get"];
 export type CandidateSummary = RouterOutputs["candidate"]["list"][number];
 export type CandidateDetail = RouterOutputs["candidate"]["get"];
+export type LandingResult = RouterOutputs["change"]["setLanding"];
+export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
+export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
+export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 
 /** The tRPC endpoint under the web app's address (apps/web/src/app/api/trpc). */
 export const TRPC_PATH = "/api/trpc";
@@ -42,6 +47,8 @@ export interface CreateChangeOptions {
    * Default: a new random key, so pass one to make a retry safe.
    */
   clientRequestId?: string;
+  /** "Land when ready" (off by default): promoted without another click once verified and approved. */
+  land?: boolean;
 }
 
 export type RhumbatronClient = ReturnType<typeof createRhumbatronClient>;
@@ -115,7 +122,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       const input = typeof change === "string" ? parseChangeJson(change) : parseChange(change);
       const clientRequestId = options.clientRequestId ?? `sdk_${globalThis.crypto.randomUUID()}`;
       const t = await tenantId();
-      const r = await call(() => trpc.change.create.mutate({ tenantId: t, projectId, clientRequestId, change: input }));
+      const r = await call(() =>
+        trpc.change.create.mutate({
+          tenantId: t,
+          projectId,
+          clientRequestId,
+          change: input,
+          landWhenReady: options.land === true,
+        }),
+      );
       return { ...r, clientRequestId };
     },
 
@@ -171,6 +186,54 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async promote(candidateId: string): Promise<PromoteResult> {
       const t = await tenantId();
       return call(() => trpc.candidate.promote.mutate({ tenantId: t, candidateId }));
+    },
+
+    /** Turns "land when ready" on or off for a Change; on for a ready Change, it lands in queue order. */
+    async setLanding(changeId: string, landWhenReady: boolean): Promise<LandingResult> {
+      const t = await tenantId();
+      return call(() => trpc.change.setLanding.mutate({ tenantId: t, changeId, landWhenReady }));
+    },
+
+    /** A project's landing queue: position, what each Change waits for, since when. */
+    async landingQueue(projectId: string): Promise<LandingQueueEntry[]> {
+      const t = await tenantId();
+      return call(() => trpc.landing.queue.query({ tenantId: t, projectId }));
+    },
+
+    /** Cancels a Change that is not final: its runs stop, its open Candidates are cancelled; a repeat answers the same. */
+    async cancelChange(changeId: string, reason: string): Promise<{ cancelled: true; candidates: string[] }> {
+      const t = await tenantId();
+      return call(() => trpc.change.cancel.mutate({ tenantId: t, changeId, reason }));
+    },
+
+    /** A new attempt of a failed or blocked Task (or of a completed one whose Change conflicted). */
+    async retryTask(taskId: string): Promise<{ taskId: string; attempt: number }> {
+      const t = await tenantId();
+      return call(() => trpc.task.retry.mutate({ tenantId: t, taskId }));
+    },
+
+    /** The tenant's Sandbox meter this month: used, reserved, the budget and its source, what used it. */
+    async sandboxMeter(): Promise<SandboxMeter> {
+      const t = await tenantId();
+      return call(() => trpc.sandbox.meter.query({ tenantId: t }));
+    },
+
+    /**
+     * Sets the tenant's monthly Sandbox budget in seconds (admin role). Checked here with the
+     * server's own schema first: anything but a whole number from 1 to the maximum throws
+     * BAD_REQUEST and sends nothing. A value below this month's use is allowed (`belowUsage`, `note`).
+     */
+    async setSandboxBudget(monthlySeconds: number): Promise<SandboxBudgetResult> {
+      const parsed = sandboxBudgetSecondsSchema.safeParse(monthlySeconds);
+      if (!parsed.success) {
+        throw new RhumbatronError(
+          "BAD_REQUEST",
+          `the budget ${parsed.error.issues[0]?.message ?? "is invalid"}, got ${monthlySeconds} (nothing was sent)`,
+          { issues: parsed.error.issues.map((i) => ({ path: "monthlySeconds", message: i.message })) },
+        );
+      }
+      const t = await tenantId();
+      return call(() => trpc.sandbox.setBudget.mutate({ tenantId: t, monthlySeconds: parsed.data }));
     },
   };
 }

@@ -1,4 +1,14 @@
-import type { CandidateDetail, CandidateSummary, Project, PromoteResult, Whoami } from "./client.ts";
+import type {
+  CandidateDetail,
+  CandidateSummary,
+  LandingQueueEntry,
+  LandingResult,
+  Project,
+  PromoteResult,
+  SandboxBudgetResult,
+  SandboxMeter,
+  Whoami,
+} from "./client.ts";
 import type { Transition, WatchResult } from "./watch.ts";
 
 /** Human-readable output of the CLI; `--json` prints the SDK's values instead. */
@@ -38,7 +48,7 @@ export function formatTransition(t: Transition): string {
   const from = t.from ?? "new";
   if (t.kind === "task") return `task ${t.key}: ${from} -> ${t.to}`;
   if (t.kind === "change") return `change: ${from} -> ${t.to}`;
-  return `candidate ${t.id}: ${from} -> ${t.to}`;
+  return `candidate ${t.id}: ${from} -> ${t.to}${t.note ? ` (${t.note})` : ""}`;
 }
 
 export function formatWatchEnd(r: WatchResult): string {
@@ -50,8 +60,6 @@ export function formatWatchEnd(r: WatchResult): string {
       return `promoted: candidate ${c?.id}`;
     case "rejected":
       return `rejected: candidate ${c?.id} did not pass; see why: rhumbatron candidate show ${c?.id}`;
-    case "stale":
-      return `stale: canonical moved past candidate ${c?.id}'s base; it cannot be promoted`;
     case "cancelled":
       return `cancelled: change ${r.change.id} was cancelled`;
     case "failed": {
@@ -134,4 +142,76 @@ export function formatPromote(candidateId: string, r: PromoteResult): string {
     case "stale":
       return `stale: canonical is at generation ${r.canonicalGeneration}, past ${candidateId}'s base; it cannot be promoted`;
   }
+}
+
+const SOURCE = {
+  tenant: "this tenant's own budget",
+  setting: "the deployment's RHUMBATRON_SANDBOX_MONTHLY_SECONDS",
+  default: "the default budget",
+} as const;
+
+const runs = (n: number) => `${n} run${n === 1 ? "" : "s"}`;
+
+export function formatSandboxMeter(m: SandboxMeter): string {
+  const b = m.budget;
+  const setBy = b.updatedBy ? `, set by ${b.updatedBy.email ?? b.updatedBy.userId} at ${iso(b.updatedAt)}` : "";
+  const kind = (k: string) => m.byKind.find((x) => x.kind === k);
+  const lines = [
+    `sandbox meter ${m.window} (tenant ${m.tenantId}, environment ${m.env}; the month is UTC)`,
+    table([
+      ["  used", `${m.usedSeconds} s`],
+      ["  reserved", `${m.reservedSeconds} s${m.openReservations ? ` (${runs(m.openReservations)} open)` : ""}`],
+      ["  budget", `${b.seconds} s (${SOURCE[b.source]}${setBy})`],
+      ["  left", `${m.remainingSeconds} s`],
+      [
+        "  by kind",
+        `agent ${kind("agent")?.seconds ?? 0} s (${runs(kind("agent")?.runs ?? 0)}), candidate ${kind("candidate")?.seconds ?? 0} s (${runs(kind("candidate")?.runs ?? 0)})`,
+      ],
+    ]),
+  ];
+  if (m.topChanges.length > 0) {
+    lines.push(
+      "most used by:",
+      table(
+        m.topChanges.map((c) => [
+          `  ${c.changeId ?? "(no Change)"}`,
+          c.title ?? "-",
+          c.projectName ?? "-",
+          `${c.seconds} s`,
+          runs(c.runs),
+        ]),
+      ),
+    );
+  }
+  lines.push("raise it (tenant admin): rhumbatron sandbox budget --set <seconds>");
+  return lines.join("\n");
+}
+
+export function formatSandboxBudget(r: SandboxBudgetResult): string {
+  const was = r.previousSeconds === null ? "none of its own" : `${r.previousSeconds} s`;
+  const head = r.changed
+    ? `budget set to ${r.meter.budget.seconds} s for tenant ${r.meter.tenantId} (was: ${was})`
+    : `budget unchanged: tenant ${r.meter.tenantId} already has ${r.meter.budget.seconds} s`;
+  return `${head}\n${r.belowUsage ? "warning: " : ""}${r.note}`;
+}
+
+export function formatLanding(changeId: string, r: LandingResult): string {
+  const what = r.landWhenReady ? "lands when ready" : "does not land by itself";
+  const now = r.changed ? what : `already ${what}`;
+  return r.landWhenReady ? `change ${changeId} ${now}: ${r.state.detail}` : `change ${changeId} ${now}`;
+}
+
+export function formatLandingQueue(list: LandingQueueEntry[]): string {
+  if (list.length === 0)
+    return "the landing queue is empty (create a Change with --land, or: rhumbatron change land <id>)";
+  return table([
+    ["#", "CHANGE", "WAITS FOR", "SINCE", "DETAIL"],
+    ...list.map((e) => [
+      String(e.position),
+      e.changeId,
+      e.ready ? "its turn" : e.waitingFor,
+      new Date(e.since).toISOString(),
+      e.detail,
+    ]),
+  ]);
 }

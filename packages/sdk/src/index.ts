@@ -11,6 +11,8 @@ export {
   type RhumbatronClient,
   type RhumbatronClientOptions,
   type RouterOutputs,
+  type SandboxBudgetResult,
+  type SandboxMeter,
   TRPC_PATH,
   type Whoami,
 } from "./client.ts";

@@ -28,12 +28,51 @@ describe("when a watch ends", () => {
     expect(outcomeOf(snap([task("a", "completed")], "verified"))).toBe("verified");
     expect(outcomeOf(snap([task("a", "completed")], "promoted"))).toBe("promoted");
     expect(outcomeOf(snap([task("a", "completed")], "rejected"))).toBe("rejected");
-    expect(outcomeOf(snap([task("a", "completed")], "stale"))).toBe("stale");
+    // Stale is not an end: the Change is recomposed on the new generation and the watch goes on.
+    expect(outcomeOf(snap([task("a", "completed")], "stale"))).toBeNull();
     expect(outcomeOf(snap([task("a", "blocked")], null, "cancelled"))).toBe("cancelled");
   });
 
   it("ends as failed when a Task failed or is blocked and nothing else can run", () => {
     expect(outcomeOf(snap([task("a", "failed"), task("b", "pending", ["a"])]))).toBe("failed");
     expect(outcomeOf(snap([task("a", "completed"), task("b", "blocked", ["a"])]))).toBe("failed");
+  });
+});
+
+describe("a recomposed Change", () => {
+  it("follows the new Candidate and says why it was made", async () => {
+    const { watchChange } = await import("./watch.ts");
+    const steps: { status: string; candidates: { id: string; status: string; recomposeReason: string | null }[] }[] = [
+      { status: "verifying", candidates: [{ id: "cand_1", status: "verifying", recomposeReason: null }] },
+      { status: "verifying", candidates: [{ id: "cand_1", status: "stale", recomposeReason: null }] },
+      {
+        status: "verifying",
+        candidates: [
+          { id: "cand_2", status: "created", recomposeReason: "recomposed on generation 7 after chg_x was promoted" },
+          { id: "cand_1", status: "stale", recomposeReason: null },
+        ],
+      },
+      { status: "promoted", candidates: [{ id: "cand_2", status: "promoted", recomposeReason: "r" }] },
+    ];
+    let i = 0;
+    const seen: string[] = [];
+    const r = await watchChange(
+      {
+        change: async () => ({ id: "chg", title: "c", status: steps[i]?.status ?? "", tasks: [] }),
+        candidates: async () => (steps[i++]?.candidates ?? []).map((c) => ({ ...c, approvalRequired: false })),
+      },
+      "chg",
+      (u) => {
+        for (const t of u.transitions) if (t.kind === "candidate") seen.push(`${t.id} ${t.to} ${t.note ?? ""}`.trim());
+      },
+      { intervalMs: 1 },
+    );
+    expect(r.outcome).toBe("promoted");
+    expect(seen).toEqual([
+      "cand_1 verifying",
+      "cand_1 stale",
+      "cand_2 created recomposed on generation 7 after chg_x was promoted",
+      "cand_2 promoted",
+    ]);
   });
 });

@@ -16,6 +16,8 @@ export interface CandidateView {
   id: string;
   status: string;
   approvalRequired: boolean;
+  /** Why this Candidate replaced a stale one ("recomposed on generation 7 after chg_… was promoted"). */
+  recomposeReason?: string | null;
 }
 
 export interface WatchSnapshot {
@@ -28,7 +30,7 @@ export interface WatchSnapshot {
 export type Transition =
   | { kind: "task"; key: string; from: string | null; to: string }
   | { kind: "change"; from: string | null; to: string }
-  | { kind: "candidate"; id: string; from: string | null; to: string };
+  | { kind: "candidate"; id: string; from: string | null; to: string; note?: string };
 
 export interface WatchUpdate extends WatchSnapshot {
   /** What changed since the previous update (everything, on the first one). */
@@ -37,10 +39,11 @@ export interface WatchUpdate extends WatchSnapshot {
 
 /**
  * How a watch ended. `verified` and `promoted` are success; `rejected` (the gate found a gap or a
- * person rejected it), `stale` (canonical moved on), `cancelled` and `failed` (a Task failed or is
- * blocked and nothing else can run) are not.
+ * person rejected it), `cancelled` and `failed` (a Task failed or is blocked and nothing else can
+ * run) are not. A stale Candidate is not an end: the Change is recomposed on the new generation and
+ * the watch follows the new Candidate.
  */
-export type WatchOutcome = "verified" | "promoted" | "rejected" | "stale" | "cancelled" | "failed";
+export type WatchOutcome = "verified" | "promoted" | "rejected" | "cancelled" | "failed";
 
 export interface WatchResult extends WatchSnapshot {
   outcome: WatchOutcome;
@@ -84,7 +87,12 @@ export async function watchChange(
         dependencies: t.dependencies,
       })),
       candidate: candidates[0]
-        ? { id: candidates[0].id, status: candidates[0].status, approvalRequired: candidates[0].approvalRequired }
+        ? {
+            id: candidates[0].id,
+            status: candidates[0].status,
+            approvalRequired: candidates[0].approvalRequired,
+            recomposeReason: candidates[0].recomposeReason ?? null,
+          }
         : null,
     };
     const transitions = diff(previous, snapshot);
@@ -107,8 +115,6 @@ export function outcomeOf(s: WatchSnapshot): WatchOutcome | null {
       return "promoted";
     case "rejected":
       return "rejected";
-    case "stale":
-      return "stale";
   }
   return s.candidate === null && isStuck(s.tasks) ? "failed" : null;
 }
@@ -141,7 +147,10 @@ function diff(before: WatchSnapshot | null, after: WatchSnapshot): Transition[] 
   const c = after.candidate;
   if (c) {
     const from = before?.candidate?.id === c.id ? before.candidate.status : null;
-    if (from !== c.status) out.push({ kind: "candidate", id: c.id, from, to: c.status });
+    if (from !== c.status) {
+      const note = from === null && c.recomposeReason ? c.recomposeReason : undefined;
+      out.push({ kind: "candidate", id: c.id, from, to: c.status, ...(note ? { note } : {}) });
+    }
   }
   return out;
 }

@@ -97,6 +97,14 @@ const SAMPLES: Record<string, Sample> = {
     input: { changeId: CHANGE, reason: "not needed" },
     acmeResource: true,
   },
+  "change.setLanding": {
+    scope: "tenant",
+    minimum: "member",
+    input: { changeId: CHANGE, landWhenReady: true },
+    acmeResource: true,
+  },
+  "task.retry": { scope: "tenant", minimum: "member", input: { taskId: "task_authz" }, acmeResource: true },
+  "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "candidate.get": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
@@ -139,6 +147,8 @@ const SAMPLES: Record<string, Sample> = {
   },
   "members.remove": { scope: "tenant", minimum: "admin", input: { userId: EXTRA_MEMBER }, acmeResource: true },
   "metrics.series": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
+  "sandbox.meter": { scope: "tenant", minimum: "viewer", input: {} },
+  "sandbox.setBudget": { scope: "tenant", minimum: "admin", input: { monthlySeconds: 72_000 } },
 };
 
 const PROCEDURES = Object.keys(appRouter._def.procedures);

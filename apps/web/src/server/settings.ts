@@ -1,4 +1,4 @@
-import { loadConfig, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
+import { configFromSettings, parseSettings, type RhumbatronConfig, type Settings } from "@rhumbatron/core";
 
 /**
  * The web server's settings and typed config, parsed from process.env on first use (not at import,
@@ -10,7 +10,8 @@ let cached: { settings: Settings; config: RhumbatronConfig } | undefined;
 function load() {
   if (!cached) {
     const settings = parseSettings(process.env);
-    cached = { settings, config: loadConfig(settings.RHUMBATRON_ENV) };
+    // The environment's numbers with the deployment's Sandbox budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS).
+    cached = { settings, config: configFromSettings(settings) };
   }
   return cached;
 }

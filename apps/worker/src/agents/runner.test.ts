@@ -184,7 +184,8 @@ describe("Sandbox reservations after a crash", () => {
     expect(await sweepSandboxReservations(t.db, w.config)).toBe(0);
     const swept = await counters(changeId);
     expect(swept).toMatchObject({ reservations: 0, reserved: 0, open: 0 });
-    expect(swept.used).toBe(after.used + 300 + w.config.sandbox.agentIdleTailSeconds);
+    // Its whole reservation as measured seconds: the local Sandbox has no idle tail.
+    expect(swept.used).toBe(after.used + 300);
   });
 });
 
@@ -326,13 +327,21 @@ describe("agent runs", () => {
     );
     expect(verified.status, JSON.stringify(verified.evidence)).toBe("verified");
     expect(verified.evidence.map((e) => e.checkId).sort()).toEqual(["build", "targeted"]);
-    // The meter was settled: nothing reserved, nothing open, used = wall time + 600 s tail per run.
+    // The meter was settled: nothing reserved, nothing open, and each workspace (two runs, one
+    // verification) charged the seconds it ran: the local Sandbox is measured, with no idle tail.
     const counters = await t.db.usageCounter.findMany({ where: { counter: { startsWith: "sandbox_" } } });
     const count = (c: string, scope?: string) =>
       counters.filter((x) => x.counter === c && (!scope || x.scopeId === scope)).reduce((n, x) => n + x.count, 0);
     expect(count("sandbox_reserved_seconds")).toBe(0);
     expect(count("sandbox_open_workspaces", changeId)).toBe(0);
-    expect(count("sandbox_used_seconds")).toBeGreaterThanOrEqual(2 * 600);
+    const charges = await t.db.sandboxCharge.findMany({ where: { changeId } });
+    expect(charges.map((c) => c.kind).sort()).toEqual(["agent", "agent", "candidate"]);
+    for (const c of charges) {
+      expect(c).toMatchObject({ billing: "measured", chargedSeconds: c.wallSeconds, settledAt: expect.any(Date) });
+    }
+    const charged = charges.reduce((n, c) => n + (c.chargedSeconds ?? 0), 0);
+    expect(charged).toBeGreaterThan(0);
+    expect(count("sandbox_used_seconds")).toBeGreaterThanOrEqual(charged);
     // Run directories are removed after the run.
     expect(
       existsSync(

@@ -115,14 +115,21 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const canonical = canonicalRepo(ctx.projectId);
   const fork = workspaceFork(runId);
   const ws = await deps.sandbox.open({ projectId: ctx.projectId, dirName: dirForAgentRun(runId) });
+  const cancel = watchForCancel(deps, task.taskId);
   const finish = async (outcome: "completed" | "failed", detail: string, changeSetId?: string): Promise<RunResult> => {
+    cancel.stop();
     await settleSandbox(
       deps.db,
       reservation,
-      { wallSeconds: Math.ceil((deps.now().getTime() - started.getTime()) / 1000) },
+      { wallSeconds: Math.ceil((deps.now().getTime() - started.getTime()) / 1000), billing: deps.sandbox.billing },
       deps.config,
     );
     await ws.remove().catch(() => {});
+    if (cancel.signal.aborted) {
+      // The Change was cancelled under the run: its Task is blocked already; nothing is published.
+      await markRun(deps.db, runId, "cancelled", "the Change was cancelled", deps.now());
+      return { outcome: "skipped", detail: "cancelled: the Change was cancelled while the Agent worked" };
+    }
     await markRun(deps.db, runId, outcome, outcome === "failed" ? detail : null, deps.now());
     await finishTask(
       deps.db,
@@ -140,8 +147,11 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       deps.config,
       deps.now,
       async (token) => {
+        // The head first, then the copy: main only moves forward, so the fork holds that commit even
+        // when a promotion fast-forwards canonical in between (read after the copy, it may not).
+        const head = await deps.source.head(canonical, token);
         await deps.source.fork(canonical, token, fork);
-        return deps.source.head(canonical, token);
+        return head;
       },
     );
     const start = ctx.startCommit ?? base;
@@ -152,14 +162,19 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       deps.now,
       (token) => deps.source.checkout(fork, token, ws.path, start),
     );
-    const stacked = await stackDependencies(deps, ctx.stack, ws.path);
+    const stacked = await composeDependencies(deps, ctx.stack, ws.path, start, task.key);
     await recordRunStart(deps.db, runId, fork, start, deps.now());
     await writeFile(join(ws.path, ".git", RUN_MARKER), `${runId} ${start}\n`);
 
     // The project's own allowlist when it has one (spec: run_command allowlist, configurable per project).
     const allowlist = ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist;
-    const tools = workspaceTools(ws, { allowlist, commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000 });
-    const outcome = await deps.provider.run(task, tools);
+    const tools = workspaceTools(ws, {
+      allowlist,
+      commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
+      signal: cancel.signal,
+    });
+    const outcome = await deps.provider.run(task, tools, cancel.signal);
+    if (cancel.signal.aborted) return await finish("failed", "cancelled");
     await deps.afterTools?.(ws.path);
     if (outcome.status === "failed") return await finish("failed", outcome.summary);
 
@@ -218,12 +233,18 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   }
 }
 
-/** Stacks the dependencies' ChangeSets onto the working copy; returns the commit the work starts from. */
-async function stackDependencies(
+/**
+ * A Task with dependencies starts from their composition: their ChangeSets (the whole chain, in Work
+ * Graph order) composed onto the base, as the Candidate will compose them. Returns that commit.
+ */
+async function composeDependencies(
   deps: RunnerDeps,
-  stack: { fork: string; commit: string }[],
+  stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string }[],
   dir: string,
+  start: string,
+  taskKey: string,
 ): Promise<string> {
+  if (stack.length === 0) return start;
   const tokens = await Promise.all(
     stack.map(async (s) => ({
       ...s,
@@ -231,11 +252,34 @@ async function stackDependencies(
     })),
   );
   try {
-    return await deps.source.stack(
+    return await deps.source.compose(
       dir,
-      tokens.map((s) => ({ repo: s.fork, token: s.issued.token, commit: s.commit })),
+      start,
+      tokens.map((s) => ({ ...s, repo: s.fork, token: s.issued.token })),
+      { message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`, at: deps.now() },
     );
   } finally {
     for (const s of tokens) await revokeRepoToken(deps.db, s.issued.token, deps.now());
   }
+}
+
+/** How often a running Agent checks whether its Change was cancelled. */
+const CANCEL_POLL_MS = 1000;
+
+/**
+ * Aborts the run's signal once its Task is blocked as cancelled (cancelChange), so the command in
+ * flight is killed with its children and the tool loop stops.
+ */
+function watchForCancel(deps: RunnerDeps, taskId: string): { signal: AbortSignal; stop(): void } {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    void deps.db.task
+      .findUnique({ where: { id: taskId }, select: { state: true, blockedLimit: true } })
+      .then((t) => {
+        if (t?.state === "blocked" && t.blockedLimit === "cancelled") controller.abort(new Error("cancelled"));
+      })
+      .catch(() => {});
+  }, CANCEL_POLL_MS);
+  timer.unref();
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
 }

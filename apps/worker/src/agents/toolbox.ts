@@ -7,7 +7,10 @@ import { type AgentTools, DomainError, isAllowedCommand, type SandboxWorkspace }
  * directory: absolute paths, `..`, the `.git` folder and symlinks that lead out are refused.
  * Commands go through the Sandbox and must be on the project's allowlist.
  */
-export function workspaceTools(ws: SandboxWorkspace, o: { allowlist: string[]; commandTimeoutMs: number }): AgentTools {
+export function workspaceTools(
+  ws: SandboxWorkspace,
+  o: { allowlist: string[]; commandTimeoutMs: number; signal?: AbortSignal },
+): AgentTools {
   const root = resolve(ws.path);
   const refuse = (path: string, why: string) =>
     new DomainError("FORBIDDEN", `refused path ${JSON.stringify(path)}: ${why}`);
@@ -70,7 +73,7 @@ export function workspaceTools(ws: SandboxWorkspace, o: { allowlist: string[]; c
           `command ${JSON.stringify(argv[0] ?? "")} is not on the allowlist (${o.allowlist.join(", ")})`,
         );
       }
-      return ws.run({ argv, timeoutMs: o.commandTimeoutMs });
+      return ws.run({ argv, timeoutMs: o.commandTimeoutMs, ...(o.signal ? { signal: o.signal } : {}) });
     },
   };
 }

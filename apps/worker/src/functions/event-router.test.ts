@@ -149,14 +149,10 @@ describe("the event pipeline in the worker", () => {
     running.push(executor);
     const projectId = "proj_backlog";
     await writeEvents(projectId, 449);
-    for (let i = 0; i < 200; i++) {
-      const view = await t.db.projectView.findUnique({ where: { projectId } });
-      if (view?.eventCount === 450) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilViewCount(projectId, 450);
     expect(await t.db.projectView.findUnique({ where: { projectId } })).toMatchObject({ eventCount: 450 });
     expect(logs.runs("outbox-publisher").length).toBeGreaterThanOrEqual(5);
-  });
+  }, 180_000);
 
   it("with the local executor, a committed write reaches the project view through nudges alone", async () => {
     const { functions, logs } = setup();
@@ -164,11 +160,17 @@ describe("the event pipeline in the worker", () => {
     running.push(executor);
     const projectId = "proj_pipe3";
     await writeEvents(projectId, 1);
-    for (let i = 0; i < 100; i++) {
-      const view = await t.db.projectView.findUnique({ where: { projectId } });
-      if (view?.eventCount === 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilViewCount(projectId, 2);
     expect(await t.db.projectView.findUnique({ where: { projectId } })).toMatchObject({ eventCount: 2 });
-  });
+  }, 180_000);
 });
+
+/** Waits for the project view to count `n` Events, under one generous limit (a busy machine is slow, not wrong). */
+async function untilViewCount(projectId: string, n: number, limitMs = 150_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (Date.now() < end) {
+    const view = await t.db.projectView.findUnique({ where: { projectId } });
+    if (view?.eventCount === n) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

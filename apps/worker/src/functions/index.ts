@@ -1,4 +1,11 @@
-import type { AgentProvider, BlobStore, OverlapClassifier, RhumbatronConfig, Sandbox } from "@rhumbatron/core";
+import type {
+  AgentProvider,
+  BlobStore,
+  OverlapClassifier,
+  RhumbatronConfig,
+  Sandbox,
+  VerificationPolicy,
+} from "@rhumbatron/core";
 import { DomainError } from "@rhumbatron/core";
 import { type Db, type EnqueueDeps, type Nudger, validateNudgeChannel } from "@rhumbatron/db";
 import { abstainClassifier } from "../classifier/abstain.ts";
@@ -7,6 +14,7 @@ import { releaseWorkflowFunction } from "../release/workflow.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
 import type { SourceStore } from "../source/store.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "../verification/browser-check.ts";
+import { landHandler } from "../verification/landing.ts";
 import { agentRunnerFunction } from "./agent-runner.ts";
 import { eventRouterFunction } from "./event-router.ts";
 import { forksSweepTickFunction } from "./forks-sweep.ts";
@@ -45,6 +53,8 @@ export interface FunctionDeps {
     releaseRoot: string;
     /** The browser check (Chromium); main.ts passes runBrowserCheck, so importing the registry never loads Playwright. */
     browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
+    /** The verification policy; default DEFAULT_POLICY. Tests of other paths pass faster check commands. */
+    policy?: VerificationPolicy;
   };
 }
 
@@ -87,7 +97,7 @@ export function buildFunctions({
       ...(source.templateDir ? { templateDir: source.templateDir } : {}),
     };
     return {
-      integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d)],
+      integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d), landHandler(d)],
       indexing: indexingHandlers(d),
     };
   };
@@ -118,6 +128,7 @@ export function buildFunctions({
             sandbox: source.sandbox,
             blobs,
             browserCheck: source.browserCheck,
+            ...(source.policy ? { policy: source.policy } : {}),
           }),
           releaseWorkflowFunction({
             db: source.db,

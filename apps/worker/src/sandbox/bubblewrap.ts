@@ -125,6 +125,8 @@ export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<Bub
   return {
     kind: "bubblewrap",
     isolates: true,
+    // A local process: charged the seconds its workspace ran, no idle tail (README: The Sandbox).
+    billing: "measured",
     processCap: cap.cap,
     open: (runDir) => openWorkspace(options.root, runDir, (path, cmd) => run(path, runDir.dirName, cmd)),
   };

@@ -58,6 +58,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Repo
     return {
       kind: "process",
       isolates: false,
+      billing: "measured",
       status: { kind: "process", isolates: false, note },
       open: async () => {
         throw new DomainError("UNAVAILABLE", note);

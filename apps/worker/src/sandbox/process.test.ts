@@ -142,7 +142,7 @@ describe("plain-process fallback sandbox", () => {
     // The real probe against a bwrap that is not there: the reason says how to install it.
     const fallback = await createSandbox({ root, limits, log, bwrapPath: "/nonexistent/bwrap" });
     // Local providers are charged the seconds they ran, never a cloud container's idle tail.
-    expect(fallback).toMatchObject({ kind: "process", isolates: false });
+    expect(fallback).toMatchObject({ kind: "process", isolates: false, billing: "measured" });
     expect(warnings[before]?.fields.reason).toMatch(/apt-get install -y bubblewrap/);
     expect(fallback.status.note).toMatch(/NOT isolated/);
     // The choice itself does not depend on this machine: the test decides what the probe sees.
@@ -150,6 +150,7 @@ describe("plain-process fallback sandbox", () => {
     expect(chosen).toMatchObject({
       kind: "bubblewrap",
       isolates: true,
+      billing: "measured",
       status: { isolates: true, note: null },
     });
   });
@@ -163,7 +164,7 @@ describe("plain-process fallback sandbox", () => {
       requireIsolation: true,
       probe: async () => ({ ok: false, reason: "bwrap: not found" }),
     });
-    expect(refusing).toMatchObject({ isolates: false, status: { isolates: false } });
+    expect(refusing).toMatchObject({ isolates: false, billing: "measured", status: { isolates: false } });
     const err = await refusing.open({ projectId: PROJECT, dirName: "cand-refused" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ code: "UNAVAILABLE" });

@@ -66,6 +66,8 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
   return {
     kind: "process",
     isolates: false,
+    // A local process: charged the seconds its workspace ran, no idle tail (README: The Sandbox).
+    billing: "measured",
     processCap: cap.cap,
     warning,
     open: (runDir) => openWorkspace(options.root, runDir, run),

@@ -38,17 +38,28 @@ async function provisioned() {
 async function runWork(
   s: Awaited<ReturnType<typeof provisioned>>,
   edit: (dir: string) => void,
-  stackOn: { repo: string; commit: string }[] = [],
+  stackOn: { repo: string; baseCommit: string; commit: string }[] = [],
 ) {
   const runId = `run_${randomUUID()}`;
   const fork = workspaceFork(runId);
   await s.store.fork(s.projectId, await s.token(s.projectId, "read"), fork);
   const dir = join(s.root, "runs", runId);
   const base = await s.store.checkout(fork, await s.token(fork, "read"), dir);
-  await s.store.stack(
-    dir,
-    await Promise.all(stackOn.map(async (x) => ({ ...x, token: await s.token(x.repo, "read") }))),
-  );
+  if (stackOn.length) {
+    await s.store.compose(
+      dir,
+      base,
+      await Promise.all(
+        stackOn.map(async (x) => ({
+          ...x,
+          changeSetId: x.repo,
+          taskKey: x.repo,
+          token: await s.token(x.repo, "read"),
+        })),
+      ),
+      { message: "start", at: new Date("2030-01-01T00:00:00Z") },
+    );
+  }
   edit(dir);
   const commit = await s.store.commitAll(dir, `work of ${runId}`, who);
   if (!commit) throw new Error("nothing committed");
@@ -57,7 +68,7 @@ async function runWork(
 }
 
 describe("the source store", () => {
-  it("provisions S0 once, forks on first write, stacks, commits, pushes and diffs", async () => {
+  it("provisions S0 once, forks on first write, composes, commits, pushes and diffs", async () => {
     const s = await provisioned();
     const again = await s.store.provision(s.projectId, await s.token(s.projectId, "write"), new Map(), "ignored");
     expect(again).toEqual(s.s0);
@@ -67,7 +78,7 @@ describe("the source store", () => {
     expect(await s.store.head(one.fork, await s.token(one.fork, "read"))).toBe(one.commit);
     expect(await s.store.head(s.projectId, await s.token(s.projectId, "read"))).toBe(s.s0.commit);
 
-    // A dependent Task stacks the first run's ChangeSet, then adds its own file and deletes one.
+    // A dependent Task starts from the first run's ChangeSet composed on S0, then adds its own file and deletes one.
     const two = await runWork(
       s,
       (dir) => {
@@ -76,7 +87,7 @@ describe("the source store", () => {
         writeFileSync(join(dir, "src/ui/list.ts"), "export const list = 1;\n");
         rmSync(join(dir, "src/wishlist.ts"));
       },
-      [{ repo: one.fork, commit: one.commit }],
+      [{ repo: one.fork, baseCommit: one.base, commit: one.commit }],
     );
     const d = await s.store.diff(two.fork, await s.token(two.fork, "read"), s.s0.commit, two.commit);
     expect(d.paths).toEqual(["src/cart.ts", "src/ui/list.ts", "src/wishlist.ts"]);

@@ -3,7 +3,8 @@ import { cp, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { DomainError, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
-import git, { Errors } from "isomorphic-git";
+import git from "isomorphic-git";
+import { type ComposeConflict, composeChangeSets } from "./compose.ts";
 import {
   copyObjects,
   exists,
@@ -114,47 +115,43 @@ export class SourceStore {
   }
 
   /**
-   * Stacks other runs' commits onto the working copy (their ChangeSets), in order. A merge conflict
-   * is a CONFLICT error; nothing is committed then.
+   * Composes ChangeSets onto the working copy's `onto` commit (docs/composition.md): each one's own
+   * diff replayed in order, file by file, with a three-way line merge; one commit whose parent is
+   * `onto`, the same for the same inputs. Main of the working copy moves to it and the files are
+   * checked out. A conflict is a CONFLICT error naming every path, the Task that could not apply
+   * and the earlier Tasks that changed the same path; nothing is committed then.
    */
-  async stack(
+  async compose(
     dir: string,
-    sources: { repo: string; token: string; commit: string }[],
-    who: Identity = SYSTEM_AUTHOR,
+    onto: string,
+    sources: {
+      repo: string;
+      token: string;
+      changeSetId: string;
+      taskKey: string;
+      baseCommit: string;
+      commit: string;
+    }[],
+    o: { message: string; at: Date; who?: Identity },
   ): Promise<string> {
-    for (const s of sources) {
-      const gitdir = await this.allow(s.token, s.repo, "read");
-      await copyObjects(gitdir, join(dir, ".git"));
-      try {
-        const sig = signature(who, this.deps.now());
-        await git.merge({
-          fs,
-          dir,
-          ours: "main",
-          theirs: s.commit,
-          author: sig,
-          committer: sig,
-          abortOnConflict: true,
-          message: `Stack ${s.commit.slice(0, 12)}`,
-        });
-      } catch (err) {
-        if (err instanceof Errors.MergeConflictError || err instanceof Errors.MergeNotSupportedError) {
-          const paths = (err.data as { filepaths?: string[] } | undefined)?.filepaths ?? [];
-          throw new DomainError(
-            "CONFLICT",
-            `stacking ${s.commit.slice(0, 12)} from ${s.repo} conflicts: ${err.message}`,
-            {
-              repo: s.repo,
-              commit: s.commit,
-              paths,
-            },
-          );
-        }
-        throw err;
-      }
+    const gitdir = join(dir, ".git");
+    for (const s of sources) await copyObjects(await this.allow(s.token, s.repo, "read"), gitdir);
+    const r = await composeChangeSets(gitdir, onto, sources, {
+      message: o.message,
+      author: o.who ?? SYSTEM_AUTHOR,
+      at: o.at,
+    });
+    if (!r.ok) {
+      const lines = r.conflicts.map(describeConflict);
+      throw new DomainError("CONFLICT", `the ChangeSets conflict: ${lines.join("; ")}`, {
+        paths: [...new Set(r.conflicts.map((c) => c.path))],
+        conflicts: r.conflicts,
+        lines,
+      });
     }
+    await git.writeRef({ fs, gitdir, ref: MAIN, value: r.commit, force: true });
     await git.checkout({ fs, dir, ref: "main", force: true });
-    return git.resolveRef({ fs, dir, ref: MAIN });
+    return r.commit;
   }
 
   /** Commits every change in the working copy; null when there is nothing to commit. */
@@ -256,4 +253,20 @@ export class SourceStore {
     const gitdir = await this.allow(token, repo, "read");
     return (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree;
   }
+}
+
+const CONFLICT_KIND: Record<ComposeConflict["kind"], string> = {
+  content: "both changed the same lines",
+  delete_edit: "one deleted what another changed",
+  add_add: "both added it differently",
+  rename: "a rename collides",
+  binary: "both changed a binary file",
+  mode: "both changed its file mode",
+};
+
+/** `src/a.ts: Task b and Task a both changed the same lines` (one line per conflicting path). */
+export function describeConflict(c: ComposeConflict): string {
+  const others = c.with.map((w) => `Task ${w.taskKey}`);
+  const who = others.length ? `Task ${c.taskKey} and ${others.join(", ")}` : `Task ${c.taskKey} and the base`;
+  return `${c.path}: ${who}: ${CONFLICT_KIND[c.kind]}`;
 }

@@ -12,6 +12,7 @@ import {
   pgNotifyNudger,
   promoteCandidate,
   type SourceProbe,
+  sandboxMeterScope,
   withRepoToken,
   workflowStartHandler,
 } from "@rhumbatron/db";
@@ -129,7 +130,7 @@ describe("CandidateVerificationWorkflow", () => {
     expect(await t.db.workflowInstance.findUniqueOrThrow({ where: { instanceId: candidateId } })).toMatchObject({
       status: "succeeded",
     });
-  });
+  }, 180_000); // the template's real checks (tsc and its tests) on a busy 2-core machine
 
   it("treats a duplicate verification.start and a re-run as no-ops", async () => {
     const w = await testWorld(t.db);
@@ -187,7 +188,7 @@ describe("CandidateVerificationWorkflow", () => {
     const projectId = await provisionedProject(w);
     const { candidateId } = await candidateFor(w, projectId, { requestId: "budget", tasks: [banner] });
     // This month's meter is spent (the agent runs above used their share).
-    const used = { counter: "sandbox_used_seconds", scopeId: w.config.env };
+    const used = { counter: "sandbox_used_seconds", scopeId: sandboxMeterScope(w.config.env, "ten_a") };
     const before = await t.db.usageCounter.findMany({ where: used });
     await t.db.usageCounter.updateMany({ where: used, data: { count: w.config.sandbox.monthlySeconds } });
     const [r] = await drainVerifications(verifier(w, fastPolicy())).finally(() =>

@@ -29,12 +29,14 @@ import {
   evidenceOf,
   finishCandidateVerification,
   finishWorkflowInstance,
+  issueRepoToken,
   loadVerificationInput,
   markCandidateComposed,
   type NewEvidence,
   type Nudger,
   recordEvidence,
   reserveSandboxSeconds,
+  revokeRepoToken,
   type SandboxReservation,
   settleSandbox,
   takeBrowserRun,
@@ -71,7 +73,7 @@ export interface VerificationDeps {
 
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
 
-const FINAL = ["verified", "rejected", "stale", "promoted"];
+const FINAL = ["verified", "rejected", "stale", "promoted", "cancelled"];
 const BASE_DIR = ".rhumbatron-base";
 export const evidenceKey = (projectId: string, candidateId: string, name: string) =>
   `evidence/${projectId}/${candidateId}/${name}`;
@@ -167,7 +169,10 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
       settleSandbox(
         deps.db,
         reserved.reservation as SandboxReservation,
-        { wallSeconds: Math.ceil((deps.now().getTime() - new Date(reserved.at).getTime()) / 1000) },
+        {
+          wallSeconds: Math.ceil((deps.now().getTime() - new Date(reserved.at).getTime()) / 1000),
+          billing: deps.sandbox.billing,
+        },
         deps.config,
       ),
     );
@@ -181,14 +186,12 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   const merged = await run.step("merge", () => merge(deps, input, ws, fork));
   if (!merged.ok) {
     await run.txStep("evidence:composition", (ctx) =>
-      recordEvidence(ctx, ids, compositionEvidence(candidate.id, [merged.reason], deps.now()), deps),
+      recordEvidence(ctx, ids, compositionEvidence(candidate.id, merged.lines, deps.now()), deps),
     );
     return done({
       status: "rejected",
       reason: "merge conflict",
-      gaps: merged.paths.length
-        ? merged.paths.map((p) => `composition: merge conflict in ${p}`)
-        : [`composition: ${merged.reason}`],
+      gaps: merged.lines.map((line) => `composition: merge conflict in ${line}`),
     });
   }
 
@@ -272,14 +275,15 @@ async function composable(
         return changed;
       },
     );
-    out.push({ id: cs.id, files });
+    const builtOn = sets.filter((o) => cs.upstreamTasks.includes(o.taskKey)).map((o) => o.id);
+    out.push({ id: cs.id, files, builtOn });
   }
   return out;
 }
 
 type Merged =
   | { ok: true; commit: string; tree: string; paths: string[]; testFiles: string[] }
-  | { ok: false; reason: string; paths: string[] };
+  | { ok: false; reason: string; paths: string[]; lines: string[] };
 
 /**
  * Checks out the base in the Candidate's run directory, merges each ChangeSet's commit in Work
@@ -301,10 +305,15 @@ async function merge(
   );
   let commit: string;
   try {
-    commit = await stackAll(deps, dir, input.changeSets);
+    commit = await composeAll(deps, dir, input);
   } catch (err) {
     if (err instanceof DomainError && err.code === "CONFLICT") {
-      return { ok: false, reason: err.message, paths: (err.details?.paths as string[] | undefined) ?? [] };
+      return {
+        ok: false,
+        reason: err.message,
+        paths: (err.details?.paths as string[] | undefined) ?? [],
+        lines: (err.details?.lines as string[] | undefined) ?? [err.message],
+      };
     }
     throw err;
   }
@@ -329,21 +338,45 @@ async function merge(
   });
 }
 
-async function stackAll(deps: VerificationDeps, dir: string, sets: VerificationInput["changeSets"]): Promise<string> {
-  let head = "";
-  for (const cs of sets) {
-    head = await withRepoToken(
-      deps.db,
-      { repo: cs.fork, mode: "read", purpose: `merge ${cs.id}` },
-      deps.config,
-      deps.now,
-      (t) => deps.source.stack(dir, [{ repo: cs.fork, token: t, commit: cs.commit }]),
+/**
+ * The Candidate's composition: every ChangeSet's own diff replayed on the base in Work Graph order
+ * (docs/composition.md). Its time is the Candidate's creation, so the same Candidate always gets the
+ * same commit.
+ */
+async function composeAll(deps: VerificationDeps, dir: string, input: VerificationInput): Promise<string> {
+  const sets = input.changeSets;
+  if (sets.length === 0) throw new DomainError("PRECONDITION_FAILED", "the Candidate has no ChangeSets to compose");
+  const issued = await Promise.all(
+    sets.map(async (cs) => ({
+      cs,
+      token: await issueRepoToken(
+        deps.db,
+        { repo: cs.fork, mode: "read", purpose: `compose ${cs.id}` },
+        deps.config,
+        deps.now(),
+      ),
+    })),
+  );
+  try {
+    return await deps.source.compose(
+      dir,
+      input.candidate.baseCommit,
+      issued.map(({ cs, token }) => ({
+        repo: cs.fork,
+        token: token.token,
+        changeSetId: cs.id,
+        taskKey: cs.taskKey,
+        baseCommit: cs.baseCommit,
+        commit: cs.commit,
+      })),
+      {
+        message: `${input.change.title}\n\nCandidate ${input.candidate.id}: ${sets.length} ChangeSet(s) of ${input.change.id} composed on S${input.candidate.baseGeneration}`,
+        at: input.candidate.createdAt,
+      },
     );
+  } finally {
+    for (const { token } of issued) await revokeRepoToken(deps.db, token.token, deps.now());
   }
-  if (!head) {
-    throw new DomainError("PRECONDITION_FAILED", "the Candidate has no ChangeSets to compose");
-  }
-  return head;
 }
 
 /** After a restart the run directory may be gone: check the composed commit out again. */
@@ -529,7 +562,12 @@ async function giveUp(deps: VerificationDeps, instanceId: string, why: string): 
   const input = await loadVerificationInput(deps.db, instanceId);
   const reserved = await run.done<{ ok: boolean; reservation?: SandboxReservation }>("reserve");
   if (reserved?.output.ok && reserved.output.reservation && !(await run.done("settle"))) {
-    await settleSandbox(deps.db, reserved.output.reservation, { wallSeconds: 0 }, deps.config);
+    await settleSandbox(
+      deps.db,
+      reserved.output.reservation,
+      { wallSeconds: 0, billing: deps.sandbox.billing },
+      deps.config,
+    );
   }
   if (input) {
     await run.txStep("finish", (ctx) =>

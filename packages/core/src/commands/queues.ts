@@ -14,6 +14,8 @@ export const QUEUE_FOR_COMMAND: Record<CommandType, Exclude<QueuePurpose, "dead-
   "agent.wake": "agent-wakeups",
   "change.dispatch": "integration",
   "candidate.create": "integration",
+  // One queue consumed one message at a time: promotions land one at a time, in the order they became ready.
+  "candidate.land": "integration",
   "forks.sweep": "integration",
   "project.provision": "integration",
   "project.cleanup": "integration",
@@ -26,8 +28,11 @@ export const QUEUE_FOR_COMMAND: Record<CommandType, Exclude<QueuePurpose, "dead-
 
 /** Stable command IDs: a re-send of the same request is the same command (spec: Idempotency). */
 export const commandIds = {
-  wake: (taskId: string) => `cmd_${taskId}_ready`,
+  /** The first attempt keeps its original ID; a retry (attempt 2, 3, …) is a new command. */
+  wake: (taskId: string, attempt = 1) => (attempt > 1 ? `cmd_${taskId}_ready_a${attempt}` : `cmd_${taskId}_ready`),
   verify: (candidateId: string) => `cmd_${candidateId}_verify`,
+  /** One landing attempt per Candidate and cause (it became ready, or landing was switched on). */
+  land: (candidateId: string, cause: string) => `cmd_land_${candidateId}_${cause}`,
   release: (releaseId: string) => `cmd_${releaseId}_release`,
 };
 

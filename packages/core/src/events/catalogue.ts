@@ -57,6 +57,11 @@ export const EVENT_CATALOGUE = {
     owner: "resource-shard",
     payload: z.object({ limit: z.string().min(1), reason: z.string() }),
   },
+  "task.retried": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ key: z.string().min(1), attempt: z.number().int().min(2), previousState: z.string() }),
+  },
   "intent.declared": {
     version: 1,
     owner: "resource-shard",
@@ -92,7 +97,15 @@ export const EVENT_CATALOGUE = {
   "candidate.created": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ candidateId: id, baseGeneration: z.number().int().nonnegative(), compositionKey: z.string() }),
+    payload: z.object({
+      candidateId: id,
+      baseGeneration: z.number().int().nonnegative(),
+      compositionKey: z.string(),
+      /** Set when canonical advanced under an earlier Candidate of the Change and this one replaces it. */
+      recomposedFrom: id.optional(),
+      /** Why, in words for the Change page and `change watch` ("recomposed on generation 7 after chg_… was promoted"). */
+      reason: z.string().optional(),
+    }),
   },
   "candidate.composed": {
     version: 1,
@@ -113,6 +126,21 @@ export const EVENT_CATALOGUE = {
     version: 1,
     owner: "resource-shard",
     payload: z.object({ candidateId: id, canonicalGeneration: z.number().int() }),
+  },
+  "change.cancelled": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ reason: z.string(), candidateIds: z.array(id), actorId: id }),
+  },
+  "change.landing_changed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ landWhenReady: z.boolean(), actorId: id }),
+  },
+  "candidate.recomposition_held": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ staleCandidateId: id, generation: z.number().int(), reason: z.string() }),
   },
   "evidence.recorded": {
     version: 1,
@@ -198,6 +226,9 @@ export const ROUTED_EVENT_TYPES = [
   "task.failed",
   "verification.started",
   "canonical.advanced",
+  "candidate.stale",
+  "candidate.verified",
+  "approval.granted",
   "artifact.promoted",
   "intent.declared",
   "challenge.raised",

@@ -5,6 +5,7 @@ export const COMMAND_TYPES = [
   "agent.wake",
   "change.dispatch",
   "candidate.create",
+  "candidate.land",
   "forks.sweep",
   "project.provision",
   "project.cleanup",

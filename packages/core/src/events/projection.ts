@@ -39,6 +39,10 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
       return task("failed");
     case "task.blocked":
       return task("blocked");
+    case "task.retried":
+      return task("pending");
+    case "change.cancelled":
+      return e.changeId ? { entities: [{ kind: "change", id: e.changeId, state: "cancelled" }] } : { entities: [] };
     case "verification.started":
       return e.changeId ? { entities: [{ kind: "change", id: e.changeId, state: "verifying" }] } : { entities: [] };
     case "candidate.created":
@@ -83,10 +87,22 @@ export function summarizeEvent(e: EventEnvelope): string {
       return "Task completed";
     case "task.failed":
       return `Task failed: ${String(p.reason)}`;
+    case "task.retried":
+      return `Task ${String(p.key)} retried (attempt ${String(p.attempt)}, was ${String(p.previousState)})`;
     case "task.blocked":
       return `Task blocked (${String(p.limit)}): ${String(p.reason)}`;
     case "candidate.created":
-      return `Candidate ${String(p.candidateId)} created on S${String(p.baseGeneration)}`;
+      return p.reason
+        ? `Candidate ${String(p.candidateId)} created: ${String(p.reason)}`
+        : `Candidate ${String(p.candidateId)} created on S${String(p.baseGeneration)}`;
+    case "candidate.stale":
+      return `Candidate ${String(p.candidateId)} is stale: canonical is at S${String(p.canonicalGeneration)}; recomposing`;
+    case "change.cancelled":
+      return `Change cancelled: ${String(p.reason)}`;
+    case "change.landing_changed":
+      return p.landWhenReady ? "Land when ready: on" : "Land when ready: off";
+    case "candidate.recomposition_held":
+      return `Recomposition on S${String(p.generation)} ${String(p.reason)}`;
     case "candidate.rejected":
       return `Candidate ${String(p.candidateId)} rejected: ${String(p.reason)}`;
     case "canonical.advanced":

@@ -1,4 +1,5 @@
 export * from "./allowlist.ts";
+export * from "./budget.ts";
 export * from "./meter.ts";
 export type * from "./model.ts";
 export * from "./names.ts";

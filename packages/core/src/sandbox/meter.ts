@@ -1,6 +1,7 @@
 import type { RhumbatronConfig } from "../config.ts";
 import { DomainError } from "../errors.ts";
-import type { SandboxKind } from "./model.ts";
+import { describeBudgetSource, RAISE_SANDBOX_BUDGET, resolveSandboxBudget, type SandboxBudget } from "./budget.ts";
+import type { SandboxBilling, SandboxKind } from "./model.ts";
 
 /**
  * Meter arithmetic (spec: Sandbox lifecycle table). packages/db applies these decisions under a
@@ -31,25 +32,40 @@ export function idleTailSeconds(kind: SandboxKind, config: SandboxConfig): numbe
   return kind === "agent" ? config.sandbox.agentIdleTailSeconds : config.sandbox.candidateIdleTailSeconds;
 }
 
-/** Refused when used + reserved + this reservation would pass the monthly meter; landing exactly on it is allowed. */
+/**
+ * Refused when used + reserved + this reservation would pass the budget; landing exactly on it is
+ * allowed. `budget` is the tenant's (resolveSandboxBudget); without one, the deployment's or the
+ * config default. A refusal says the budget is exhausted and how to raise it.
+ */
 export function decideReservation(
-  input: { usedSeconds: number; reservedSeconds: number; request: SandboxKind },
+  input: { usedSeconds: number; reservedSeconds: number; request: SandboxKind; budget?: SandboxBudget },
   config: SandboxConfig,
 ): ReservationDecision {
   const used = count(input.usedSeconds, "used seconds");
   const reserved = count(input.reservedSeconds, "reserved seconds");
   const reserve = reservationSeconds(input.request, config);
-  const cap = config.sandbox.monthlySeconds;
+  const budget = input.budget ?? resolveSandboxBudget(null, config);
+  const cap = budget.seconds;
   if (used + reserved + reserve <= cap) return { ok: true, reserve };
   return {
     ok: false,
-    reason: `sandbox monthly meter: ${used} s used + ${reserved} s reserved + ${reserve} s (${input.request}) would pass ${cap} s`,
+    reason:
+      `sandbox monthly meter: ${used} s used + ${reserved} s reserved + ${reserve} s (${input.request}) would pass ${cap} s ` +
+      `(${describeBudgetSource(budget.source)}): this month's Sandbox budget is exhausted. ${RAISE_SANDBOX_BUDGET}`,
   };
 }
 
-/** What a closed workspace costs: its wall time (whole seconds, rounded up) plus the idle tail before the Sandbox sleeps. */
-export function settleSeconds(input: { wallSeconds: number; kind: SandboxKind }, config: SandboxConfig): number {
-  return Math.ceil(count(input.wallSeconds, "wall seconds")) + idleTailSeconds(input.kind, config);
+/**
+ * What a closed workspace costs: its wall time in whole seconds, rounded up; with `container`
+ * billing also the idle tail a cloud container stays awake before it sleeps. A local provider
+ * (`measured`) stops when the run ends, so a tail would charge seconds nothing ran.
+ */
+export function settleSeconds(
+  input: { wallSeconds: number; kind: SandboxKind; billing: SandboxBilling },
+  config: SandboxConfig,
+): number {
+  const wall = Math.ceil(count(input.wallSeconds, "wall seconds"));
+  return input.billing === "container" ? wall + idleTailSeconds(input.kind, config) : wall;
 }
 
 /** The meter's window: the UTC month, `YYYY-MM`. */

@@ -7,6 +7,14 @@
 /** Which meter rules apply: agent workspaces reserve 300 s, Candidate checks 900 s. */
 export type SandboxKind = "agent" | "candidate";
 
+/**
+ * How a Sandbox provider is charged on the monthly meter (README: The Sandbox, the meter).
+ * `measured`: the seconds its workspace ran, nothing more (local bubblewrap or plain processes stop
+ * when the run ends). `container`: those seconds plus the idle tail a cloud container stays awake
+ * before it sleeps (`config.sandbox.agentIdleTailSeconds`, `candidateIdleTailSeconds`).
+ */
+export type SandboxBilling = "measured" | "container";
+
 export interface RunDir {
   projectId: string;
   /** From `dirForAgentRun` or `dirForCandidate`. */
@@ -52,5 +60,7 @@ export interface Sandbox {
   readonly kind: "bubblewrap" | "process";
   /** False for the fallback: commands then see the host's file system and network. */
   readonly isolates: boolean;
+  /** What a closed workspace costs on the meter; pass it to settleSandbox. */
+  readonly billing: SandboxBilling;
   open(runDir: RunDir): Promise<SandboxWorkspace>;
 }

@@ -1,13 +1,16 @@
 /**
  * Whether ChangeSets can be composed at all (spec: checkCompatibility, deterministic): one deleting
- * a file another adds or edits cannot be composed; several editing one file can be tried (the
- * merge decides); disjoint ChangeSets are fine.
+ * a file another adds or edits cannot be composed, unless one builds on the other (a Task that
+ * depends on another started from its result, so deleting what it edited is just the next step);
+ * several editing one file can be tried (the composition decides); disjoint ChangeSets are fine.
  */
 export type FileChangeKind = "add" | "modify" | "delete";
 
 export interface ComposableChangeSet {
   id: string;
   files: { path: string; kind: FileChangeKind }[];
+  /** The ChangeSets this one builds on (its Task's dependencies, transitively). */
+  builtOn?: readonly string[];
 }
 
 export interface Compatibility {
@@ -17,6 +20,8 @@ export interface Compatibility {
 }
 
 export function checkCompatibility(changeSets: readonly ComposableChangeSet[]): Compatibility {
+  const builtOn = new Map(changeSets.map((cs) => [cs.id, new Set(cs.builtOn ?? [])]));
+  const related = (a: string, b: string) => builtOn.get(a)?.has(b) || builtOn.get(b)?.has(a);
   const byPath = new Map<string, { id: string; kind: FileChangeKind }[]>();
   for (const cs of changeSets)
     for (const f of cs.files) byPath.set(f.path, [...(byPath.get(f.path) ?? []), { id: cs.id, kind: f.kind }]);
@@ -26,7 +31,7 @@ export function checkCompatibility(changeSets: readonly ComposableChangeSet[]): 
     if (new Set(touches.map((t) => t.id)).size < 2) continue;
     const deletes = touches.filter((t) => t.kind === "delete");
     const others = touches.filter((t) => t.kind !== "delete");
-    if (deletes.length && others.length) {
+    if (deletes.some((d) => others.some((o) => o.id !== d.id && !related(d.id, o.id)))) {
       conflicts.push({
         path,
         changeSets: [...new Set(touches.map((t) => t.id))],

@@ -157,6 +157,21 @@ describe("compatibility and findings", () => {
       status: "incompatible",
       conflicts: [{ path: "x", changeSets: ["a", "b"], reason: "deleted by a and changed by b" }],
     });
+    // A Task that builds on another may delete what that one edited: it started from that edit.
+    expect(
+      checkCompatibility([
+        { id: "a", files: [{ path: "x", kind: "modify" }] },
+        { id: "b", files: [{ path: "x", kind: "delete" }], builtOn: ["a"] },
+      ]).status,
+    ).toBe("shared_file");
+    // ... but not what an unrelated Task edited.
+    expect(
+      checkCompatibility([
+        { id: "a", files: [{ path: "x", kind: "modify" }] },
+        { id: "b", files: [{ path: "x", kind: "delete" }], builtOn: ["a"] },
+        { id: "c", files: [{ path: "x", kind: "modify" }] },
+      ]).status,
+    ).toBe("incompatible");
   });
 
   it("accepts a model finding only with valid citations", () => {

@@ -137,6 +137,29 @@ describe("causal router, branch by branch", () => {
     if (d.kind === "route") expect(d.commands[2]?.commandId).toBe("cmd_index_proj_1_S2");
   });
 
+  it("candidate.stale recomposes the Change on the new generation, with one command ID per (Change, generation)", () => {
+    const stale = ev("candidate.stale", { candidateId: "cand_old", canonicalGeneration: 7 });
+    const d = routeEvent(stale, snap());
+    expect(d).toMatchObject({
+      kind: "route",
+      commands: [
+        {
+          commandType: "candidate.create",
+          commandId: "cmd_recompose_chg_1_S7",
+          changeId: "chg_1",
+          payload: { recomposeFrom: "cand_old", generation: 7, causeEventId: stale.eventId },
+        },
+      ],
+      staleCandidates: [],
+    });
+    // The same Change made stale again on the same generation (a second stale Candidate, or the
+    // Event delivered twice) asks for the same command, which the queue takes once.
+    const again = routeEvent(ev("candidate.stale", { candidateId: "cand_other", canonicalGeneration: 7 }), snap());
+    expect(again.kind === "route" && again.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S7");
+    const next = routeEvent(ev("candidate.stale", { candidateId: "cand_new", canonicalGeneration: 8 }), snap());
+    expect(next.kind === "route" && next.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S8");
+  });
+
   it("artifact.promoted builds the index with the same command ID as canonical.advanced", () => {
     const d = routeEvent(
       ev("artifact.promoted", { candidateId: "cand_9", generation: 2, treeHash: "t", commit: "c" }),

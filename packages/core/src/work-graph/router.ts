@@ -1,3 +1,4 @@
+import { commandIds } from "../commands/queues.ts";
 import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
 import type { CommandType } from "../events/command.ts";
 import type { EventEnvelope } from "../events/envelope.ts";
@@ -85,6 +86,23 @@ function indexBuild(e: EventEnvelope, generation: number): RoutedCommand {
   };
 }
 
+/** The stable ID of the automatic recomposition of a Change on one generation. */
+export function recomposeCommandId(changeId: string, generation: number): string {
+  return `cmd_recompose_${changeId}_S${generation}`;
+}
+
+function recompose(e: EventEnvelope, staleCandidateId: string, generation: number): RoutedCommand {
+  const changeId = e.changeId ?? "";
+  return {
+    commandType: "candidate.create",
+    commandId: recomposeCommandId(changeId, generation),
+    projectId: e.projectId,
+    changeId,
+    taskId: null,
+    payload: { causeEventId: e.eventId, recomposeFrom: staleCandidateId, generation },
+  };
+}
+
 function dispatch(e: EventEnvelope): RoutedCommand {
   return {
     commandType: "change.dispatch",
@@ -143,6 +161,30 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
         [],
         stale,
       );
+    }
+    case "candidate.stale": {
+      // Canonical moved under the Change's Candidate: compose the same ChangeSets again on the new
+      // generation. One command per (Change, generation), so a redelivered Event creates nothing twice.
+      const p = e.payload as { candidateId: string; canonicalGeneration: number };
+      if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
+      return route([recompose(e, p.candidateId, p.canonicalGeneration)]);
+    }
+    case "candidate.verified":
+    case "approval.granted": {
+      // Ready, or one step nearer: the landing queue promotes it if its Change lands when ready
+      // and nothing else holds it (the handler checks both when the command runs).
+      const p = e.payload as { candidateId: string };
+      if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
+      return route([
+        {
+          commandType: "candidate.land",
+          commandId: commandIds.land(p.candidateId, e.eventType === "approval.granted" ? "approved" : "verified"),
+          projectId: e.projectId,
+          changeId: e.changeId,
+          taskId: null,
+          payload: { candidateId: p.candidateId, causeEventId: e.eventId },
+        },
+      ]);
     }
     case "artifact.promoted":
       return route([indexBuild(e, (e.payload as { generation: number }).generation)]);

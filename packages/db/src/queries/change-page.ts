@@ -45,6 +45,9 @@ export async function listChangeCandidates(db: Db, q: { tenantId: string; change
       baseGeneration: true,
       promotedGeneration: true,
       approvalRequired: true,
+      recomposedFrom: true,
+      recomposeReason: true,
+      rejectionReason: true,
       createdAt: true,
     },
   });

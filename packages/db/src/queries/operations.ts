@@ -1,6 +1,6 @@
 import { commandCapWindow, meterWindow, type RhumbatronConfig, streamIndex } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { SANDBOX_COUNTERS } from "../sandbox/meter.ts";
+import { SANDBOX_COUNTERS, sandboxBudgetOf, sandboxMeterScope } from "../sandbox/meter.ts";
 import { CLASSIFIER_COUNTER } from "../work-graph/causal-router.ts";
 
 export interface SubscriptionLag {
@@ -69,26 +69,34 @@ export interface UsageMeters {
 }
 
 /**
- * The environment's Sandbox meter for the current month (spec: 18,000 s) and the overlap
- * classifier's calls today against its daily cap (spec: 200), read from usage_counters with the
- * same windows the writers use (meterWindow, commandCapWindow: UTC).
+ * The tenant's Sandbox meter for the current month against its budget (the tenant's own, else
+ * RHUMBATRON_SANDBOX_MONTHLY_SECONDS, else 18,000 s; `sandbox.meter` has the details) and the
+ * overlap classifier's calls today against its daily cap (spec: 200, environment-wide), read from
+ * usage_counters with the same windows and scopes the writers use (meterWindow, commandCapWindow: UTC).
  */
 export async function usageMeters(
   db: Db,
+  tenantId: string,
   config: Pick<RhumbatronConfig, "env" | "sandbox" | "causal">,
   now: Date,
 ): Promise<UsageMeters> {
   const month = meterWindow(now);
   const day = commandCapWindow(now);
-  const rows = await db.usageCounter.findMany({
-    where: {
-      scopeId: config.env,
-      OR: [
-        { counter: { in: [SANDBOX_COUNTERS.usedSeconds, SANDBOX_COUNTERS.reservedSeconds] }, window: month },
-        { counter: CLASSIFIER_COUNTER, window: day },
-      ],
-    },
-  });
+  const [rows, budget] = await Promise.all([
+    db.usageCounter.findMany({
+      where: {
+        OR: [
+          {
+            scopeId: sandboxMeterScope(config.env, tenantId),
+            counter: { in: [SANDBOX_COUNTERS.usedSeconds, SANDBOX_COUNTERS.reservedSeconds] },
+            window: month,
+          },
+          { scopeId: config.env, counter: CLASSIFIER_COUNTER, window: day },
+        ],
+      },
+    }),
+    sandboxBudgetOf(db, tenantId, config),
+  ]);
   const count = (counter: string) => rows.find((r) => r.counter === counter)?.count ?? 0;
   return {
     sandbox: {
@@ -96,7 +104,7 @@ export async function usageMeters(
       window: month,
       usedSeconds: count(SANDBOX_COUNTERS.usedSeconds),
       reservedSeconds: count(SANDBOX_COUNTERS.reservedSeconds),
-      capSeconds: config.sandbox.monthlySeconds,
+      capSeconds: budget.seconds,
     },
     classifier: { env: config.env, day, calls: count(CLASSIFIER_COUNTER), cap: config.causal.classifierDailyCallCap },
   };

@@ -69,15 +69,16 @@ export async function putOnQueue(
   queue: QueuePurpose,
   envelope: CommandEnvelope,
   deps: EnqueueDeps,
-  extra: { originQueue?: string; lastError?: string; deliveries?: number } = {},
+  extra: { originQueue?: string; lastError?: string; deliveries?: number; availableAt?: Date } = {},
 ): Promise<boolean> {
   const now = deps.now();
+  const availableAt = extra.availableAt ?? now;
   const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
   const inserted = await ctx.tx.$executeRaw`
     INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
       available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
     VALUES (${queue}, ${envelope.commandId}, ${envelope.commandType}, ${envelope.projectId}, ${envelope.changeId},
-      ${envelope.taskId}, ${JSON.stringify(envelope)}::jsonb, ${now}, ${now}, ${expiresAt},
+      ${envelope.taskId}, ${JSON.stringify(envelope)}::jsonb, ${availableAt}, ${now}, ${expiresAt},
       ${extra.originQueue ?? null}, ${extra.lastError ?? null}, ${extra.deliveries ?? 0})
     ON CONFLICT (queue, command_id) DO NOTHING`;
   if (inserted > 0) await deps.nudger.nudge(ctx, queueChannel(queue));

@@ -1,16 +1,24 @@
 import { DomainError, loadConfig } from "@rhumbatron/core";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../testing/index.ts";
 import {
   admitSandbox,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
   SANDBOX_COUNTERS,
+  sandboxMeterScope,
   settleSandbox,
 } from "./meter.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");
+/** The meter is per tenant: every reservation here counts on this tenant's (scope dev:ten_meter). */
+const tenantId = "ten_meter";
+const scope = sandboxMeterScope("dev", tenantId);
+
+beforeAll(async () => {
+  await t.db.tenant.create({ data: { id: tenantId, slug: "meter", name: "Meter" } });
+});
 
 async function counter(name: string, scopeId: string, window: string): Promise<number> {
   const row = await t.db.usageCounter.findUnique({
@@ -18,8 +26,8 @@ async function counter(name: string, scopeId: string, window: string): Promise<n
   });
   return row?.count ?? 0;
 }
-const reserved = (window: string) => counter(SANDBOX_COUNTERS.reservedSeconds, "dev", window);
-const used = (window: string) => counter(SANDBOX_COUNTERS.usedSeconds, "dev", window);
+const reserved = (window: string) => counter(SANDBOX_COUNTERS.reservedSeconds, scope, window);
+const used = (window: string) => counter(SANDBOX_COUNTERS.usedSeconds, scope, window);
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {
   const err = await p.then(
@@ -45,23 +53,31 @@ describe("sandbox meter in usage_counters", () => {
     expect(await counter(SANDBOX_COUNTERS.openWorkspaces, "chg_five", "-")).toBe(4);
   });
 
-  it("reserves up to the monthly cap exactly and refuses one reservation more", async () => {
+  it("reserves up to the monthly budget exactly and refuses one reservation more, saying how to raise it", async () => {
     const now = new Date("2026-03-10T12:00:00Z");
     // 19 Candidate checks (17,100 s) + 3 agents (900 s) land exactly on 18,000 s.
-    for (let i = 0; i < 19; i++) await reserveSandboxSeconds(t.db, { kind: "candidate" }, config, now);
-    for (let i = 0; i < 3; i++) await reserveSandboxSeconds(t.db, { kind: "agent" }, config, now);
+    for (let i = 0; i < 19; i++) await reserveSandboxSeconds(t.db, { kind: "candidate", tenantId }, config, now);
+    for (let i = 0; i < 3; i++) await reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, now);
     expect(await reserved("2026-03")).toBe(18_000);
-    const err = await refusal(reserveSandboxSeconds(t.db, { kind: "agent" }, config, now));
+    const err = await refusal(reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, now));
     expect(err.code).toBe("PRECONDITION_FAILED");
     expect(err.message).toMatch(/monthly meter: 0 s used \+ 18000 s reserved \+ 300 s \(agent\) would pass 18000 s/);
-    expect(err.details).toMatchObject({ limit: "sandbox_monthly_seconds", blockedLimit: "sandbox_meter" });
+    expect(err.message).toContain("this month's Sandbox budget is exhausted");
+    expect(err.message).toContain("`rhumbatron sandbox budget --set <seconds>`");
+    expect(err.details).toMatchObject({
+      limit: "sandbox_monthly_seconds",
+      blockedLimit: "sandbox_meter",
+      tenantId,
+      budgetSeconds: 18_000,
+      budgetSource: "default",
+    });
     expect(await reserved("2026-03")).toBe(18_000);
   });
 
   it("never passes the cap under 70 concurrent agent reservations of 300 s", async () => {
     const now = new Date("2026-04-15T08:00:00Z");
     const results = await Promise.allSettled(
-      Array.from({ length: 70 }, () => reserveSandboxSeconds(t.db, { kind: "agent" }, config, now)),
+      Array.from({ length: 70 }, () => reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, now)),
     );
     const ok = results.filter((r) => r.status === "fulfilled");
     const no = results.filter((r) => r.status === "rejected");
@@ -71,15 +87,21 @@ describe("sandbox meter in usage_counters", () => {
     expect(await reserved("2026-04")).toBe(18_000);
   });
 
-  it("settles wall time plus idle tail, releases the reservation and closes the workspace, once", async () => {
+  it("settles what the billing says, releases the reservation and closes the workspace, once", async () => {
     const now = new Date("2026-05-02T00:00:00Z");
     const admission = await admitSandbox(t.db, { changeId: "chg_settle", projectId: "proj_s" }, config);
-    const agent = await reserveSandboxSeconds(t.db, { kind: "agent", changeId: admission.changeId }, config, now);
-    const cand = await reserveSandboxSeconds(t.db, { kind: "candidate" }, config, now);
+    const agent = await reserveSandboxSeconds(
+      t.db,
+      { kind: "agent", changeId: admission.changeId, tenantId },
+      config,
+      now,
+    );
+    const cand = await reserveSandboxSeconds(t.db, { kind: "candidate", tenantId }, config, now);
     expect(agent).toMatchObject({ kind: "agent", seconds: 300, window: "2026-05", env: "dev", changeId: "chg_settle" });
     expect(await reserved("2026-05")).toBe(1_200);
 
-    expect(await settleSandbox(t.db, agent, { wallSeconds: 95.2 }, config)).toEqual({
+    // A container provider also pays the idle tail (600 s for an agent).
+    expect(await settleSandbox(t.db, agent, { wallSeconds: 95.2, billing: "container" }, config)).toEqual({
       settled: true,
       usedSeconds: 696,
     });
@@ -87,25 +109,37 @@ describe("sandbox meter in usage_counters", () => {
     expect(await used("2026-05")).toBe(696);
     expect(await counter(SANDBOX_COUNTERS.openWorkspaces, "chg_settle", "-")).toBe(0);
     // A retried step settles nothing twice.
-    expect(await settleSandbox(t.db, agent, { wallSeconds: 95.2 }, config)).toEqual({ settled: false, usedSeconds: 0 });
+    expect(await settleSandbox(t.db, agent, { wallSeconds: 95.2, billing: "container" }, config)).toEqual({
+      settled: false,
+      usedSeconds: 0,
+    });
     expect(await used("2026-05")).toBe(696);
 
-    expect((await settleSandbox(t.db, cand, { wallSeconds: 30 }, config)).usedSeconds).toBe(150);
+    // A local provider (measured; also the default) pays the seconds it ran, rounded up, and no tail.
+    expect((await settleSandbox(t.db, cand, { wallSeconds: 29.4 }, config)).usedSeconds).toBe(30);
     expect(await reserved("2026-05")).toBe(0);
-    expect(await used("2026-05")).toBe(846);
+    expect(await used("2026-05")).toBe(726);
+    expect(await t.db.sandboxCharge.findUniqueOrThrow({ where: { reservationId: cand.id } })).toMatchObject({
+      tenantId,
+      kind: "candidate",
+      reservedSeconds: 900,
+      billing: "measured",
+      wallSeconds: 30,
+      chargedSeconds: 30,
+    });
   });
 
   it("counts used seconds against the cap, and starts a new month fresh", async () => {
     const june = new Date("2026-06-30T23:59:59Z");
-    const r = await reserveSandboxSeconds(t.db, { kind: "agent" }, config, june);
-    await settleSandbox(t.db, r, { wallSeconds: 17_100 }, config); // 17,100 + 600 tail = 17,700 used
+    const r = await reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, june);
+    await settleSandbox(t.db, r, { wallSeconds: 17_700 }, config); // 17,700 used
     expect(await used("2026-06")).toBe(17_700);
-    await reserveSandboxSeconds(t.db, { kind: "agent" }, config, june); // lands on 18,000
-    const err = await refusal(reserveSandboxSeconds(t.db, { kind: "agent" }, config, june));
+    await reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, june); // lands on 18,000
+    const err = await refusal(reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, june));
     expect(err.message).toMatch(/17700 s used \+ 300 s reserved/);
 
     const july = new Date("2026-07-01T00:00:00Z");
-    const fresh = await reserveSandboxSeconds(t.db, { kind: "candidate" }, config, july);
+    const fresh = await reserveSandboxSeconds(t.db, { kind: "candidate", tenantId }, config, july);
     expect(fresh.window).toBe("2026-07");
     expect(await reserved("2026-07")).toBe(900);
     expect(await used("2026-07")).toBe(0);
@@ -114,10 +148,10 @@ describe("sandbox meter in usage_counters", () => {
   it("keeps each environment's meter apart", async () => {
     const now = new Date("2026-08-01T00:00:00Z");
     const prod = loadConfig("prod", { sandbox: { monthlySeconds: 300 } });
-    await reserveSandboxSeconds(t.db, { kind: "agent" }, prod, now);
-    await refusal(reserveSandboxSeconds(t.db, { kind: "agent" }, prod, now));
-    await reserveSandboxSeconds(t.db, { kind: "agent" }, config, now);
-    expect(await counter(SANDBOX_COUNTERS.reservedSeconds, "prod", "2026-08")).toBe(300);
+    await reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, prod, now);
+    await refusal(reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, prod, now));
+    await reserveSandboxSeconds(t.db, { kind: "agent", tenantId }, config, now);
+    expect(await counter(SANDBOX_COUNTERS.reservedSeconds, sandboxMeterScope("prod", tenantId), "2026-08")).toBe(300);
     expect(await reserved("2026-08")).toBe(300);
   });
 });

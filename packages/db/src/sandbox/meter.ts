@@ -5,19 +5,27 @@ import {
   decideReservation,
   meterWindow,
   type RhumbatronConfig,
+  resolveSandboxBudget,
+  type SandboxBilling,
   type SandboxKind,
   settleSeconds,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { type Tx, withTransaction } from "../transaction.ts";
+import { meterOwner, sandboxMeterScope } from "./tenant-meter.ts";
+
+export { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 
 /**
  * The Sandbox guards in usage_counters (spec: Sandbox lifecycle: admitSandbox, reserve, settle).
- * Every change to the monthly meter first locks the environment's `sandbox_reserved_seconds` row,
- * so reservations and settlements run one at a time per environment and a reservation always
- * decides on committed values of both counters: two concurrent reservations can never pass the cap.
- * A refusal is DomainError PRECONDITION_FAILED; the caller blocks the Task with blocked_limit
- * `sandbox_meter`.
+ * The monthly meter is per tenant (a project belongs to one tenant): its counters' scope is
+ * `<env>:<tenant>` (sandboxMeterScope) and its budget the tenant's (README: The Sandbox, the meter).
+ * Every change to a tenant's meter first locks its `sandbox_reserved_seconds` row, so reservations
+ * and settlements run one at a time per tenant and a reservation always decides on committed values
+ * of both counters: two concurrent reservations can never pass the budget. Each reservation also
+ * has a sandbox_charges row naming its tenant, project and Change, which settling completes with
+ * what it was charged. A refusal is DomainError PRECONDITION_FAILED; the caller blocks the Task
+ * with blocked_limit `sandbox_meter`.
  */
 export const SANDBOX_COUNTERS = {
   openWorkspaces: "sandbox_open_workspaces",
@@ -49,8 +57,12 @@ export interface SandboxReservation {
   changeId: string | null;
 }
 
-function refused(limit: "sandbox_open_workspaces" | "sandbox_monthly_seconds", message: string): DomainError {
-  return new DomainError("PRECONDITION_FAILED", message, { limit, blockedLimit: "sandbox_meter" });
+function refused(
+  limit: "sandbox_open_workspaces" | "sandbox_monthly_seconds",
+  message: string,
+  details: Record<string, unknown> = {},
+): DomainError {
+  return new DomainError("PRECONDITION_FAILED", message, { limit, blockedLimit: "sandbox_meter", ...details });
 }
 
 async function ensureCounter(tx: Tx, counter: string, scopeId: string, window: string): Promise<void> {
@@ -100,10 +112,13 @@ export async function releaseSandboxAdmission(db: Db, admission: SandboxAdmissio
     WHERE counter = ${SANDBOX_COUNTERS.openWorkspaces} AND scope_id = ${admission.changeId} AND "window" = ${NO_WINDOW}`;
 }
 
-/** Reserves 300 s (agent) or 900 s (candidate) on this environment's monthly meter. */
+/**
+ * Reserves 300 s (agent) or 900 s (candidate) on the tenant's monthly meter, against the tenant's
+ * budget. The tenant comes from `tenantId`, the Change or the owner's ID (see meterOwner).
+ */
 export async function reserveSandboxSeconds(
   db: Db,
-  input: { kind: SandboxKind; env?: string; changeId?: string | null; id?: string },
+  input: { kind: SandboxKind; env?: string; changeId?: string | null; id?: string; tenantId?: string },
   config: MeterConfig,
   now: Date,
 ): Promise<SandboxReservation> {
@@ -126,23 +141,54 @@ export async function reserveSandboxSeconds(
           changeId: input.changeId ?? null,
         };
     }
-    await ensureCounter(tx, R, env, window);
-    await ensureCounter(tx, U, env, window);
-    const reserved = await lockCounter(tx, R, env, window);
-    const used = await lockCounter(tx, U, env, window);
-    const decision = decideReservation({ usedSeconds: used, reservedSeconds: reserved, request: input.kind }, config);
-    if (!decision.ok) throw refused("sandbox_monthly_seconds", decision.reason);
+    const owner = await meterOwner(tx, input);
+    const scope = sandboxMeterScope(env, owner.tenantId);
+    // Few round trips while the tenant's meter is locked: every reservation of the tenant waits here.
+    await tx.$executeRaw`
+      INSERT INTO usage_counters (counter, scope_id, "window", count)
+      VALUES (${R}, ${scope}, ${window}, 0), (${U}, ${scope}, ${window}, 0)
+      ON CONFLICT (counter, scope_id, "window") DO NOTHING`;
+    // Locks reserved, then used (the order settle takes them in), and reads the tenant's own budget.
+    const rows = await tx.$queryRaw<{ counter: string; count: number; budget: number | null }[]>`
+      SELECT u.counter, u.count,
+        (SELECT b.monthly_seconds FROM tenant_sandbox_budgets b WHERE b.tenant_id = ${owner.tenantId}) AS budget
+      FROM usage_counters u
+      WHERE u.counter IN (${R}, ${U}) AND u.scope_id = ${scope} AND u."window" = ${window}
+      ORDER BY u.counter
+      FOR UPDATE OF u`;
+    const reserved = rows.find((r) => r.counter === R)?.count ?? 0;
+    const used = rows.find((r) => r.counter === U)?.count ?? 0;
+    const budget = resolveSandboxBudget(rows[0]?.budget ?? null, config);
+    const decision = decideReservation(
+      { usedSeconds: used, reservedSeconds: reserved, request: input.kind, budget },
+      config,
+    );
+    if (!decision.ok) {
+      throw refused("sandbox_monthly_seconds", `tenant ${owner.tenantId}: ${decision.reason}`, {
+        tenantId: owner.tenantId,
+        budgetSeconds: budget.seconds,
+        budgetSource: budget.source,
+      });
+    }
     // The same rule again in SQL: a guard should anything ever write the meter without the lock.
     const moved = await tx.$executeRaw`
       UPDATE usage_counters r SET count = r.count + ${decision.reserve}
-      WHERE r.counter = ${R} AND r.scope_id = ${env} AND r."window" = ${window}
+      WHERE r.counter = ${R} AND r.scope_id = ${scope} AND r."window" = ${window}
         AND r.count + ${decision.reserve} + (SELECT u.count FROM usage_counters u
-          WHERE u.counter = ${U} AND u.scope_id = ${env} AND u."window" = ${window}) <= ${config.sandbox.monthlySeconds}`;
-    if (moved !== 1) throw refused("sandbox_monthly_seconds", "sandbox monthly meter: the cap would pass");
+          WHERE u.counter = ${U} AND u.scope_id = ${scope} AND u."window" = ${window}) <= ${budget.seconds}`;
+    if (moved !== 1) throw refused("sandbox_monthly_seconds", "sandbox monthly meter: the budget would pass");
     const id = input.id ?? `sbxres_${randomUUID()}`;
+    // The reservation row (settling deletes it, once) and its charge row (tenant, project, Change).
     await tx.$executeRaw`
-      INSERT INTO usage_counters (counter, scope_id, "window", count)
-      VALUES (${SANDBOX_COUNTERS.reservation}, ${id}, ${window}, ${decision.reserve})`;
+      WITH held AS (
+        INSERT INTO usage_counters (counter, scope_id, "window", count)
+        VALUES (${SANDBOX_COUNTERS.reservation}, ${id}, ${window}, ${decision.reserve})
+      )
+      INSERT INTO sandbox_charges
+        (reservation_id, tenant_id, env, "window", kind, project_id, change_id, reserved_seconds, reserved_at)
+      VALUES (${id}, ${owner.tenantId}, ${env}, ${window}, ${input.kind}, ${owner.projectId}, ${owner.changeId},
+        ${decision.reserve}, ${now})
+      ON CONFLICT (reservation_id) DO NOTHING`;
     return { id, kind: input.kind, seconds: decision.reserve, window, env, changeId: input.changeId ?? null };
   });
 }
@@ -154,28 +200,47 @@ export interface SettleResult {
 }
 
 /**
- * Releases the reservation, charges wall time + idle tail to the month it was reserved in, and
- * closes the workspace it belonged to. Idempotent: the reservation row is deleted on the first call.
+ * Releases the reservation, charges what the workspace cost (settleSeconds: its wall seconds, plus
+ * the idle tail only for a provider with `container` billing) to the tenant's month it was
+ * reserved in, records the charge, and closes the workspace it belonged to. `billing` is the
+ * Sandbox's own (`sandbox.billing`); unset, `measured`, what every local provider declares.
+ * Idempotent: the reservation row is deleted on the first call.
  */
 export async function settleSandbox(
   db: Db,
   reservation: SandboxReservation,
-  input: { wallSeconds: number },
+  input: { wallSeconds: number; billing?: SandboxBilling },
   config: MeterConfig,
 ): Promise<SettleResult> {
-  const charge = settleSeconds({ wallSeconds: input.wallSeconds, kind: reservation.kind }, config);
+  const billing = input.billing ?? "measured";
+  const charge = settleSeconds({ wallSeconds: input.wallSeconds, kind: reservation.kind, billing }, config);
   const { reservedSeconds: R, usedSeconds: U } = SANDBOX_COUNTERS;
-  const { env, window } = reservation;
+  const { window } = reservation;
   return withTransaction(db, async ({ tx }) => {
-    await lockCounter(tx, R, env, window);
+    const ledger = await tx.$queryRaw<{ tenant_id: string; env: string }[]>`
+      SELECT tenant_id, env FROM sandbox_charges WHERE reservation_id = ${reservation.id}`;
+    const owner = ledger[0];
+    // A reservation made before the meter was per tenant has no charge row: it was counted on the
+    // environment's meter (scope = env), so it is released there.
+    const scope = owner ? sandboxMeterScope(owner.env, owner.tenant_id) : reservation.env;
+    await lockCounter(tx, R, scope, window);
     const gone = await tx.$queryRaw<{ count: number }[]>`
       DELETE FROM usage_counters WHERE counter = ${SANDBOX_COUNTERS.reservation} AND scope_id = ${reservation.id}
       RETURNING count`;
     const held = gone[0]?.count;
     if (held === undefined) return { settled: false, usedSeconds: 0 };
-    await addTo(tx, R, env, window, -held);
-    await ensureCounter(tx, U, env, window);
-    await addTo(tx, U, env, window, charge);
+    // Release the reservation, record the charge and add it to used, in one statement.
+    await tx.$executeRaw`
+      WITH released AS (
+        UPDATE usage_counters SET count = GREATEST(count - ${held}, 0)
+        WHERE counter = ${R} AND scope_id = ${scope} AND "window" = ${window}
+      ), recorded AS (
+        UPDATE sandbox_charges SET billing = ${billing}, wall_seconds = ${Math.ceil(input.wallSeconds)},
+          charged_seconds = ${charge}, settled_at = ${new Date()}
+        WHERE reservation_id = ${reservation.id}
+      )
+      INSERT INTO usage_counters (counter, scope_id, "window", count) VALUES (${U}, ${scope}, ${window}, ${charge})
+      ON CONFLICT (counter, scope_id, "window") DO UPDATE SET count = usage_counters.count + EXCLUDED.count`;
     if (reservation.changeId) await addTo(tx, SANDBOX_COUNTERS.openWorkspaces, reservation.changeId, NO_WINDOW, -1);
     return { settled: true, usedSeconds: charge };
   });
@@ -200,10 +265,14 @@ export async function openReservation(
  * Settles reservations whose owner is gone: an Agent run (`sbxres_run_…`) that is no longer
  * running, or a verification (`sbxres_cand_…`) whose workflow instance has finished, after a crash
  * left them open. What the crashed run used is unknown, so it is charged its whole reservation as
- * wall time plus the idle tail, as a settle would; an Agent run's workspace is closed. Returns how
- * many it settled.
+ * wall time, billed as a settle would (`billing`, default `measured`: no idle tail); an Agent run's
+ * workspace is closed. Returns how many it settled.
  */
-export async function sweepSandboxReservations(db: Db, config: MeterConfig): Promise<number> {
+export async function sweepSandboxReservations(
+  db: Db,
+  config: MeterConfig,
+  billing: SandboxBilling = "measured",
+): Promise<number> {
   const orphans = await db.$queryRaw<
     { id: string; count: number; window: string; change_id: string | null; kind: string }[]
   >`
@@ -220,7 +289,7 @@ export async function sweepSandboxReservations(db: Db, config: MeterConfig): Pro
     const r = await settleSandbox(
       db,
       { id: o.id, kind, seconds: o.count, window: o.window, env: config.env, changeId: o.change_id },
-      { wallSeconds: o.count },
+      { wallSeconds: o.count, billing },
       config,
     );
     if (r.settled) settled++;

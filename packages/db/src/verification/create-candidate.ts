@@ -12,20 +12,50 @@ import type { CommandHandler } from "../queues/consumer.ts";
 import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
+import { holdRecomposition, recomposeReason, recompositionHeld } from "./recompose.ts";
 
 /**
  * candidate.create (integration queue): composes the Change's ChangeSets, in Work Graph order, on
  * the current canonical generation. The Candidate ID derives from the composition key, so a repeat
  * creates nothing. A new Candidate writes candidate.created and starts its verification workflow
  * (`verification.start`, instance ID = Candidate ID).
+ *
+ * A recomposition (canonical advanced under the Change's Candidate; README: Landing) composes the
+ * same ChangeSets on the new generation, unless the Change has moved on (promoted, cancelled), or it
+ * already had config.integration.recompositionsPerChangePerHour Candidates in the last hour: then it
+ * is held, says why, and the same command comes back when the window allows.
  */
+export interface Recompose {
+  /** The Candidate that went stale. */
+  from: string;
+  /** The generation canonical advanced to. */
+  generation: number;
+}
+
+export type CreateCandidateResult =
+  | { candidateId: string; created: boolean; held?: undefined; skipped?: undefined }
+  | { held: { reason: string; retryAt: Date }; candidateId?: undefined; created: false; skipped?: undefined }
+  | { skipped: string; candidateId?: undefined; created: false; held?: undefined };
+
 export async function createCandidate(
   ctx: TxContext,
   changeId: string,
   deps: EnqueueDeps,
   causedBy: string | null,
-): Promise<{ candidateId: string; created: boolean }> {
+  recompose?: Recompose,
+): Promise<CreateCandidateResult> {
   const owner = await lockResourceRow(ctx, `change:${changeId}`);
+  let reason: string | null = null;
+  if (recompose) {
+    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
+    if (change.status !== "verifying") return { skipped: `the change is ${change.status}`, created: false };
+    const held = await recompositionHeld(ctx, changeId, deps);
+    if (held) {
+      await holdRecomposition(ctx, owner, changeId, recompose, held, deps, causedBy);
+      return { held, created: false };
+    }
+    reason = await recomposeReason(ctx, owner.projectId, owner.canonicalGeneration);
+  }
   const tasks = await ctx.tx.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
   if (tasks.some((t) => t.state !== "completed"))
     throw new DomainError("PRECONDITION_FAILED", `change ${changeId} has unfinished Tasks`);
@@ -48,8 +78,10 @@ export async function createCandidate(
   const key = compositionKey(owner.projectId, base.generation, base.commit, changeSetIds);
   const candidateId = candidateIdFromKey(key);
   const inserted = await ctx.tx.$executeRaw`
-    INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids, updated_at)
-    VALUES (${candidateId}, ${owner.projectId}, ${changeId}, ${key}, ${base.generation}, ${base.commit}, ${changeSetIds}::text[], ${deps.now()})
+    INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids,
+      recomposed_from, recompose_reason, created_at, updated_at)
+    VALUES (${candidateId}, ${owner.projectId}, ${changeId}, ${key}, ${base.generation}, ${base.commit}, ${changeSetIds}::text[],
+      ${recompose?.from ?? null}, ${reason}, ${deps.now()}, ${deps.now()})
     ON CONFLICT (composition_key) DO NOTHING`;
   if (inserted === 0) return { candidateId, created: false };
   const event = buildEvent({
@@ -64,7 +96,13 @@ export async function createCandidate(
     causedBy,
     correlationId: changeId,
     timestamp: deps.now(),
-    payload: { candidateId, baseGeneration: base.generation, compositionKey: key },
+    payload: {
+      candidateId,
+      baseGeneration: base.generation,
+      compositionKey: key,
+      ...(recompose ? { recomposedFrom: recompose.from } : {}),
+      ...(reason ? { reason } : {}),
+    },
   });
   await appendToOutbox(ctx, [event], deps);
   await requestWorkflowStart(
@@ -80,7 +118,12 @@ export function candidateCreateHandler(deps: EnqueueDeps): CommandHandler {
     commandTypes: ["candidate.create"],
     async handle(ctx): Promise<HandlerResult> {
       if (!ctx.command.changeId) throw new DomainError("INVALID_INPUT", "candidate.create needs a changeId");
-      await createCandidate(ctx, ctx.command.changeId, deps, ctx.command.commandId);
+      const p = ctx.command.payload as { recomposeFrom?: unknown; generation?: unknown };
+      const recompose =
+        typeof p.recomposeFrom === "string" && typeof p.generation === "number"
+          ? { from: p.recomposeFrom, generation: p.generation }
+          : undefined;
+      await createCandidate(ctx, ctx.command.changeId, deps, ctx.command.commandId, recompose);
       return "done";
     },
   };

@@ -223,7 +223,7 @@ async function markStale(ctx: TxContext, candidateId: string, changeId: string, 
  */
 export async function promoteCandidate(
   db: Db,
-  q: { tenantId: string; candidateId: string; actorId: string },
+  q: { tenantId: string; candidateId: string; actorId: string; actorKind?: "user" | "system" },
   deps: EnqueueDeps,
   probe: SourceProbe,
   policy: VerificationPolicy = DEFAULT_POLICY,
@@ -251,7 +251,7 @@ export async function promoteCandidate(
         await withTransaction(db, (ctx) => markStale(ctx, c.id, c.changeId, project.canonicalGeneration, deps));
         return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
       }
-      await recordBlocked(db, c, layer1.blocks, q.actorId, deps);
+      await recordBlocked(db, c, layer1.blocks, q, deps);
       return { outcome: "blocked", blocks: layer1.blocks };
     }
   }
@@ -326,7 +326,7 @@ export async function promoteCandidate(
       tenantId: root.tenantId,
       projectId: c.projectId,
       changeId: c.changeId,
-      actor: { kind: "user" as const, id: q.actorId },
+      actor: { kind: q.actorKind ?? "user", id: q.actorId },
       resource: `project:${c.projectId}`,
       canonicalGeneration: generation,
       causedBy: null,
@@ -370,7 +370,7 @@ export async function promoteCandidate(
     );
     return { outcome: "promoted", generation, commit: c.composedCommit, tree: c.composedTree, releaseId: rel };
   });
-  if (result.outcome === "blocked") await recordBlocked(db, c, result.blocks, q.actorId, deps);
+  if (result.outcome === "blocked") await recordBlocked(db, c, result.blocks, q, deps);
   return result;
 }
 
@@ -378,7 +378,7 @@ async function recordBlocked(
   db: Db,
   c: { id: string; changeId: string },
   blocks: string[],
-  actorId: string,
+  by: { actorId: string; actorKind?: "user" | "system" },
   deps: EnqueueDeps,
 ) {
   await withTransaction(db, async (ctx) => {
@@ -392,7 +392,7 @@ async function recordBlocked(
           tenantId: owner.tenantId,
           projectId: owner.projectId,
           changeId: c.changeId,
-          actor: { kind: "user", id: actorId },
+          actor: { kind: by.actorKind ?? "user", id: by.actorId },
           resource: `change:${c.changeId}`,
           canonicalGeneration: owner.canonicalGeneration,
           causedBy: null,

@@ -23,12 +23,30 @@ const OPEN = ["created", "verifying"];
 export async function loadVerificationInput(db: Db, candidateId: string) {
   const candidate = await db.candidate.findUnique({ where: { id: candidateId } });
   if (!candidate) return null;
-  const [change, project, sets] = await Promise.all([
+  const [change, project, sets, tasks] = await Promise.all([
     db.change.findUniqueOrThrow({ where: { id: candidate.changeId } }),
     db.project.findUniqueOrThrow({ where: { id: candidate.projectId } }),
     db.changeSet.findMany({ where: { id: { in: candidate.changeSetIds } } }),
+    db.task.findMany({
+      where: { changeId: candidate.changeId },
+      select: { id: true, key: true, dependencies: true },
+    }),
   ]);
-  const changeSets = candidate.changeSetIds.flatMap((id) => sets.filter((s) => s.id === id));
+  const keyOf = new Map(tasks.map((t) => [t.id, t.key]));
+  const depsOf = new Map(tasks.map((t) => [t.key, t.dependencies]));
+  const upstream = (key: string, seen = new Set<string>()): Set<string> => {
+    for (const d of depsOf.get(key) ?? []) if (!seen.has(d)) upstream(d, seen.add(d));
+    return seen;
+  };
+  // In composition order, each with the key of the Task that made it (conflicts name Tasks).
+  const changeSets = candidate.changeSetIds.flatMap((id) =>
+    sets
+      .filter((s) => s.id === id)
+      .map((s) => {
+        const taskKey = keyOf.get(s.taskId) ?? s.taskId;
+        return { ...s, taskKey, upstreamTasks: [...upstream(taskKey)] };
+      }),
+  );
   return { candidate, change, project, changeSets };
 }
 export type VerificationInput = NonNullable<Awaited<ReturnType<typeof loadVerificationInput>>>;
@@ -199,6 +217,10 @@ export async function finishCandidateVerification(
         : { status: "verified", gate: o.gate as unknown as Prisma.InputJsonValue };
   const moved = await ctx.tx.candidate.updateMany({ where: { id: c.candidateId, status: { in: OPEN } }, data });
   if (moved.count === 0) return false;
+  // Its ChangeSets conflict on this generation: the Change waits for its Tasks to be re-run there.
+  if (o.status === "rejected" && o.reason === "merge conflict") {
+    await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "conflicted" } });
+  }
   const ev = <T extends EventType>(type: T, payload: EventPayload<T>) =>
     candidateEvent(owner, c.changeId, type, c.candidateId, payload, now, null);
   const events =

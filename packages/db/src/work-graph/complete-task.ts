@@ -42,22 +42,28 @@ export async function finishTask(
       f.outcome === "completed"
         ? changeEvent(owner, "task.completed", {
             taskId: task.id,
+            attempt: task.attempt,
             actor,
             now,
             payload: { runId: f.runId, changeSetId: f.changeSetId ?? null },
           })
         : changeEvent(owner, "task.failed", {
             taskId: task.id,
+            attempt: task.attempt,
             actor,
             now,
             payload: { reason: f.reason ?? "the agent run failed" },
           }),
     ];
-    const complete = f.outcome === "completed" && isGraphComplete(await loadTasks(ctx, owner.id));
+    const all = await loadTasks(ctx, owner.id);
+    const complete = f.outcome === "completed" && isGraphComplete(all);
     if (complete) {
+      // Each completion of the graph after a retry is a round of its own (round 1 keeps the old ID).
+      const round = 1 + all.reduce((n, x) => n + x.attempt - 1, 0);
       await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "verifying" } });
       events.push(
         changeEvent(owner, "verification.started", {
+          attempt: round,
           actor: { kind: "system", id: "rhumbatron" },
           now,
           payload: { reason: "work_graph_completed", candidateId: null },
@@ -69,12 +75,20 @@ export async function finishTask(
   });
 }
 
-/** Cancels an open Change: Tasks that have not started are blocked (limit `cancelled`). */
+/** A Candidate that can still move: cancelling its Change cancels it too. */
+const OPEN_CANDIDATE = ["created", "composing", "verifying", "verified", "stale"];
+
+/**
+ * Cancels a Change in any state that is not final (open, verifying, conflicted): its Tasks that
+ * have not finished are blocked (limit `cancelled`; a running Agent run sees it and stops its
+ * commands), its open Candidates are cancelled (a running verification then records nothing), it
+ * leaves the landing queue, and change.cancelled is written. A repeat answers the same result.
+ */
 export async function cancelChange(
   db: Db,
   c: { tenantId: string; changeId: string; actorId: string; reason: string },
   deps: WorkGraphDeps,
-) {
+): Promise<{ cancelled: true; candidates: string[] }> {
   return withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${c.changeId}`).catch((err: unknown) => {
       if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
@@ -82,31 +96,62 @@ export async function cancelChange(
     });
     if (!owner || owner.tenantId !== c.tenantId) throw new DomainError("NOT_FOUND", `change ${c.changeId} not found`);
     const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: c.changeId } });
-    if (change.status === "cancelled") return { cancelled: false };
-    if (change.status !== "open")
-      throw new DomainError("PRECONDITION_FAILED", `the change is ${change.status} and can no longer be cancelled`);
-    await ctx.tx.change.update({ where: { id: c.changeId }, data: { status: "cancelled" } });
-    const waiting = await ctx.tx.task.findMany({
-      where: { changeId: c.changeId, state: { in: ["pending", "ready"] } },
+    if (change.status === "cancelled") {
+      const cancelled = await ctx.tx.candidate.findMany({
+        where: { changeId: c.changeId, status: "cancelled" },
+        orderBy: { id: "asc" },
+        select: { id: true },
+      });
+      return { cancelled: true, candidates: cancelled.map((x) => x.id) };
+    }
+    if (change.status === "promoted")
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        "the change is promoted: it is canonical now and cannot be cancelled",
+      );
+    await ctx.tx.change.update({
+      where: { id: c.changeId },
+      data: { status: "cancelled", landWhenReady: false, landingSince: null },
+    });
+    const unfinished = await ctx.tx.task.findMany({
+      where: { changeId: c.changeId, state: { in: ["pending", "ready", "running"] } },
     });
     await ctx.tx.task.updateMany({
-      where: { id: { in: waiting.map((t) => t.id) } },
+      where: { id: { in: unfinished.map((t) => t.id) } },
       data: { state: "blocked", blockedLimit: "cancelled" },
     });
+    const candidates = await ctx.tx.candidate.findMany({
+      where: { changeId: c.changeId, status: { in: OPEN_CANDIDATE } },
+      orderBy: { id: "asc" },
+      select: { id: true },
+    });
+    await ctx.tx.candidate.updateMany({
+      where: { id: { in: candidates.map((x) => x.id) } },
+      data: { status: "cancelled" },
+    });
     const now = deps.now();
+    const actor = { kind: "user" as const, id: c.actorId };
     await appendToOutbox(
       ctx,
-      waiting.map((t) =>
-        changeEvent(owner, "task.blocked", {
-          taskId: t.id,
-          key: "cancelled",
-          actor: { kind: "user", id: c.actorId },
+      [
+        ...unfinished.map((t) =>
+          changeEvent(owner, "task.blocked", {
+            taskId: t.id,
+            key: "cancelled",
+            attempt: t.attempt,
+            actor,
+            now,
+            payload: { limit: "cancelled", reason: c.reason },
+          }),
+        ),
+        changeEvent(owner, "change.cancelled", {
+          actor,
           now,
-          payload: { limit: "cancelled", reason: c.reason },
+          payload: { reason: c.reason, candidateIds: candidates.map((x) => x.id), actorId: c.actorId },
         }),
-      ),
+      ],
       deps,
     );
-    return { cancelled: true };
+    return { cancelled: true, candidates: candidates.map((x) => x.id) };
   });
 }

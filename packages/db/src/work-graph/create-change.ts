@@ -13,6 +13,8 @@ export interface CreateChangeRequest {
   clientRequestId: string;
   createdBy: Actor;
   input: ChangeInput;
+  /** "Land when ready" (README: Landing): promoted without another click once verified and approved. */
+  landWhenReady?: boolean;
 }
 
 export interface CreateChangeResult {
@@ -43,9 +45,11 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
 
     const changeId = `chg_${randomUUID()}`;
     const inserted = await ctx.tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO changes (id, project_id, title, description, risk_tier, client_request_id, created_by, goals, invariants, contract_changes)
+      INSERT INTO changes (id, project_id, title, description, risk_tier, client_request_id, created_by, goals, invariants, contract_changes,
+        land_when_ready, landing_since)
       VALUES (${changeId}, ${project.id}, ${input.title}, ${input.description}, ${input.riskTier}::"RiskTier", ${req.clientRequestId},
-        ${req.createdBy.id}, ${JSON.stringify(input.goals)}::jsonb, ${input.invariants}::text[], ${JSON.stringify(input.contractChanges)}::jsonb)
+        ${req.createdBy.id}, ${JSON.stringify(input.goals)}::jsonb, ${input.invariants}::text[], ${JSON.stringify(input.contractChanges)}::jsonb,
+        ${req.landWhenReady === true}, ${req.landWhenReady === true ? deps.now() : null})
       ON CONFLICT (project_id, client_request_id) DO NOTHING RETURNING id`;
     if (inserted.length === 0) {
       const existing = await ctx.tx.change.findUniqueOrThrow({

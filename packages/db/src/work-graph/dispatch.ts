@@ -11,6 +11,7 @@ export interface LoadedTask extends GraphTask {
   position: number;
   agentId: string | null;
   intents: { paths: string[]; prefixes: string[] };
+  attempt: number;
 }
 
 export async function loadTasks(ctx: TxContext, changeId: string): Promise<LoadedTask[]> {
@@ -25,6 +26,7 @@ export async function loadTasks(ctx: TxContext, changeId: string): Promise<Loade
     dispatched: r.dispatched,
     agentId: r.agentId,
     intents: r.intents as { paths: string[]; prefixes: string[] },
+    attempt: r.attempt,
   }));
 }
 
@@ -51,7 +53,16 @@ export async function dispatchChange(
     const t = byKey.get(key);
     if (!t) continue;
     await ctx.tx.task.update({ where: { id: t.id }, data: { state: "ready" } });
-    events.push(changeEvent(owner, "task.ready", { taskId: t.id, actor: SYSTEM, causedBy, now, payload: { key } }));
+    events.push(
+      changeEvent(owner, "task.ready", {
+        taskId: t.id,
+        attempt: t.attempt,
+        actor: SYSTEM,
+        causedBy,
+        now,
+        payload: { key },
+      }),
+    );
   }
   await appendToOutbox(ctx, events, deps);
   for (const key of plan.wake) {
@@ -60,7 +71,7 @@ export async function dispatchChange(
     const sent = await enqueueCommand(
       ctx,
       {
-        commandId: commandIds.wake(t.id),
+        commandId: commandIds.wake(t.id, t.attempt),
         commandType: "agent.wake",
         projectId: owner.projectId,
         changeId,

@@ -3,6 +3,7 @@ export * from "./complete-task.ts";
 export * from "./create-change.ts";
 export * from "./dispatch.ts";
 export * from "./queries.ts";
+export * from "./retry-task.ts";
 export * from "./runs.ts";
 export * from "./shared.ts";
 export * from "./wake.ts";

@@ -30,7 +30,7 @@ export interface RunContext {
   task: AgentTask;
   taskState: string;
   /** The ChangeSets of the Tasks this one depends on, in Work Graph order (stacked before work). */
-  stack: { changeSetId: string; fork: string; commit: string }[];
+  stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string }[];
   /** Set when a previous attempt of this run already recorded its start (restore after a loss). */
   startCommit: string | null;
   /** The project's own command allowlist; empty means the default. */
@@ -64,7 +64,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
   });
   const stack = order.flatMap((k) => {
     const cs = changeSets.find((c) => c.taskId === byKey.get(k)?.id);
-    return cs ? [{ changeSetId: cs.id, fork: cs.fork, commit: cs.commit }] : [];
+    return cs ? [{ changeSetId: cs.id, taskKey: k, fork: cs.fork, baseCommit: cs.baseCommit, commit: cs.commit }] : [];
   });
   return {
     runId,
@@ -101,7 +101,7 @@ export async function recordRunStart(
 export async function markRun(
   db: Db,
   runId: string,
-  status: "completed" | "failed" | "blocked",
+  status: "completed" | "failed" | "blocked" | "cancelled",
   error: string | null,
   now: Date,
 ) {

@@ -14,6 +14,8 @@ export function changeEvent<T extends EventType>(
   o: {
     taskId?: string | null;
     key?: string | null;
+    /** The Task's attempt: a retried Task's Events get IDs of their own (the first keeps the old ones). */
+    attempt?: number;
     actor: Actor;
     causedBy?: string | null;
     payload: EventPayload<T>;
@@ -21,7 +23,7 @@ export function changeEvent<T extends EventType>(
   },
 ) {
   return buildEvent({
-    eventId: stableEventId(owner.id, eventType, o.taskId ?? null, o.key ?? null),
+    eventId: stableEventId(owner.id, eventType, o.taskId ?? null, attemptKey(o.key ?? null, o.attempt)),
     eventType,
     tenantId: owner.tenantId,
     projectId: owner.projectId,
@@ -35,6 +37,11 @@ export function changeEvent<T extends EventType>(
     timestamp: o.now,
     payload: o.payload,
   });
+}
+
+function attemptKey(key: string | null, attempt: number | undefined): string | null {
+  if (!attempt || attempt <= 1) return key;
+  return key ? `${key}#a${attempt}` : `a${attempt}`;
 }
 
 export const SYSTEM: Actor = { kind: "system", id: "rhumbatron" };

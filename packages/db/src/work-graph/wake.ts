@@ -43,6 +43,7 @@ export async function handleWake(
       [
         changeEvent(owner, "task.started", {
           taskId: task.id,
+          attempt: task.attempt,
           actor: { kind: "agent", id: agentId },
           causedBy: command.commandId,
           now,

@@ -4,6 +4,7 @@ import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
 import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
 import { SandboxPanel } from "../../components/sandbox-notice.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
+import { hasAtLeast } from "../../server/roles.ts";
 import { loadShell } from "../../server/shell.ts";
 
 export const dynamic = "force-dynamic";
@@ -21,7 +22,7 @@ export default async function OperationsPage() {
       <OutboxPanel tenantId={tenantId} />
       <QueuesPanel tenantId={tenantId} purposes={QUEUE_PURPOSES} />
       <StreamLagPanel tenantId={tenantId} />
-      <MetersPanel tenantId={tenantId} />
+      <MetersPanel tenantId={tenantId} canSetBudget={hasAtLeast(shell.tenant.role, "admin")} />
       <SandboxPanel />
     </section>
   );

@@ -6,6 +6,7 @@ import { useTRPC } from "../../trpc/client.tsx";
 import { Notice } from "../notice.tsx";
 import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
 import { AgentRuns } from "./agent-runs.tsx";
+import { ChangeActions } from "./change-actions.tsx";
 import { ChangeSets } from "./change-sets.tsx";
 import { WorkGraph } from "./work-graph.tsx";
 
@@ -150,6 +151,12 @@ export function ChangeView({
         )}
       </header>
 
+      <ChangeActions
+        tenantId={tenantId}
+        change={c}
+        conflicted={c.status === "conflicted" || candidates.data?.[0]?.rejectionReason === "merge conflict"}
+      />
+
       <Panel title="Work Graph" testId="work-graph-panel">
         <WorkGraph tasks={c.tasks} />
       </Panel>
@@ -173,7 +180,14 @@ type CandidatesQuery = {
   isPending: boolean;
   isError: boolean;
   error: { message: string } | null;
-  data?: { id: string; status: string; baseGeneration: number; promotedGeneration: number | null; createdAt: Date }[];
+  data?: {
+    id: string;
+    status: string;
+    baseGeneration: number;
+    promotedGeneration: number | null;
+    recomposeReason: string | null;
+    createdAt: Date;
+  }[];
   refetch: () => unknown;
 };
 
@@ -217,6 +231,17 @@ function ChangeCandidates({ projectId, query }: { projectId: string; query: Cand
           <time dateTime={cand.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
             {cand.createdAt.toLocaleString()}
           </time>
+          {cand.recomposeReason && (
+            <p data-testid="candidate-recomposed" className="basis-full text-xs text-slate-600">
+              {cand.recomposeReason[0]?.toUpperCase()}
+              {cand.recomposeReason.slice(1)}
+            </p>
+          )}
+          {cand.status === "stale" && cand === query.data?.[0] && (
+            <p data-testid="candidate-stale-note" className="basis-full text-xs text-amber-800">
+              Canonical moved past this Candidate's base: a new one is being composed on the current generation.
+            </p>
+          )}
         </li>
       ))}
     </ul>

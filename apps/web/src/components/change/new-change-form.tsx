@@ -38,6 +38,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
   const [draft, setDraft] = useState<ChangeDraft>(emptyDraft);
   const [errors, setErrors] = useState<FieldErrors>({});
   const [requestId] = useState(newRequestId);
+  const [landWhenReady, setLandWhenReady] = useState(false);
   const create = useMutation(
     trpc.change.create.mutationOptions({
       onSuccess: ({ changeId }) => router.push(`/projects/${projectId}/changes/${changeId}`),
@@ -58,7 +59,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
       return;
     }
     setErrors({});
-    create.mutate({ tenantId, projectId, clientRequestId: requestId, change: checked.input });
+    create.mutate({ tenantId, projectId, clientRequestId: requestId, change: checked.input, landWhenReady });
   }
 
   const errorCount = Object.values(errors).reduce((n, list) => n + list.length, 0);
@@ -214,6 +215,16 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
           Add a Task
         </button>
       </section>
+
+      <label className="flex items-center gap-2 text-sm">
+        <input
+          type="checkbox"
+          data-testid="land-when-ready-input"
+          checked={landWhenReady}
+          onChange={(e) => setLandWhenReady(e.target.checked)}
+        />
+        Land when ready: promote it without another click once it is verified (and approved, where policy asks)
+      </label>
 
       <div className="flex items-center gap-3">
         <button

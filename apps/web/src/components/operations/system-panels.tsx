@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
 import { NotReady, Panel } from "../query-state.tsx";
+import { Meter, SandboxMeter } from "./sandbox-meter.tsx";
 import { OPS_REFETCH_MS } from "./types.ts";
 
 /** Every queue, including the empty ones: available (depth), leased (in flight) and delayed. */
@@ -108,45 +109,19 @@ export function StreamLagPanel({ tenantId }: { tenantId: string }) {
   );
 }
 
-function Meter({ used, extra = 0, cap }: { used: number; extra?: number; cap: number }) {
-  const pct = (n: number) => `${Math.min((n / Math.max(cap, 1)) * 100, 100)}%`;
-  const full = used + extra >= cap;
-  return (
-    <div className="mt-1 flex h-2 w-full overflow-hidden rounded bg-slate-100" aria-hidden="true">
-      <div className={full ? "bg-red-500" : "bg-slate-700"} style={{ width: pct(used) }} />
-      <div className="bg-slate-400" style={{ width: pct(extra) }} />
-    </div>
-  );
-}
-
-const minutes = (s: number) => `${Math.round(s / 60)} min`;
-
-/** The Sandbox meter for this month and the overlap classifier's calls today, each against its cap. */
-export function MetersPanel({ tenantId }: { tenantId: string }) {
+/**
+ * The tenant's Sandbox meter this month (used, reserved, budget, what used it; admins set the budget
+ * here) and the overlap classifier's calls today against its cap.
+ */
+export function MetersPanel({ tenantId, canSetBudget }: { tenantId: string; canSetBudget: boolean }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.operations.meters.queryOptions({ tenantId }, { refetchInterval: OPS_REFETCH_MS }));
-  let body: React.ReactNode;
-  if (!q.isSuccess) body = <NotReady query={q} testId="meters" what="meters" label="Loading meters…" />;
+  let classifierBlock: React.ReactNode;
+  if (!q.isSuccess) classifierBlock = <NotReady query={q} testId="meters" what="meters" label="Loading meters…" />;
   else {
-    const { sandbox, classifier } = q.data;
-    body = (
-      <div data-testid="meters" data-state="ready" className="grid gap-4 sm:grid-cols-2">
-        <div
-          data-testid="sandbox-meter"
-          data-used={sandbox.usedSeconds}
-          data-reserved={sandbox.reservedSeconds}
-          data-cap={sandbox.capSeconds}
-          data-window={sandbox.window}
-          className="text-sm"
-        >
-          <div className="font-medium">Sandbox meter · {sandbox.window}</div>
-          <div className="text-slate-600">
-            {sandbox.usedSeconds} s used ({minutes(sandbox.usedSeconds)}) + {sandbox.reservedSeconds} s reserved of{" "}
-            {sandbox.capSeconds} s
-          </div>
-          <Meter used={sandbox.usedSeconds} extra={sandbox.reservedSeconds} cap={sandbox.capSeconds} />
-          <div className="mt-1 text-xs text-slate-500">environment {sandbox.env}; the month is UTC</div>
-        </div>
+    const { classifier } = q.data;
+    classifierBlock = (
+      <div data-testid="meters" data-state="ready">
         <div
           data-testid="classifier-calls"
           data-calls={classifier.calls}
@@ -167,7 +142,10 @@ export function MetersPanel({ tenantId }: { tenantId: string }) {
   }
   return (
     <Panel title="Meters" testId="operations-meters">
-      {body}
+      <div className="grid gap-4 sm:grid-cols-2">
+        <SandboxMeter tenantId={tenantId} canSetBudget={canSetBudget} />
+        {classifierBlock}
+      </div>
     </Panel>
   );
 }

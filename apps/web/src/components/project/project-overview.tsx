@@ -13,6 +13,7 @@ import { CodeSearch } from "./code-search.tsx";
 import { EventFeed } from "./event-feed.tsx";
 import { GenerationTimeline } from "./generation-timeline.tsx";
 import { IndexStatus } from "./index-status.tsx";
+import { LandingQueue } from "./landing-queue.tsx";
 import { ReleasesPanel } from "./releases-panel.tsx";
 
 /** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
@@ -133,6 +134,10 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
         }
       >
         <ChangeList tenantId={tenantId} projectId={project.id} />
+      </Panel>
+
+      <Panel title="Landing queue" testId="landing-queue-panel">
+        <LandingQueue tenantId={tenantId} projectId={project.id} />
       </Panel>
 
       <Panel

@@ -1,10 +1,12 @@
 import { createCallerFactory, router } from "../trpc.ts";
 import { candidatesRouter } from "./candidates.ts";
 import { changesRouter, tasksRouter } from "./changes.ts";
+import { landingRouter } from "./landing.ts";
 import { membersRouter } from "./members.ts";
 import { metricsRouter } from "./metrics.ts";
 import { operationsRouter } from "./operations.ts";
 import { projectsRouter } from "./projects.ts";
+import { sandboxRouter } from "./sandbox.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { tokensRouter } from "./tokens.ts";
 
@@ -19,6 +21,8 @@ export const appRouter = router({
   tokens: tokensRouter,
   members: membersRouter,
   metrics: metricsRouter,
+  sandbox: sandboxRouter,
+  landing: landingRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -9,6 +9,8 @@ import {
   listChanges,
   listTasks,
   readChangeSetPatch,
+  retryTask,
+  setLandWhenReady,
 } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
@@ -29,7 +31,15 @@ const graphChecked = changeInput.superRefine((c, ctx) => {
 export const changesRouter = router({
   /** Idempotent on clientRequestId: a repeat returns the first Change (created: false). */
   create: tenantProcedure("member")
-    .input(z.object({ projectId: id, clientRequestId, change: graphChecked }))
+    .input(
+      z.object({
+        projectId: id,
+        clientRequestId,
+        change: graphChecked,
+        /** "Land when ready" (off by default): promoted without another click once verified and approved. */
+        landWhenReady: z.boolean().default(false),
+      }),
+    )
     .mutation(({ ctx, input }) =>
       createChange(
         ctx.db,
@@ -39,6 +49,7 @@ export const changesRouter = router({
           clientRequestId: input.clientRequestId,
           createdBy: { kind: "user", id: ctx.caller.userId },
           input: input.change,
+          landWhenReady: input.landWhenReady,
         },
         ctx.services,
       ),
@@ -65,6 +76,16 @@ export const changesRouter = router({
     .query(({ ctx, input }) =>
       readChangeSetPatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, changeSetId: input.changeSetId }),
     ),
+  /** Turns "land when ready" on or off; on for a ready Change, it lands at once (in queue order). */
+  setLanding: tenantProcedure("member")
+    .input(z.object({ changeId: id, landWhenReady: z.boolean() }))
+    .mutation(({ ctx, input }) =>
+      setLandWhenReady(
+        ctx.db,
+        { tenantId: input.tenantId, changeId: input.changeId, on: input.landWhenReady, actorId: ctx.caller.userId },
+        ctx.services,
+      ),
+    ),
   cancel: tenantProcedure("member")
     .input(z.object({ changeId: id, reason: z.string().trim().min(1).max(2000) }))
     .mutation(({ ctx, input }) =>
@@ -80,4 +101,10 @@ export const tasksRouter = router({
   list: tenantProcedure("viewer")
     .input(z.object({ changeId: id }))
     .query(({ ctx, input }) => listTasks(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  /** A new attempt of a failed or blocked Task (or of a completed one whose Change conflicted). */
+  retry: tenantProcedure("member")
+    .input(z.object({ taskId: id }))
+    .mutation(({ ctx, input }) =>
+      retryTask(ctx.db, { tenantId: input.tenantId, taskId: input.taskId, actorId: ctx.caller.userId }, ctx.services),
+    ),
 });

@@ -1,5 +1,5 @@
 import { streamIndex } from "@rhumbatron/core";
-import { CLASSIFIER_COUNTER, SANDBOX_COUNTERS } from "@rhumbatron/db";
+import { CLASSIFIER_COUNTER, SANDBOX_COUNTERS, sandboxMeterScope } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
@@ -27,11 +27,19 @@ beforeAll(async () => {
     ],
   });
   const env = config.env;
+  // The Sandbox meter is per tenant; the classifier's daily calls are the environment's.
+  const acme = sandboxMeterScope(env, ACME.tenantId);
   await t.db.usageCounter.createMany({
     data: [
-      { counter: SANDBOX_COUNTERS.usedSeconds, scopeId: env, window: "2026-03", count: 4_500 },
-      { counter: SANDBOX_COUNTERS.reservedSeconds, scopeId: env, window: "2026-03", count: 900 },
-      { counter: SANDBOX_COUNTERS.usedSeconds, scopeId: env, window: "2026-02", count: 17_000 },
+      { counter: SANDBOX_COUNTERS.usedSeconds, scopeId: acme, window: "2026-03", count: 4_500 },
+      { counter: SANDBOX_COUNTERS.reservedSeconds, scopeId: acme, window: "2026-03", count: 900 },
+      { counter: SANDBOX_COUNTERS.usedSeconds, scopeId: acme, window: "2026-02", count: 17_000 },
+      {
+        counter: SANDBOX_COUNTERS.usedSeconds,
+        scopeId: sandboxMeterScope(env, OTHER.tenantId),
+        window: "2026-03",
+        count: 9,
+      },
       { counter: CLASSIFIER_COUNTER, scopeId: env, window: "2026-03-10", count: 37 },
       { counter: CLASSIFIER_COUNTER, scopeId: env, window: "2026-03-09", count: 200 },
     ],
@@ -60,7 +68,7 @@ describe("operations.streamLag", () => {
 });
 
 describe("operations.meters", () => {
-  it("reads this month's Sandbox meter and today's classifier calls against their caps", async () => {
+  it("reads the tenant's Sandbox meter this month and today's classifier calls against their caps", async () => {
     expect(await callerAt(emailFor("admin")).operations.meters({ tenantId: ACME.tenantId })).toEqual({
       sandbox: {
         env: config.env,
@@ -73,6 +81,9 @@ describe("operations.meters", () => {
     });
     expect(config.sandbox.monthlySeconds).toBe(18_000);
     expect(config.causal.classifierDailyCallCap).toBe(200);
+    const other = await callerAt(OUTSIDER_EMAIL).operations.meters({ tenantId: OTHER.tenantId });
+    expect(other.sandbox).toMatchObject({ usedSeconds: 9, reservedSeconds: 0 });
+    expect(other.classifier.calls).toBe(37);
   });
 });
 

@@ -28,8 +28,10 @@ export const operationsRouter = router({
   streamLag: tenantProcedure("operator").query(({ ctx, input }) =>
     streamLag(ctx.db, input.tenantId, ctx.services.config),
   ),
-  /** The Sandbox meter for this month and the overlap classifier's calls today, each with its cap. */
-  meters: tenantProcedure("operator").query(({ ctx }) => usageMeters(ctx.db, ctx.services.config, ctx.services.now())),
+  /** The tenant's Sandbox meter this month against its budget, and the overlap classifier's calls today against its cap. */
+  meters: tenantProcedure("operator").query(({ ctx, input }) =>
+    usageMeters(ctx.db, input.tenantId, ctx.services.config, ctx.services.now()),
+  ),
   deadLetters: tenantProcedure("operator")
     .input(
       z.object({

@@ -1,0 +1,13 @@
+import { listLandingQueue } from "@rhumbatron/db";
+import { z } from "zod";
+import { router, tenantProcedure } from "../trpc.ts";
+
+const id = z.string().min(1).max(200);
+
+/** The landing queue of a project (README: Landing). */
+export const landingRouter = router({
+  /** Each Change that lands when ready: its position, what it waits for and since when. */
+  queue: tenantProcedure("viewer")
+    .input(z.object({ projectId: id }))
+    .query(({ ctx, input }) => listLandingQueue(ctx.db, { tenantId: input.tenantId, projectId: input.projectId })),
+});

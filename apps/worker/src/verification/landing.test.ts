@@ -1,0 +1,261 @@
+import { canonicalRepo } from "@rhumbatron/core";
+import { createChange, listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  fastChecksPolicy,
+  provisionedProject,
+  startFullWorker,
+  type TestWorld,
+  testWorld,
+  waitUntil,
+} from "../test-world.ts";
+
+/**
+ * The landing queue on the whole worker (real Postgres, git repositories, Sandbox and the template's
+ * own checks): Changes that land when ready are promoted with no human action, one at a time, and a
+ * Candidate made stale by another promotion recomposes itself and lands too.
+ */
+const t = useTestDatabase();
+const running: { stop(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.stop()));
+});
+
+const LIMIT = 480_000;
+
+function fileChange(requestId: string, path: string, content: string) {
+  return {
+    title: `Add ${path}`,
+    riskTier: "low" as const,
+    description: "",
+    goals: {},
+    invariants: [],
+    contractChanges: { added: [], removed: [], changed: [] },
+    tasks: [
+      {
+        key: "a",
+        title: `Write ${path}`,
+        dependsOn: [],
+        intents: { paths: [path], prefixes: [] },
+        editPlan: [{ op: "write", path, content }],
+      },
+    ] as never,
+    requestId,
+  };
+}
+
+async function create(w: TestWorld, projectId: string, c: ReturnType<typeof fileChange>, landWhenReady: boolean) {
+  const { requestId, ...input } = c;
+  const { changeId } = await createChange(
+    t.db,
+    {
+      tenantId: "ten_a",
+      projectId,
+      clientRequestId: requestId,
+      createdBy: { kind: "user", id: "usr_lander" },
+      input,
+      landWhenReady,
+    },
+    w.deps,
+  );
+  return changeId;
+}
+
+/**
+ * The files of canonical main once source sync has fast-forwarded it to the newest generation (it
+ * follows the promotion on the indexing queue), read through a read token as every git access is.
+ */
+async function mainFiles(w: TestWorld, projectId: string): Promise<Map<string, string>> {
+  const repo = canonicalRepo(projectId);
+  const read = <T>(fn: (token: string) => Promise<T>) =>
+    withRepoToken(t.db, { repo, mode: "read", purpose: "test" }, w.config, w.deps.now, fn);
+  const project = await t.db.project.findUniqueOrThrow({ where: { id: projectId } });
+  const newest = await t.db.canonicalGeneration.findUniqueOrThrow({
+    where: { projectId_generation: { projectId, generation: project.canonicalGeneration } },
+  });
+  await waitUntil(
+    "main fast-forwarded",
+    () => read((token) => w.store.head(repo, token)),
+    (h) => h === newest.commit,
+    LIMIT,
+  );
+  return read(async (token) => {
+    const head = await w.store.head(repo, token);
+    const out = new Map<string, string>();
+    for (const f of await w.store.files(repo, token, head)) {
+      out.set(f.path, new TextDecoder().decode(await w.store.readBlob(repo, token, f.oid)));
+    }
+    return out;
+  });
+}
+
+const statuses = async (ids: string[]) =>
+  (await t.db.change.findMany({ where: { id: { in: ids } }, orderBy: { id: "asc" } })).map((c) => c.status);
+
+describe("the landing queue", () => {
+  it(
+    "lands three Changes created at the same moment, one at a time, with no human action",
+    async () => {
+      const w = await testWorld(t.db);
+      const projectId = await provisionedProject(w);
+      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const ids = await Promise.all(
+        ["one", "two", "three"].map((n) =>
+          create(w, projectId, fileChange(`land-${n}`, `src/land-${n}.ts`, `export const ${n} = "${n}";\n`), true),
+        ),
+      );
+      const queue = await listLandingQueue(t.db, { tenantId: "ten_a", projectId });
+      expect(queue.map((e) => e.position)).toEqual([1, 2, 3]);
+      expect(new Set(queue.map((e) => e.changeId))).toEqual(new Set(ids));
+
+      await waitUntil(
+        "all three promoted",
+        () => statuses(ids),
+        (s) => s.every((x) => x === "promoted"),
+        LIMIT,
+      );
+      const files = await mainFiles(w, projectId);
+      for (const n of ["one", "two", "three"])
+        expect(files.get(`src/land-${n}.ts`)).toBe(`export const ${n} = "${n}";\n`);
+      // Three promotions, one generation each, every one by the landing queue.
+      const project = await t.db.project.findUniqueOrThrow({ where: { id: projectId } });
+      expect(project.canonicalGeneration).toBe(3);
+      const promoted = await t.db.candidate.findMany({ where: { projectId, status: "promoted" } });
+      expect(promoted.map((c) => c.promotedGeneration).sort()).toEqual([1, 2, 3]);
+      const advanced = await t.db.outboxRow.findMany({ where: { projectId, eventType: "canonical.advanced" } });
+      expect(advanced.map((r) => (r.envelope as { actor: { id: string } }).actor.id)).toEqual([
+        "landing-queue",
+        "landing-queue",
+        "landing-queue",
+      ]);
+      expect(await listLandingQueue(t.db, { tenantId: "ten_a", projectId })).toEqual([]);
+    },
+    LIMIT,
+  );
+
+  it(
+    "lands a diamond Change (a -> b, a -> c, {b, c} -> d): the join starts from the composition of its dependencies",
+    async () => {
+      const w = await testWorld(t.db);
+      const projectId = await provisionedProject(w);
+      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const write = (key: string, dependsOn: string[], path: string, content: string) => ({
+        key,
+        title: `Write ${path}`,
+        dependsOn,
+        intents: { paths: [path], prefixes: [] },
+        editPlan: [{ op: "write", path, content }],
+      });
+      const { changeId } = await createChange(
+        t.db,
+        {
+          tenantId: "ten_a",
+          projectId,
+          clientRequestId: "diamond",
+          createdBy: { kind: "user", id: "usr_lander" },
+          input: {
+            title: "A diamond",
+            riskTier: "low",
+            description: "",
+            goals: {},
+            invariants: [],
+            contractChanges: { added: [], removed: [], changed: [] },
+            tasks: [
+              write("a", [], "src/d-a.ts", "export const a = 1;\n"),
+              write("b", ["a"], "src/d-b.ts", "export const b = 2;\n"),
+              write("c", ["a"], "src/d-c.ts", "export const c = 3;\n"),
+              // d reads what b and c wrote: it must start from both.
+              {
+                key: "d",
+                title: "Join",
+                dependsOn: ["b", "c"],
+                intents: { paths: ["src/d-d.ts"], prefixes: [] },
+                editPlan: [
+                  {
+                    op: "run",
+                    argv: [
+                      "node",
+                      "-e",
+                      "const fs=require('fs');fs.writeFileSync('src/d-d.ts',fs.readFileSync('src/d-b.ts','utf8')+fs.readFileSync('src/d-c.ts','utf8'))",
+                    ],
+                  },
+                ],
+              },
+            ] as never,
+          },
+          landWhenReady: true,
+        },
+        w.deps,
+      );
+      await waitUntil(
+        "the diamond promoted",
+        () => statuses([changeId]),
+        (s) => s[0] === "promoted",
+        LIMIT,
+      );
+      const files = await mainFiles(w, projectId);
+      expect(["a", "b", "c", "d"].map((k) => files.get(`src/d-${k}.ts`))).toEqual([
+        "export const a = 1;\n",
+        "export const b = 2;\n",
+        "export const c = 3;\n",
+        // Written by d from what b and c wrote: d started from both.
+        "export const b = 2;\nexport const c = 3;\n",
+      ]);
+    },
+    LIMIT,
+  );
+
+  it(
+    "recomposes a Candidate made stale by another promotion, keeps it verified on the new base, and lands it when asked",
+    async () => {
+      const w = await testWorld(t.db);
+      const projectId = await provisionedProject(w);
+      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const waiting = await create(w, projectId, fileChange("stale-b", "src/b.ts", "export const b = 2;\n"), false);
+      const first = await waitUntil(
+        "the waiting Change verified on S0",
+        () => t.db.candidate.findFirst({ where: { changeId: waiting, status: "verified" } }),
+        (c) => c !== null,
+        LIMIT,
+      );
+      expect(first?.baseGeneration).toBe(0);
+
+      const lander = await create(w, projectId, fileChange("stale-a", "src/a.ts", "export const a = 1;\n"), true);
+      await waitUntil(
+        "the other Change promoted",
+        () => statuses([lander]),
+        (s) => s[0] === "promoted",
+        LIMIT,
+      );
+      const again = await waitUntil(
+        "the waiting Change recomposed and verified on S1",
+        () => t.db.candidate.findFirst({ where: { changeId: waiting, baseGeneration: 1 } }),
+        (c) => c?.status === "verified",
+        LIMIT,
+      );
+      expect(again).toMatchObject({
+        recomposedFrom: first?.id,
+        recomposeReason: `recomposed on generation 1 after ${lander} was promoted`,
+      });
+      expect((await t.db.candidate.findUniqueOrThrow({ where: { id: first?.id ?? "" } })).status).toBe("stale");
+
+      const on = await setLandWhenReady(
+        t.db,
+        { tenantId: "ten_a", changeId: waiting, on: true, actorId: "usr_lander" },
+        w.deps,
+      );
+      expect(on).toMatchObject({ landWhenReady: true, changed: true, state: { ready: true, waitingFor: "landing" } });
+      await waitUntil(
+        "the recomposed Change promoted",
+        () => statuses([waiting]),
+        (s) => s[0] === "promoted",
+        LIMIT,
+      );
+      const files = await mainFiles(w, projectId);
+      expect(files.get("src/a.ts")).toBe("export const a = 1;\n");
+      expect(files.get("src/b.ts")).toBe("export const b = 2;\n");
+    },
+    LIMIT,
+  );
+});

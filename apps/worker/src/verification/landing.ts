@@ -1,0 +1,43 @@
+import { candidateFork, DomainError, type HandlerResult } from "@rhumbatron/core";
+import { type CommandHandler, landCandidate, type SourceProbe, withRepoToken } from "@rhumbatron/db";
+import type { SourceHandlerDeps } from "../source/handlers.ts";
+
+/** Promotion precondition 8 from the worker: the composed commit is in the Candidate's fork. */
+export function storeSourceProbe(deps: SourceHandlerDeps): SourceProbe {
+  return {
+    commitInCandidateFork(candidateId, commit) {
+      const fork = candidateFork(candidateId);
+      return withRepoToken(
+        deps.db,
+        { repo: fork, mode: "read", purpose: "landing check" },
+        deps.config,
+        deps.now,
+        (t) => deps.source.hasCommit(fork, t, commit),
+      );
+    },
+  };
+}
+
+/**
+ * candidate.land (integration queue, README: Landing): promotes a ready Candidate of a Change that
+ * lands when ready. The queue hands out one message at a time, oldest first, so promotions of a
+ * project land one by one in the order they became ready. Not ready, or no longer the newest
+ * Candidate: nothing to do (the next Event that moves it sends the command again). Stale: the
+ * promotion marks it so and recomposition takes over.
+ */
+export function landHandler(deps: SourceHandlerDeps): CommandHandler {
+  const probe = storeSourceProbe(deps);
+  return {
+    commandTypes: ["candidate.land"],
+    // Promotion runs its own transactions (project row, then release and index commands).
+    ownTransaction: true,
+    async handle(ctx): Promise<HandlerResult> {
+      const candidateId = (ctx.command.payload as { candidateId?: unknown }).candidateId;
+      if (!ctx.command.changeId || typeof candidateId !== "string") {
+        throw new DomainError("INVALID_INPUT", "candidate.land needs a changeId and a candidateId");
+      }
+      await landCandidate(deps.db, { changeId: ctx.command.changeId, candidateId }, deps, probe);
+      return "done";
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The landing queue (README: Landing): a Change marked "land when ready" is promoted without another
+ * click as soon as its newest Candidate is verified and, where policy asks, approved for its exact
+ * tree. Pure: the one place that says whether a Change may land now and, if not, the one thing it
+ * waits for. The landing handler and the queue panel both read it, so they never disagree.
+ */
+export type LandingWait =
+  | "tasks"
+  | "composition"
+  | "checks"
+  | "approval"
+  | "recomposition"
+  | "conflict"
+  | "rejected"
+  | "blocked_task"
+  | "landing"
+  | "landed"
+  | "cancelled";
+
+export interface LandingInput {
+  changeStatus: string;
+  tasks: { key: string; state: string }[];
+  /** The Change's newest Candidate, or null before the first composition. */
+  candidate: {
+    id: string;
+    status: string;
+    approvalRequired: boolean;
+    composedTree: string | null;
+    rejectionReason: string | null;
+  } | null;
+  approval: { decision: string; treeHash: string } | null;
+  /** Why a recomposition waits (the hourly limit), when it does. */
+  recompositionHeld?: string | null;
+}
+
+export interface LandingState {
+  /** True when the Change may be promoted now. */
+  ready: boolean;
+  waitingFor: LandingWait;
+  /** One line for people: what it waits for, and what they can do. */
+  detail: string;
+}
+
+const COMPOSITION_REJECTIONS = new Set(["merge conflict", "composition conflict"]);
+
+export function landingState(i: LandingInput): LandingState {
+  const c = i.candidate;
+  if (i.changeStatus === "cancelled") return wait("cancelled", "the Change was cancelled");
+  if (i.changeStatus === "promoted" || c?.status === "promoted") return wait("landed", "promoted");
+  if (i.changeStatus === "open" || !c) {
+    const stuck = i.tasks.filter((t) => t.state === "failed" || t.state === "blocked");
+    if (stuck.length) {
+      return wait("blocked_task", `Task ${stuck.map((t) => `${t.key} ${t.state}`).join(", ")}: retry it to go on`);
+    }
+    const done = i.tasks.filter((t) => t.state === "completed").length;
+    if (done < i.tasks.length) return wait("tasks", `${done} of ${i.tasks.length} Tasks completed`);
+    return wait("composition", "the Candidate is being composed");
+  }
+  switch (c.status) {
+    case "created":
+    case "composing":
+      return wait("composition", "the Candidate is being composed");
+    case "verifying":
+      return wait("checks", "the checks are running");
+    case "stale":
+      return wait(
+        "recomposition",
+        i.recompositionHeld ?? "canonical moved past its base: being recomposed on the new generation",
+      );
+    case "rejected":
+      return COMPOSITION_REJECTIONS.has(c.rejectionReason ?? "")
+        ? wait("conflict", "its ChangeSets conflict on the current generation: re-run the conflicting Tasks")
+        : wait("rejected", `rejected (${c.rejectionReason ?? "a check failed"}): see the Candidate's gaps`);
+    case "verified": {
+      if (!c.approvalRequired) return { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
+      if (i.approval?.decision === "granted" && i.approval.treeHash === c.composedTree) {
+        return { ready: true, waitingFor: "landing", detail: "verified and approved; lands in queue order" };
+      }
+      if (i.approval?.decision === "rejected") return wait("rejected", "an approver rejected it");
+      return wait("approval", "waits for an approver to approve the composed tree");
+    }
+    default:
+      return wait("checks", `the Candidate is ${c.status}`);
+  }
+}
+
+function wait(waitingFor: LandingWait, detail: string): LandingState {
+  return { ready: false, waitingFor, detail };
+}

@@ -1,0 +1,139 @@
+import { commandIds, DomainError, type LandingInput, type LandingState, landingState } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
+import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verification/promote.ts";
+import { changeEvent } from "../work-graph/shared.ts";
+
+/**
+ * The landing queue (README: Landing). A Change with "land when ready" is promoted by the
+ * `candidate.land` command (integration queue, one message at a time, oldest first) once
+ * core's landingState says it is ready; the compare-and-swap of promotion stays the final guard.
+ */
+type Reader = Db | TxContext["tx"];
+
+/** What landingState needs about one Change, read from the rows. */
+export async function landingInput(
+  db: Reader,
+  changeId: string,
+): Promise<LandingInput & { candidateId: string | null }> {
+  const change = await db.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
+  const tasks = await db.task.findMany({
+    where: { changeId },
+    orderBy: { position: "asc" },
+    select: { key: true, state: true },
+  });
+  const c = await db.candidate.findFirst({ where: { changeId }, orderBy: { createdAt: "desc" } });
+  const approval = c ? await db.approval.findUnique({ where: { candidateId: c.id } }) : null;
+  const held =
+    c?.status === "stale"
+      ? await db.outboxRow.findFirst({
+          where: { eventType: "candidate.recomposition_held", envelope: { path: ["changeId"], equals: changeId } },
+          orderBy: { id: "desc" },
+          select: { envelope: true },
+        })
+      : null;
+  return {
+    candidateId: c?.id ?? null,
+    changeStatus: change.status,
+    tasks,
+    candidate: c
+      ? {
+          id: c.id,
+          status: c.status,
+          approvalRequired: c.approvalRequired,
+          composedTree: c.composedTree,
+          rejectionReason: c.rejectionReason,
+        }
+      : null,
+    approval: approval ? { decision: approval.decision, treeHash: approval.treeHash } : null,
+    recompositionHeld: held ? ((held.envelope as { payload?: { reason?: string } }).payload?.reason ?? null) : null,
+  };
+}
+
+/** Turns "land when ready" on or off; turned on for a Change that is ready already, it lands at once. */
+export async function setLandWhenReady(
+  db: Db,
+  q: { tenantId: string; changeId: string; on: boolean; actorId: string },
+  deps: EnqueueDeps,
+): Promise<{ landWhenReady: boolean; changed: boolean; state: LandingState }> {
+  return withTransaction(db, async (ctx) => {
+    const owner = await lockResourceRow(ctx, `change:${q.changeId}`).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+      throw err;
+    });
+    if (!owner || owner.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `change ${q.changeId} not found`);
+    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: q.changeId } });
+    const input = await landingInput(ctx.tx, q.changeId);
+    const state = landingState(input);
+    if (q.on && (state.waitingFor === "landed" || state.waitingFor === "cancelled")) {
+      throw new DomainError("PRECONDITION_FAILED", `the change is ${change.status}: there is nothing left to land`);
+    }
+    if (change.landWhenReady === q.on) return { landWhenReady: q.on, changed: false, state };
+    const now = deps.now();
+    await ctx.tx.change.update({
+      where: { id: q.changeId },
+      data: { landWhenReady: q.on, landingSince: q.on ? now : null },
+    });
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "change.landing_changed", {
+          key: `${q.on}:${now.toISOString()}`,
+          actor: { kind: "user", id: q.actorId },
+          payload: { landWhenReady: q.on, actorId: q.actorId },
+          now,
+        }),
+      ],
+      deps,
+    );
+    if (q.on && state.ready && input.candidateId) {
+      await enqueueCommand(
+        ctx,
+        {
+          commandType: "candidate.land",
+          commandId: commandIds.land(input.candidateId, `on${now.getTime()}`),
+          projectId: owner.projectId,
+          changeId: q.changeId,
+          taskId: null,
+          payload: { candidateId: input.candidateId },
+        },
+        deps,
+      );
+    }
+    return { landWhenReady: q.on, changed: true, state };
+  });
+}
+
+export type LandOutcome = { landed: false; why: string } | { landed: true; result: PromoteResult };
+
+/**
+ * The `candidate.land` handler's work: promote the Candidate if it is still its Change's newest,
+ * the Change still lands when ready, and landingState says it is ready. Anything else is a no-op
+ * (a later Event sends the command again when something moves).
+ */
+export async function landCandidate(
+  db: Db,
+  q: { changeId: string; candidateId: string },
+  deps: EnqueueDeps,
+  probe: SourceProbe,
+): Promise<LandOutcome> {
+  const change = await db.change.findUnique({
+    where: { id: q.changeId },
+    select: { landWhenReady: true, project: { select: { tenantId: true } } },
+  });
+  if (!change) return { landed: false, why: "no such change" };
+  if (!change.landWhenReady) return { landed: false, why: "land when ready is off" };
+  const input = await landingInput(db, q.changeId);
+  if (input.candidateId !== q.candidateId) return { landed: false, why: "a newer Candidate replaced it" };
+  const state = landingState(input);
+  if (!state.ready) return { landed: false, why: state.detail };
+  const result = await promoteCandidate(
+    db,
+    { tenantId: change.project.tenantId, candidateId: q.candidateId, actorId: "landing-queue", actorKind: "system" },
+    deps,
+    probe,
+  );
+  return { landed: true, result };
+}

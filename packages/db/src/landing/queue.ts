@@ -1,0 +1,64 @@
+import { DomainError, type LandingWait, landingState } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
+import { landingInput } from "./landing.ts";
+
+export interface LandingQueueEntry {
+  position: number;
+  changeId: string;
+  title: string;
+  changeStatus: string;
+  candidateId: string | null;
+  ready: boolean;
+  waitingFor: LandingWait;
+  detail: string;
+  /** When it last moved (the newest Candidate's or the Change's last change). */
+  since: Date;
+  /** When it joined the queue. */
+  landingSince: Date;
+}
+
+/**
+ * A project's landing queue: every Change with "land when ready" that has not landed or been
+ * cancelled. Ready ones come first, in the order they became ready (the order the queue lands
+ * them), then the others in the order they joined.
+ */
+export async function listLandingQueue(
+  db: Db,
+  q: { tenantId: string; projectId: string },
+): Promise<LandingQueueEntry[]> {
+  const project = await db.project.findFirst({
+    where: { id: q.projectId, tenantId: q.tenantId },
+    select: { id: true },
+  });
+  if (!project) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
+  const changes = await db.change.findMany({
+    where: { projectId: q.projectId, landWhenReady: true, status: { notIn: ["promoted", "cancelled"] } },
+    orderBy: [{ landingSince: "asc" }, { id: "asc" }],
+    take: 200,
+  });
+  const entries = await Promise.all(
+    changes.map(async (c) => {
+      const input = await landingInput(db, c.id);
+      const state = landingState(input);
+      const candidate = input.candidateId
+        ? await db.candidate.findUnique({ where: { id: input.candidateId }, select: { updatedAt: true } })
+        : null;
+      return {
+        changeId: c.id,
+        title: c.title,
+        changeStatus: c.status,
+        candidateId: input.candidateId,
+        ready: state.ready,
+        waitingFor: state.waitingFor,
+        detail: state.detail,
+        since: candidate?.updatedAt ?? c.landingSince ?? c.createdAt,
+        landingSince: c.landingSince ?? c.createdAt,
+      };
+    }),
+  );
+  const ordered = [
+    ...entries.filter((e) => e.ready).sort((a, b) => a.since.getTime() - b.since.getTime()),
+    ...entries.filter((e) => !e.ready),
+  ];
+  return ordered.map((e, i) => ({ position: i + 1, ...e }));
+}

@@ -1,0 +1,93 @@
+import { buildEvent, QUEUE_FOR_COMMAND, recomposeCommandId, stableEventId } from "@rhumbatron/core";
+import { appendToOutbox, type LockedChange } from "../events/outbox.ts";
+import { buildCommand, type EnqueueDeps, putOnQueue } from "../queues/enqueue.ts";
+import type { TxContext } from "../transaction.ts";
+import type { Recompose } from "./create-candidate.ts";
+
+const HOUR_MS = 3600 * 1000;
+
+/**
+ * The bound on automatic recomposition: at most config.integration.recompositionsPerChangePerHour
+ * Candidates per Change in any rolling hour. Null when one more may be made now; otherwise why not,
+ * and when the oldest Candidate in the window leaves it.
+ */
+export async function recompositionHeld(
+  ctx: TxContext,
+  changeId: string,
+  deps: EnqueueDeps,
+): Promise<{ reason: string; retryAt: Date } | null> {
+  const limit = deps.config.integration.recompositionsPerChangePerHour;
+  const now = deps.now();
+  const recent = await ctx.tx.candidate.findMany({
+    where: { changeId, createdAt: { gt: new Date(now.getTime() - HOUR_MS) } },
+    orderBy: { createdAt: "asc" },
+    select: { createdAt: true },
+  });
+  const oldest = recent[0];
+  if (recent.length < limit || !oldest) return null;
+  const retryAt = new Date(oldest.createdAt.getTime() + HOUR_MS);
+  return {
+    reason: `held: ${recent.length} Candidates in the last hour reach the limit of ${limit} per Change; recomposes at ${retryAt.toISOString()}`,
+    retryAt,
+  };
+}
+
+/** Says why the recomposition waits (an Event on the Change) and sends the same request again for when it may run. */
+export async function holdRecomposition(
+  ctx: TxContext,
+  owner: LockedChange,
+  changeId: string,
+  recompose: Recompose,
+  held: { reason: string; retryAt: Date },
+  deps: EnqueueDeps,
+  causedBy: string | null,
+): Promise<void> {
+  const at = held.retryAt.getTime();
+  await appendToOutbox(
+    ctx,
+    [
+      buildEvent({
+        eventId: stableEventId(changeId, "candidate.recomposition_held", null, `${recompose.generation}:${at}`),
+        eventType: "candidate.recomposition_held",
+        tenantId: owner.tenantId,
+        projectId: owner.projectId,
+        changeId,
+        actor: { kind: "system", id: "composer" },
+        resource: `change:${changeId}`,
+        canonicalGeneration: owner.canonicalGeneration,
+        causedBy,
+        correlationId: changeId,
+        timestamp: deps.now(),
+        payload: { staleCandidateId: recompose.from, generation: recompose.generation, reason: held.reason },
+      }),
+    ],
+    deps,
+  );
+  // Keyed by the time it may run: a redelivered request that is held again asks for the same copy.
+  const envelope = buildCommand(
+    {
+      commandType: "candidate.create",
+      commandId: `${recomposeCommandId(changeId, recompose.generation)}_at${at}`,
+      projectId: owner.projectId,
+      changeId,
+      taskId: null,
+      payload: { recomposeFrom: recompose.from, generation: recompose.generation, held: true },
+    },
+    deps.now(),
+  );
+  await putOnQueue(ctx, QUEUE_FOR_COMMAND["candidate.create"], envelope, deps, { availableAt: held.retryAt });
+}
+
+/** "recomposed on generation 7 after chg_… was promoted", from the generation's own record. */
+export async function recomposeReason(ctx: TxContext, projectId: string, generation: number): Promise<string> {
+  const gen = await ctx.tx.canonicalGeneration.findUnique({
+    where: { projectId_generation: { projectId, generation } },
+    select: { candidateId: true },
+  });
+  const promoted = gen?.candidateId
+    ? await ctx.tx.candidate.findUnique({ where: { id: gen.candidateId }, select: { changeId: true } })
+    : null;
+  return promoted
+    ? `recomposed on generation ${generation} after ${promoted.changeId} was promoted`
+    : `recomposed on generation ${generation}`;
+}

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "candidates" ADD COLUMN     "recompose_reason" TEXT,
+ADD COLUMN     "recomposed_from" TEXT;
