@@ -6,8 +6,9 @@
  * the baseline, and how many Candidates and recompositions that took. BENCH_REAL_CHECKS=1 runs the
  * template's own checks instead of fast node one-liners.
  */
-import { createChange, createDb, type Db, migrate } from "@rhumbatron/db";
+import { createDb, type Db, migrate } from "@rhumbatron/db";
 import {
+  createScriptedChange,
   fastChecksPolicy,
   provisionedProject,
   startFullWorker,
@@ -24,36 +25,15 @@ const LIMIT_MS = 30 * 60 * 1000;
 async function landAll(db: Db, w: TestWorld, projectId: string, n: number, tag: string): Promise<number> {
   const started = Date.now();
   const ids = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      createChange(
-        db,
-        {
-          tenantId: "ten_a",
-          projectId,
-          clientRequestId: `${tag}-${i}`,
-          createdBy: { kind: "user", id: "usr_bench" },
-          input: {
-            title: `Bench ${tag} ${i}`,
-            riskTier: "low",
-            description: "",
-            goals: {},
-            invariants: [],
-            contractChanges: { added: [], removed: [], changed: [] },
-            tasks: [
-              {
-                key: "a",
-                title: `Write src/bench-${tag}-${i}.ts`,
-                dependsOn: [],
-                intents: { paths: [`src/bench-${tag}-${i}.ts`], prefixes: [] },
-                editPlan: [{ op: "write", path: `src/bench-${tag}-${i}.ts`, content: `export const n = ${i};\n` }],
-              },
-            ] as never,
-          },
-          landWhenReady: true,
-        },
-        w.deps,
-      ).then((r) => r.changeId),
-    ),
+    Array.from({ length: n }, (_, i) => {
+      const path = `src/bench-${tag}-${i}.ts`;
+      return createScriptedChange(w, projectId, {
+        requestId: `${tag}-${i}`,
+        title: `Bench ${tag} ${i}`,
+        landWhenReady: true,
+        tasks: [{ key: "a", paths: [path], editPlan: [{ op: "write", path, content: `export const n = ${i};\n` }] }],
+      });
+    }),
   );
   await waitUntil(
     `${n} Change(s) landed`,

@@ -84,7 +84,54 @@ export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Prom
 export interface TaskEdit {
   key: string;
   dependsOn?: string[];
+  /** What the Task expects to touch (its intents); default none. */
+  paths?: string[];
   editPlan: EditStep[];
+}
+
+/** A Change of scripted Tasks, as a user asks for it (createChange, user usr_test); returns its ID. */
+export async function createScriptedChange(
+  w: TestWorld,
+  projectId: string,
+  c: {
+    requestId: string;
+    title: string;
+    tasks: TaskEdit[];
+    riskTier?: "low" | "medium" | "high" | "critical";
+    goals?: { p95LatencyMs?: number };
+    invariants?: string[];
+    contractChanges?: { added: string[]; removed: string[]; changed: string[] };
+    tenantId?: string;
+    landWhenReady?: boolean;
+  },
+): Promise<string> {
+  const { changeId } = await createChange(
+    w.db,
+    {
+      tenantId: c.tenantId ?? "ten_a",
+      projectId,
+      clientRequestId: c.requestId,
+      createdBy: { kind: "user", id: "usr_test" },
+      input: {
+        title: c.title,
+        riskTier: c.riskTier ?? "low",
+        description: "",
+        goals: c.goals ?? {},
+        invariants: c.invariants ?? [],
+        contractChanges: c.contractChanges ?? { added: [], removed: [], changed: [] },
+        tasks: c.tasks.map((t) => ({
+          key: t.key,
+          title: t.key,
+          dependsOn: t.dependsOn ?? [],
+          intents: { paths: t.paths ?? [], prefixes: [] },
+          editPlan: t.editPlan,
+        })) as never,
+      },
+      ...(c.landWhenReady ? { landWhenReady: true } : {}),
+    },
+    w.deps,
+  );
+  return changeId;
 }
 
 /**
@@ -104,31 +151,16 @@ export async function candidateFor(
     tenantId?: string;
   },
 ): Promise<{ changeId: string; candidateId: string }> {
-  const { changeId } = await createChange(
-    w.db,
-    {
-      tenantId: c.tenantId ?? "ten_a",
-      projectId,
-      clientRequestId: c.requestId,
-      createdBy: { kind: "user", id: "usr_test" },
-      input: {
-        title: `Change ${c.requestId}`,
-        riskTier: c.riskTier ?? "low",
-        description: "",
-        goals: c.goals ?? {},
-        invariants: c.invariants ?? [],
-        contractChanges: c.contractChanges ?? { added: [], removed: [], changed: [] },
-        tasks: c.tasks.map((t) => ({
-          key: t.key,
-          title: t.key,
-          dependsOn: t.dependsOn ?? [],
-          intents: { paths: [], prefixes: [] },
-          editPlan: t.editPlan,
-        })) as never,
-      },
-    },
-    w.deps,
-  );
+  const changeId = await createScriptedChange(w, projectId, {
+    requestId: c.requestId,
+    title: `Change ${c.requestId}`,
+    tasks: c.tasks,
+    ...(c.riskTier ? { riskTier: c.riskTier } : {}),
+    ...(c.goals ? { goals: c.goals } : {}),
+    ...(c.invariants ? { invariants: c.invariants } : {}),
+    ...(c.contractChanges ? { contractChanges: c.contractChanges } : {}),
+    ...(c.tenantId ? { tenantId: c.tenantId } : {}),
+  });
   const tasks = await w.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
   for (const task of tasks) {
     const { result } = await runTaskDirectly(w, task);

@@ -1,7 +1,7 @@
-import { cancelChange, createChange } from "@rhumbatron/db";
+import { cancelChange } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { provisionedProject, startFullWorker, testWorld, waitUntil } from "../test-world.ts";
+import { createScriptedChange, provisionedProject, startFullWorker, testWorld, waitUntil } from "../test-world.ts";
 import { sleepStillRunning } from "../testing.ts";
 
 /**
@@ -21,40 +21,20 @@ describe("cancel", () => {
     const w = await testWorld(t.db);
     const projectId = await provisionedProject(w);
     running.push(await startFullWorker(w, t.url));
-    const { changeId } = await createChange(
-      t.db,
-      {
-        tenantId: "ten_a",
-        projectId,
-        clientRequestId: "cancel-me",
-        createdBy: { kind: "user", id: "usr_c" },
-        input: {
-          title: "A long Task",
-          riskTier: "low",
-          description: "",
-          goals: {},
-          invariants: [],
-          contractChanges: { added: [], removed: [], changed: [] },
-          tasks: [
-            {
-              key: "a",
-              title: "Wait a long time",
-              dependsOn: [],
-              intents: { paths: [], prefixes: [] },
-              editPlan: [
-                { op: "write", path: "src/half.ts", content: "export const half = 1;\n" },
-                {
-                  op: "run",
-                  argv: ["node", "-e", `require("child_process").spawnSync("sleep", ["${MARKER}"])`],
-                },
-              ],
-            },
-          ] as never,
+    const changeId = await createScriptedChange(w, projectId, {
+      requestId: "cancel-me",
+      title: "A long Task",
+      landWhenReady: true,
+      tasks: [
+        {
+          key: "a",
+          editPlan: [
+            { op: "write", path: "src/half.ts", content: "export const half = 1;\n" },
+            { op: "run", argv: ["node", "-e", `require("child_process").spawnSync("sleep", ["${MARKER}"])`] },
+          ],
         },
-        landWhenReady: true,
-      },
-      w.deps,
-    );
+      ],
+    });
     await waitUntil(
       "the Agent's command to run",
       () => sleepStillRunning(MARKER),

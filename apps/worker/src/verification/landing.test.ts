@@ -1,8 +1,9 @@
 import { canonicalRepo } from "@rhumbatron/core";
-import { createChange, listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
+import { listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  createScriptedChange,
   fastChecksPolicy,
   provisionedProject,
   startFullWorker,
@@ -24,42 +25,14 @@ afterEach(async () => {
 
 const LIMIT = 480_000;
 
-function fileChange(requestId: string, path: string, content: string) {
-  return {
-    title: `Add ${path}`,
-    riskTier: "low" as const,
-    description: "",
-    goals: {},
-    invariants: [],
-    contractChanges: { added: [], removed: [], changed: [] },
-    tasks: [
-      {
-        key: "a",
-        title: `Write ${path}`,
-        dependsOn: [],
-        intents: { paths: [path], prefixes: [] },
-        editPlan: [{ op: "write", path, content }],
-      },
-    ] as never,
+/** A one-Task Change that writes `path`. */
+function create(w: TestWorld, projectId: string, requestId: string, path: string, content: string, land: boolean) {
+  return createScriptedChange(w, projectId, {
     requestId,
-  };
-}
-
-async function create(w: TestWorld, projectId: string, c: ReturnType<typeof fileChange>, landWhenReady: boolean) {
-  const { requestId, ...input } = c;
-  const { changeId } = await createChange(
-    t.db,
-    {
-      tenantId: "ten_a",
-      projectId,
-      clientRequestId: requestId,
-      createdBy: { kind: "user", id: "usr_lander" },
-      input,
-      landWhenReady,
-    },
-    w.deps,
-  );
-  return changeId;
+    title: `Add ${path}`,
+    tasks: [{ key: "a", paths: [path], editPlan: [{ op: "write", path, content }] }],
+    landWhenReady: land,
+  });
 }
 
 /**
@@ -102,7 +75,7 @@ describe("the landing queue", () => {
       running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
       const ids = await Promise.all(
         ["one", "two", "three"].map((n) =>
-          create(w, projectId, fileChange(`land-${n}`, `src/land-${n}.ts`, `export const ${n} = "${n}";\n`), true),
+          create(w, projectId, `land-${n}`, `src/land-${n}.ts`, `export const ${n} = "${n}";\n`, true),
         ),
       );
       const queue = await listLandingQueue(t.db, { tenantId: "ten_a", projectId });
@@ -142,52 +115,36 @@ describe("the landing queue", () => {
       running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
       const write = (key: string, dependsOn: string[], path: string, content: string) => ({
         key,
-        title: `Write ${path}`,
         dependsOn,
-        intents: { paths: [path], prefixes: [] },
-        editPlan: [{ op: "write", path, content }],
+        paths: [path],
+        editPlan: [{ op: "write" as const, path, content }],
       });
-      const { changeId } = await createChange(
-        t.db,
-        {
-          tenantId: "ten_a",
-          projectId,
-          clientRequestId: "diamond",
-          createdBy: { kind: "user", id: "usr_lander" },
-          input: {
-            title: "A diamond",
-            riskTier: "low",
-            description: "",
-            goals: {},
-            invariants: [],
-            contractChanges: { added: [], removed: [], changed: [] },
-            tasks: [
-              write("a", [], "src/d-a.ts", "export const a = 1;\n"),
-              write("b", ["a"], "src/d-b.ts", "export const b = 2;\n"),
-              write("c", ["a"], "src/d-c.ts", "export const c = 3;\n"),
-              // d reads what b and c wrote: it must start from both.
+      const changeId = await createScriptedChange(w, projectId, {
+        requestId: "diamond",
+        title: "A diamond",
+        landWhenReady: true,
+        tasks: [
+          write("a", [], "src/d-a.ts", "export const a = 1;\n"),
+          write("b", ["a"], "src/d-b.ts", "export const b = 2;\n"),
+          write("c", ["a"], "src/d-c.ts", "export const c = 3;\n"),
+          // d writes what b and c wrote: it must start from both.
+          {
+            key: "d",
+            dependsOn: ["b", "c"],
+            paths: ["src/d-d.ts"],
+            editPlan: [
               {
-                key: "d",
-                title: "Join",
-                dependsOn: ["b", "c"],
-                intents: { paths: ["src/d-d.ts"], prefixes: [] },
-                editPlan: [
-                  {
-                    op: "run",
-                    argv: [
-                      "node",
-                      "-e",
-                      "const fs=require('fs');fs.writeFileSync('src/d-d.ts',fs.readFileSync('src/d-b.ts','utf8')+fs.readFileSync('src/d-c.ts','utf8'))",
-                    ],
-                  },
+                op: "run",
+                argv: [
+                  "node",
+                  "-e",
+                  "const fs=require('fs');fs.writeFileSync('src/d-d.ts',fs.readFileSync('src/d-b.ts','utf8')+fs.readFileSync('src/d-c.ts','utf8'))",
                 ],
               },
-            ] as never,
+            ],
           },
-          landWhenReady: true,
-        },
-        w.deps,
-      );
+        ],
+      });
       await waitUntil(
         "the diamond promoted",
         () => statuses([changeId]),
@@ -212,7 +169,7 @@ describe("the landing queue", () => {
       const w = await testWorld(t.db);
       const projectId = await provisionedProject(w);
       running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
-      const waiting = await create(w, projectId, fileChange("stale-b", "src/b.ts", "export const b = 2;\n"), false);
+      const waiting = await create(w, projectId, "stale-b", "src/b.ts", "export const b = 2;\n", false);
       const first = await waitUntil(
         "the waiting Change verified on S0",
         () => t.db.candidate.findFirst({ where: { changeId: waiting, status: "verified" } }),
@@ -221,7 +178,7 @@ describe("the landing queue", () => {
       );
       expect(first?.baseGeneration).toBe(0);
 
-      const lander = await create(w, projectId, fileChange("stale-a", "src/a.ts", "export const a = 1;\n"), true);
+      const lander = await create(w, projectId, "stale-a", "src/a.ts", "export const a = 1;\n", true);
       await waitUntil(
         "the other Change promoted",
         () => statuses([lander]),
