@@ -141,26 +141,9 @@ export async function createScriptedChange(
 export async function candidateFor(
   w: TestWorld,
   projectId: string,
-  c: {
-    requestId: string;
-    tasks: TaskEdit[];
-    riskTier?: "low" | "medium" | "high" | "critical";
-    goals?: { p95LatencyMs?: number };
-    invariants?: string[];
-    contractChanges?: { added: string[]; removed: string[]; changed: string[] };
-    tenantId?: string;
-  },
+  c: Omit<Parameters<typeof createScriptedChange>[2], "title" | "landWhenReady">,
 ): Promise<{ changeId: string; candidateId: string }> {
-  const changeId = await createScriptedChange(w, projectId, {
-    requestId: c.requestId,
-    title: `Change ${c.requestId}`,
-    tasks: c.tasks,
-    ...(c.riskTier ? { riskTier: c.riskTier } : {}),
-    ...(c.goals ? { goals: c.goals } : {}),
-    ...(c.invariants ? { invariants: c.invariants } : {}),
-    ...(c.contractChanges ? { contractChanges: c.contractChanges } : {}),
-    ...(c.tenantId ? { tenantId: c.tenantId } : {}),
-  });
+  const changeId = await createScriptedChange(w, projectId, { ...c, title: `Change ${c.requestId}` });
   const tasks = await w.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
   for (const task of tasks) {
     const { result } = await runTaskDirectly(w, task);
