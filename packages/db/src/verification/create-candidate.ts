@@ -12,7 +12,9 @@ import type { CommandHandler } from "../queues/consumer.ts";
 import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
-import { holdRecomposition, recomposeReason, recompositionHeld } from "./recompose.ts";
+import { holdRecomposition, type Recompose, recomposeReason, recompositionHeld } from "./recompose.ts";
+
+export type { Recompose } from "./recompose.ts";
 
 /**
  * candidate.create (integration queue): composes the Change's ChangeSets, in Work Graph order, on
@@ -25,12 +27,6 @@ import { holdRecomposition, recomposeReason, recompositionHeld } from "./recompo
  * already had config.integration.recompositionsPerChangePerHour Candidates in the last hour: then it
  * is held, says why, and the same command comes back when the window allows.
  */
-export interface Recompose {
-  /** The Candidate that went stale. */
-  from: string;
-  /** The generation canonical advanced to. */
-  generation: number;
-}
 
 export type CreateCandidateResult =
   | { candidateId: string; created: boolean; held?: undefined; skipped?: undefined }

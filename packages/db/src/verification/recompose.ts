@@ -2,9 +2,16 @@ import { buildEvent, QUEUE_FOR_COMMAND, recomposeCommandId, stableEventId } from
 import { appendToOutbox, type LockedChange } from "../events/outbox.ts";
 import { buildCommand, type EnqueueDeps, putOnQueue } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
-import type { Recompose } from "./create-candidate.ts";
 
 const HOUR_MS = 3600 * 1000;
+
+/** A recomposition request: canonical advanced under the Change's Candidate. */
+export interface Recompose {
+  /** The Candidate that went stale. */
+  from: string;
+  /** The generation canonical advanced to. */
+  generation: number;
+}
 
 /**
  * The bound on automatic recomposition: at most config.integration.recompositionsPerChangePerHour
