@@ -134,6 +134,8 @@ export const configSchema = z
         browser: positiveInt,
       }),
       defaultP95LimitMs: positiveInt,
+      /** How often one check of one Candidate may be rerun after it ended in error or fail. */
+      rerunsPerCheck: z.number().int().min(0).max(20),
     }),
     worker: z.object({
       heartbeatCron: cron,
@@ -266,6 +268,7 @@ const base: RhumbatronConfig = {
       browser: 90,
     },
     defaultP95LimitMs: 200,
+    rerunsPerCheck: 2,
   },
   worker: { heartbeatCron: "* * * * *", heartbeatStaleSeconds: 180 },
 };

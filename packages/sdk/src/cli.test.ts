@@ -248,6 +248,17 @@ describe("rhumbatron CLI", () => {
     expect(viewer.code).toBe(4);
   }, 120_000);
 
+  it("candidate rerun refuses a check that cannot be rerun with the reason (exit 2) and checks its input", async () => {
+    const refused = await run(["candidate", "rerun", REJECTED, "build"], as("member"));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("rejected before it had a Verification Plan");
+    const bad = await run(["candidate", "rerun", REJECTED, "Bad Check!"], as("member"));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("a check ID of the Candidate's plan");
+    expect(await t.db.checkRerun.count()).toBe(0);
+    expect((await run(["candidate", "rerun", REJECTED, "build"], as("viewer"))).code).toBe(4);
+  }, 120_000);
+
   it("without a token exits 4 and says where to create one", async () => {
     const r = await run(["whoami"], { url: server.url });
     expect(r.code).toBe(4);

@@ -252,7 +252,9 @@ function buildProgram(io: CliIo): Command {
       print(list, () => formatCandidates(list));
     });
 
-  const candidate = program.command("candidate").description("one Candidate: show, approve, reject, promote");
+  const candidate = program
+    .command("candidate")
+    .description("one Candidate: show, approve, reject, rerun a check, promote");
   candidate
     .command("show")
     .description("plan, Evidence, gaps, approval and the composed tree hash")
@@ -283,6 +285,20 @@ function buildProgram(io: CliIo): Command {
       const { client, print } = setup(cmd);
       const r = await client.reject(id, opts.tree, opts.note);
       print(r, () => `rejected ${id} (tree ${r.decision.treeHash})`);
+    });
+  candidate
+    .command("rerun")
+    .description("run one check of a rejected Candidate again (its latest Evidence ended in error or fail)")
+    .argument("<candidateId>")
+    .argument("<checkId>", "the check, as `candidate show` lists it (e.g. unit)")
+    .action(async (id: string, checkId: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.rerunCheck(id, checkId);
+      print(
+        r,
+        () =>
+          `rerunning ${checkId} of ${id} (rerun ${r.rerun}, ${r.remaining} left); follow it with rhumbatron candidate show ${id}`,
+      );
     });
   candidate
     .command("promote")

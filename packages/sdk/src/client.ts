@@ -17,6 +17,7 @@ export type LandingResult = RouterOutputs["change"]["setLanding"];
 export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
+export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 
@@ -180,6 +181,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async reject(candidateId: string, treeHash: string, note: string): Promise<ApprovalResult> {
       const t = await tenantId();
       return call(() => trpc.candidate.reject.mutate({ tenantId: t, candidateId, treeHash, note }));
+    },
+
+    /**
+     * Runs one check of a rejected Candidate again, when its latest Evidence ended in error or fail
+     * (at most the configured number of reruns per check). Follow it with `watchChange`.
+     */
+    async rerunCheck(candidateId: string, checkId: string): Promise<CheckRerunResult> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.rerunCheck.mutate({ tenantId: t, candidateId, checkId }));
     },
 
     /** `promoted`, `alreadyPromoted`, `blocked` (with every block) or `stale`. */

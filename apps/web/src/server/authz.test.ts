@@ -122,6 +122,12 @@ const SAMPLES: Record<string, Sample> = {
     acmeResource: true,
   },
   "candidate.promote": { scope: "tenant", minimum: "approver", input: { candidateId: CANDIDATE }, acmeResource: true },
+  "candidate.rerunCheck": {
+    scope: "tenant",
+    minimum: "member",
+    input: { candidateId: CANDIDATE, checkId: "unit" },
+    acmeResource: true,
+  },
   "tokens.create": { scope: "tenant", minimum: "viewer", input: { name: "authz", role: "viewer" } },
   "tokens.list": { scope: "tenant", minimum: "viewer", input: {} },
   // The token ID is filled in by beforeAll (a token of Acme's member).

@@ -386,7 +386,10 @@ describe("agent runs", () => {
     expect(await t.db.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
       state: "blocked",
       blockedLimit: "sandbox_meter",
+      // The budget refused it (not the open-workspace limit): it resumes by itself once there is room.
+      blockedCause: "sandbox_monthly_seconds",
     });
+    expect(r.detail).toMatch(/resumes by itself once the budget is raised or the month turns/);
     expect(await t.db.outboxRow.count({ where: { projectId, eventType: "task.blocked" } })).toBe(1);
     expect(
       await t.db.usageCounter.findFirst({ where: { counter: "sandbox_open_workspaces", scopeId: changeId } }),

@@ -103,7 +103,14 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     if (err instanceof DomainError && err.code === "PRECONDITION_FAILED") {
       await blockTaskForLimit(
         deps.db,
-        { changeId: ctx.changeId, taskId: task.taskId, runId, limit: "sandbox_meter", reason: err.message },
+        {
+          changeId: ctx.changeId,
+          taskId: task.taskId,
+          runId,
+          limit: "sandbox_meter",
+          cause: typeof err.details?.limit === "string" ? err.details.limit : null,
+          reason: err.message,
+        },
         deps,
       );
       return { outcome: "blocked", detail: err.message };

@@ -4,28 +4,46 @@ import {
   expireQueueMessages,
   type Nudger,
   requeueDeferred,
+  resumeBudgetBlockedTasksEverywhere,
   sweepSandboxReservations,
 } from "@rhumbatron/db";
 import type { WorkerFunction } from "./types.ts";
 
 /**
  * The daily maintenance tick (04:17 UTC by default): stream retention, claim pruning and archive
- * expiry, expired queue messages, the bounded work that ran out of deliveries, and Sandbox
- * reservations left open by a crash.
+ * expiry, expired queue messages, the bounded work that ran out of deliveries, Sandbox
+ * reservations left open by a crash, and the Tasks the Sandbox budget blocked once the meter has
+ * room again (a new month, or a budget raised outside setSandboxBudget, such as the deployment's).
  */
 export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, nudger: Nudger): WorkerFunction {
   return {
     id: "maintenance",
     triggers: { cron: config.integration.maintenanceCron },
     retries: 3,
-    async handler({ db, now }) {
+    async handler({ db, now, logger }) {
       const retention = await enforceRetention(db, blobs, config, now());
       const expiredMessages = await expireQueueMessages(db, now());
       // Bounded work that ran out of deliveries goes back on its queue (spec: integration limit).
       const requeued = await requeueDeferred(db, { config, nudger, now });
       // Sandbox reservations a crashed run or verification left open.
       const reservationsSettled = await sweepSandboxReservations(db, config);
-      return { ...retention, expiredMessages, requeued, reservationsSettled };
+      // Tasks the Sandbox budget blocked, wherever this month's meter has room for them again.
+      const budgetResume = await resumeBudgetBlockedTasksEverywhere(db, { config, nudger, now });
+      for (const f of budgetResume.failed) {
+        logger.warn({ tenantId: f.tenantId, err: f.error }, "resuming budget-blocked Tasks failed");
+      }
+      return {
+        ...retention,
+        expiredMessages,
+        requeued,
+        reservationsSettled,
+        budgetBlockedTasks: {
+          tenants: budgetResume.tenants,
+          resumed: budgetResume.resumed,
+          waiting: budgetResume.waiting,
+          failed: budgetResume.failed.length,
+        },
+      };
     },
   };
 }

@@ -1,5 +1,6 @@
 import { workflowChannel } from "@rhumbatron/db";
-import { drainVerifications, type VerificationDeps } from "../verification/workflow.ts";
+import { drainVerifications } from "../verification/runner.ts";
+import type { VerificationDeps } from "../verification/workflow.ts";
 import type { WorkerFunction } from "./types.ts";
 
 /**

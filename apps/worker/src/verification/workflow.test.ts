@@ -21,7 +21,8 @@ import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
 import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
-import { drainVerifications, type VerificationDeps } from "./workflow.ts";
+import { drainVerifications } from "./runner.ts";
+import type { VerificationDeps } from "./workflow.ts";
 
 const t = useTestDatabase();
 

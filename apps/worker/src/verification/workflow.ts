@@ -24,7 +24,6 @@ import {
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import {
-  claimWorkflowInstance,
   type Db,
   evidenceOf,
   finishCandidateVerification,
@@ -42,7 +41,6 @@ import {
   takeBrowserRun,
   type VerificationInput,
   type VerificationOutcome,
-  type WorkflowRun,
   withRepoToken,
   workflowRun,
 } from "@rhumbatron/db";
@@ -216,21 +214,7 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   });
 
   for (const check of plan.checks) {
-    const evidence = await run.step(`check:${check.id}`, async () => {
-      const started = deps.now();
-      try {
-        await ensureWorkingCopy(deps, ws, fork, merged.commit);
-        return await runCheck(deps, input, ws, check, started);
-      } catch (err) {
-        // A check that throws is an error with nothing checked: a gap, never a pass.
-        return evidenceFrom(candidate.id, check, started, deps.now(), {
-          status: "error",
-          coverage: "not_checked",
-          metrics: {},
-          detail: `the check could not run: ${err instanceof Error ? err.message : String(err)}`,
-        });
-      }
-    });
+    const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, merged.commit, check));
     await run.txStep(`evidence:${check.id}`, (ctx) =>
       recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
     );
@@ -248,7 +232,7 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   });
 }
 
-const leaseSeconds = (config: RhumbatronConfig) =>
+export const leaseSeconds = (config: RhumbatronConfig) =>
   Math.max(...Object.values(config.checks.timeoutsSeconds)) + config.queues.leaseSeconds;
 
 /** What each ChangeSet does to each file, from its fork (the input of checkCompatibility). */
@@ -290,7 +274,7 @@ type Merged =
  * Graph order, pushes the result to cand-<id> (fast-forward from the base) and stores the
  * Candidate-vs-base patch.
  */
-async function merge(
+export async function merge(
   deps: VerificationDeps,
   input: VerificationInput,
   ws: SandboxWorkspace,
@@ -380,16 +364,40 @@ async function composeAll(deps: VerificationDeps, dir: string, input: Verificati
 }
 
 /** After a restart the run directory may be gone: check the composed commit out again. */
-async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorkspace, fork: string, commit: string) {
+export async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorkspace, fork: string, commit: string) {
   if (existsSync(join(ws.path, ".git", "HEAD"))) return;
   await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "restore" }, deps.config, deps.now, (t) =>
     deps.source.checkout(fork, t, ws.path, commit),
   );
 }
 
-type SerializedEvidence = Omit<NewEvidence, "completedAt"> & { completedAt: string };
+/** One check on the composed commit; a check that throws is an error with nothing checked (a gap, never a pass). */
+export async function checkStep(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  commit: string,
+  check: PlannedCheck,
+  tag?: string,
+): Promise<SerializedEvidence> {
+  const started = deps.now();
+  try {
+    await ensureWorkingCopy(deps, ws, candidateFork(input.candidate.id), commit);
+    return await runCheck(deps, input, ws, check, started, tag);
+  } catch (err) {
+    const e = evidenceFrom(input.candidate.id, check, started, deps.now(), {
+      status: "error",
+      coverage: "not_checked",
+      metrics: {},
+      detail: `the check could not run: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    return tag ? { ...e, id: `${e.id}_${tag}` } : e;
+  }
+}
 
-function evidenceFrom(
+export type SerializedEvidence = Omit<NewEvidence, "completedAt"> & { completedAt: string };
+
+export function evidenceFrom(
   candidateId: string,
   check: PlannedCheck,
   started: Date,
@@ -436,15 +444,32 @@ function compositionEvidence(candidateId: string, lines: string[], now: Date): N
   };
 }
 
-async function runCheck(
+/**
+ * Runs one planned check and reads its Evidence. A rerun passes its tag (`r1`, `r2`…): the record's
+ * ID and output blobs get it, so the rerun's Evidence sits beside the first one.
+ */
+export async function runCheck(
   deps: VerificationDeps,
   input: VerificationInput,
   ws: SandboxWorkspace,
   check: PlannedCheck,
   started: Date,
+  tag?: string,
+): Promise<SerializedEvidence> {
+  const e = await readCheck(deps, input, ws, check, started, tag ? `.${tag}` : "");
+  return tag ? { ...e, id: `${e.id}_${tag}` } : e;
+}
+
+async function readCheck(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  check: PlannedCheck,
+  started: Date,
+  suffix: string,
 ): Promise<SerializedEvidence> {
   const { candidate, project } = input;
-  const key = evidenceKey(project.id, candidate.id, `${check.id}.log`);
+  const key = evidenceKey(project.id, candidate.id, `${check.id}${suffix}.log`);
   const save = async (text: string) => {
     await deps.blobs.put(key, new TextEncoder().encode(text), { contentType: "text/plain; charset=utf-8" });
     return key;
@@ -465,7 +490,7 @@ async function runCheck(
     const r = await deps.browserCheck({
       workspace: ws,
       blobs: deps.blobs,
-      keyPrefix: evidenceKey(project.id, candidate.id, "browser"),
+      keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
       sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
     });
     const out = await save(r.log);
@@ -539,46 +564,4 @@ async function runCheck(
   }
   const out = await save(log);
   return evidenceFrom(candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
-}
-
-/** Claims and runs verification instances until none is waiting (a crashed runner's lease lapses). */
-export async function drainVerifications(deps: VerificationDeps, max = 5): Promise<VerificationRunResult[]> {
-  const results: VerificationRunResult[] = [];
-  for (let i = 0; i < max; i++) {
-    const claimed = await claimWorkflowInstance(deps.db, "verification", deps.now(), leaseSeconds(deps.config));
-    if (!claimed) break;
-    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
-      results.push(await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`));
-      continue;
-    }
-    results.push(await runVerification(deps, claimed.instanceId));
-  }
-  return results;
-}
-
-/** A Candidate whose verification kept failing is rejected, with why; its meter is settled. */
-async function giveUp(deps: VerificationDeps, instanceId: string, why: string): Promise<VerificationRunResult> {
-  const run: WorkflowRun = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: 60 });
-  const input = await loadVerificationInput(deps.db, instanceId);
-  const reserved = await run.done<{ ok: boolean; reservation?: SandboxReservation }>("reserve");
-  if (reserved?.output.ok && reserved.output.reservation && !(await run.done("settle"))) {
-    await settleSandbox(
-      deps.db,
-      reserved.output.reservation,
-      { wallSeconds: 0, billing: deps.sandbox.billing },
-      deps.config,
-    );
-  }
-  if (input) {
-    await run.txStep("finish", (ctx) =>
-      finishCandidateVerification(
-        ctx,
-        { candidateId: input.candidate.id, changeId: input.candidate.changeId },
-        { status: "rejected", reason: `verification could not finish: ${why}`, gaps: [] },
-        deps,
-      ),
-    );
-  }
-  await finishWorkflowInstance(deps.db, instanceId, { status: "failed", error: why }, deps.now());
-  return { candidateId: instanceId, outcome: "rejected", detail: why };
 }

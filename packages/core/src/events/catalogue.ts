@@ -55,7 +55,8 @@ export const EVENT_CATALOGUE = {
   "task.blocked": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ limit: z.string().min(1), reason: z.string() }),
+    /** `cause`: the guard that refused, finer than `limit` (`sandbox_monthly_seconds` for the budget). */
+    payload: z.object({ limit: z.string().min(1), cause: z.string().min(1).optional(), reason: z.string() }),
   },
   "task.retried": {
     version: 1,
@@ -152,6 +153,11 @@ export const EVENT_CATALOGUE = {
       coverage: z.enum(["not_checked", "checked_no_signal", "checked_supported"]),
     }),
   },
+  "check.rerun_requested": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({ candidateId: id, checkId: z.string().min(1), rerun: z.number().int().positive(), actorId: id }),
+  },
   "approval.requested": {
     version: 1,
     owner: "resource-shard",
@@ -210,6 +216,7 @@ export const METRIC_FOR_EVENT: Partial<Record<EventType, (payload: Record<string
   "candidate.verified": () => "candidate_verified",
   "candidate.rejected": () => "candidate_rejected",
   "candidate.stale": () => "candidate_stale",
+  "check.rerun_requested": () => "check_rerun",
   "approval.granted": () => "approval_granted",
   "approval.rejected": () => "approval_rejected",
   "promotion.blocked": () => "promotion_blocked",

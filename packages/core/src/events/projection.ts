@@ -48,6 +48,7 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
     case "candidate.created":
       return candidate("created");
     case "candidate.composed":
+    case "check.rerun_requested":
       return candidate("verifying");
     case "candidate.verified":
       return candidate("verified");
@@ -103,6 +104,8 @@ export function summarizeEvent(e: EventEnvelope): string {
       return p.landWhenReady ? "Land when ready: on" : "Land when ready: off";
     case "candidate.recomposition_held":
       return `Recomposition on S${String(p.generation)} ${String(p.reason)}`;
+    case "check.rerun_requested":
+      return `Check ${String(p.checkId)} of ${String(p.candidateId)} rerun (${String(p.rerun)})`;
     case "candidate.rejected":
       return `Candidate ${String(p.candidateId)} rejected: ${String(p.reason)}`;
     case "canonical.advanced":

@@ -53,3 +53,10 @@ export const RAISE_SANDBOX_BUDGET =
   "To raise it, a tenant admin sets a higher monthly budget on the Operations page (/operations, Meters) " +
   "or runs `rhumbatron sandbox budget --set <seconds>`; for every tenant without its own budget, set " +
   "RHUMBATRON_SANDBOX_MONTHLY_SECONDS on the deployment. The meter starts again at 0 on the 1st of the month (UTC).";
+
+/**
+ * What happens to a Task an agent reservation refusal blocked (packages/db sandbox/resume.ts): it
+ * is retried by itself once the meter has room again, so nobody has to come back and retry it.
+ */
+export const BUDGET_BLOCKED_TASK_RESUMES =
+  "The blocked Task resumes by itself once the budget is raised or the month turns; it needs no retry by hand.";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config.ts";
 import {
+  BUDGET_BLOCKED_TASK_RESUMES,
   RAISE_SANDBOX_BUDGET,
   resolveSandboxBudget,
   SANDBOX_BUDGET_MAX_SECONDS,
@@ -88,6 +89,21 @@ describe("sandbox meter arithmetic", () => {
     expect(RAISE_SANDBOX_BUDGET).toMatch(/\/operations/);
     expect(RAISE_SANDBOX_BUDGET).toMatch(/rhumbatron sandbox budget --set <seconds>/);
     expect(RAISE_SANDBOX_BUDGET).toMatch(/RHUMBATRON_SANDBOX_MONTHLY_SECONDS/);
+  });
+
+  it("tells an agent's refusal that its Task resumes by itself, and a Candidate's check nothing of the kind", () => {
+    const exhausted = {
+      usedSeconds: 18_000,
+      reservedSeconds: 0,
+      budget: { seconds: 18_000, source: "default" as const },
+    };
+    const agent = decideReservation({ ...exhausted, request: "agent" }, config);
+    const candidate = decideReservation({ ...exhausted, request: "candidate" }, config);
+    if (agent.ok || candidate.ok) throw new Error("expected refusals");
+    expect(agent.reason).toMatch(/resumes by itself once the budget is raised or the month turns/);
+    expect(agent.reason.endsWith(BUDGET_BLOCKED_TASK_RESUMES)).toBe(true);
+    expect(candidate.reason).toContain(RAISE_SANDBOX_BUDGET);
+    expect(candidate.reason).not.toContain(BUDGET_BLOCKED_TASK_RESUMES);
   });
 
   it("accepts a budget of whole seconds between 1 and the maximum", () => {

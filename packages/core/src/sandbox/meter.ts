@@ -1,6 +1,12 @@
 import type { RhumbatronConfig } from "../config.ts";
 import { DomainError } from "../errors.ts";
-import { describeBudgetSource, RAISE_SANDBOX_BUDGET, resolveSandboxBudget, type SandboxBudget } from "./budget.ts";
+import {
+  BUDGET_BLOCKED_TASK_RESUMES,
+  describeBudgetSource,
+  RAISE_SANDBOX_BUDGET,
+  resolveSandboxBudget,
+  type SandboxBudget,
+} from "./budget.ts";
 import type { SandboxBilling, SandboxKind } from "./model.ts";
 
 /**
@@ -35,7 +41,8 @@ export function idleTailSeconds(kind: SandboxKind, config: SandboxConfig): numbe
 /**
  * Refused when used + reserved + this reservation would pass the budget; landing exactly on it is
  * allowed. `budget` is the tenant's (resolveSandboxBudget); without one, the deployment's or the
- * config default. A refusal says the budget is exhausted and how to raise it.
+ * config default. A refusal says the budget is exhausted and how to raise it; an agent's also says
+ * that the Task it blocks resumes by itself (a Candidate's check is rejected instead).
  */
 export function decideReservation(
   input: { usedSeconds: number; reservedSeconds: number; request: SandboxKind; budget?: SandboxBudget },
@@ -51,7 +58,8 @@ export function decideReservation(
     ok: false,
     reason:
       `sandbox monthly meter: ${used} s used + ${reserved} s reserved + ${reserve} s (${input.request}) would pass ${cap} s ` +
-      `(${describeBudgetSource(budget.source)}): this month's Sandbox budget is exhausted. ${RAISE_SANDBOX_BUDGET}`,
+      `(${describeBudgetSource(budget.source)}): this month's Sandbox budget is exhausted. ${RAISE_SANDBOX_BUDGET}` +
+      (input.request === "agent" ? ` ${BUDGET_BLOCKED_TASK_RESUMES}` : ""),
   };
 }
 

@@ -5,3 +5,4 @@ export * from "./landing.ts";
 export * from "./plan.ts";
 export * from "./promotion.ts";
 export * from "./release-target.ts";
+export * from "./rerun.ts";

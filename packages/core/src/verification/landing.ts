@@ -70,7 +70,10 @@ export function landingState(i: LandingInput): LandingState {
     case "rejected":
       return COMPOSITION_REJECTIONS.has(c.rejectionReason ?? "")
         ? wait("conflict", "its ChangeSets conflict on the current generation: re-run the conflicting Tasks")
-        : wait("rejected", `rejected (${c.rejectionReason ?? "a check failed"}): see the Candidate's gaps`);
+        : wait(
+            "rejected",
+            `rejected (${c.rejectionReason ?? "a check failed"}): see the Candidate's gaps; a check that errored or failed can be rerun (rhumbatron candidate rerun)`,
+          );
     case "verified": {
       if (!c.approvalRequired) return { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
       if (i.approval?.decision === "granted" && i.approval.treeHash === c.composedTree) {

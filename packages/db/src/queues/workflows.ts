@@ -8,10 +8,13 @@ import { type EnqueueDeps, enqueueCommand } from "./enqueue.ts";
  * idempotency key (Candidate ID, release ID); the workflow_instances primary key rejects a second
  * instance in the database, whichever executor runs the workflow.
  */
-export const WORKFLOWS = { verification: "candidate-verification", release: "release" } as const;
+export const WORKFLOWS = { verification: "candidate-verification", rerun: "check-rerun", release: "release" } as const;
 export type WorkflowKind = keyof typeof WORKFLOWS;
+/** Workflows started by a command (a check rerun is started by the request's own transaction). */
+export type CommandStartedWorkflow = Exclude<WorkflowKind, "rerun">;
 
-export const workflowChannel = (kind: WorkflowKind) => `workflow_${kind}`;
+/** The channel that wakes a workflow's runner; check reruns run on the verification runner. */
+export const workflowChannel = (kind: WorkflowKind) => `workflow_${kind === "rerun" ? "verification" : kind}`;
 
 export async function startWorkflowInstance(
   ctx: TxContext,
@@ -27,7 +30,7 @@ export async function startWorkflowInstance(
 }
 
 /** The workflow-start command for a key: `cmd_<candidate>_verify` or `cmd_<release>_release`. */
-export function workflowStartCommand(kind: WorkflowKind, key: string) {
+export function workflowStartCommand(kind: CommandStartedWorkflow, key: string) {
   return kind === "verification"
     ? { commandId: commandIds.verify(key), commandType: "verification.start" as const, payload: { candidateId: key } }
     : { commandId: commandIds.release(key), commandType: "release.start" as const, payload: { releaseId: key } };
@@ -39,7 +42,13 @@ export function workflowStartCommand(kind: WorkflowKind, key: string) {
  */
 export async function requestWorkflowStart(
   ctx: TxContext,
-  r: { kind: WorkflowKind; key: string; projectId: string; changeId?: string | null; input?: Record<string, unknown> },
+  r: {
+    kind: CommandStartedWorkflow;
+    key: string;
+    projectId: string;
+    changeId?: string | null;
+    input?: Record<string, unknown>;
+  },
   deps: EnqueueDeps,
   send: typeof enqueueCommand = enqueueCommand,
 ): Promise<{ via: "queue" | "direct"; duplicate: boolean }> {
@@ -71,7 +80,7 @@ export function workflowStartHandler(deps: EnqueueDeps): CommandHandler {
     commandTypes: ["verification.start", "release.start"],
     async handle(ctx) {
       const { command } = ctx;
-      const kind: WorkflowKind = command.commandType === "verification.start" ? "verification" : "release";
+      const kind: CommandStartedWorkflow = command.commandType === "verification.start" ? "verification" : "release";
       const key = kind === "verification" ? command.payload.candidateId : command.payload.releaseId;
       if (typeof key !== "string" || key.length === 0) {
         throw new DomainError(

@@ -1,5 +1,6 @@
 import { DomainError, loadConfig } from "@rhumbatron/core";
 import { beforeAll, describe, expect, it } from "vitest";
+import { pgNotifyNudger } from "../nudge.ts";
 import { useTestDatabase } from "../testing/index.ts";
 import { sandboxMeter, setSandboxBudget } from "./budget.ts";
 import { reserveSandboxSeconds, SANDBOX_COUNTERS, sandboxMeterScope, settleSandbox } from "./meter.ts";
@@ -9,6 +10,8 @@ const config = loadConfig("dev");
 const ACME = "ten_acme";
 const OTHER = "ten_other";
 const SHOP = "proj_budget_shop";
+/** setSandboxBudget's dependencies with the clock stopped at `now`. */
+const at = (now: Date) => ({ config, nudger: pgNotifyNudger, now: () => now });
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {
   const err = await p.then(
@@ -119,8 +122,7 @@ describe("the tenant's budget", () => {
     const raised = await setSandboxBudget(
       t.db,
       { tenantId: ACME, monthlySeconds: 36_000, userId: "usr_admin" },
-      config,
-      now,
+      at(now),
     );
     expect(raised).toMatchObject({ changed: true, previousSeconds: null, belowUsage: false });
     expect(raised.meter.budget).toMatchObject({
@@ -192,20 +194,14 @@ describe("the tenant's budget", () => {
 
   it("allows a budget below what is used, says so, and writes nothing for the same value again", async () => {
     const now = new Date("2026-02-20T00:00:00Z");
-    const low = await setSandboxBudget(
-      t.db,
-      { tenantId: ACME, monthlySeconds: 1_000, userId: "usr_admin" },
-      config,
-      now,
-    );
+    const low = await setSandboxBudget(t.db, { tenantId: ACME, monthlySeconds: 1_000, userId: "usr_admin" }, at(now));
     expect(low).toMatchObject({ changed: true, previousSeconds: 36_000, belowUsage: true });
     expect(low.note).toMatch(/below what 2026-02 already holds \(18061 s used \+ 0 s reserved\)/);
     const later = new Date("2026-02-21T00:00:00Z");
     const same = await setSandboxBudget(
       t.db,
       { tenantId: ACME, monthlySeconds: 1_000, userId: "usr_other" },
-      config,
-      later,
+      at(later),
     );
     expect(same).toMatchObject({ changed: false, previousSeconds: 1_000 });
     expect(await t.db.tenantSandboxBudget.findUniqueOrThrow({ where: { tenantId: ACME } })).toMatchObject({
@@ -215,7 +211,7 @@ describe("the tenant's budget", () => {
     });
     for (const bad of [0, -1, 2.5, 26_784_001]) {
       const err = await refusal(
-        setSandboxBudget(t.db, { tenantId: ACME, monthlySeconds: bad, userId: "usr_admin" }, config, now),
+        setSandboxBudget(t.db, { tenantId: ACME, monthlySeconds: bad, userId: "usr_admin" }, at(now)),
       );
       expect(err.code).toBe("INVALID_INPUT");
     }

@@ -8,7 +8,9 @@ import {
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { withTransaction } from "../transaction.ts";
+import type { WorkGraphDeps } from "../work-graph/shared.ts";
 import { SANDBOX_COUNTERS } from "./meter.ts";
+import { resumeBudgetBlockedTasksIn } from "./resume.ts";
 import { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 
 /**
@@ -148,36 +150,47 @@ export interface SetSandboxBudgetResult {
   previousSeconds: number | null;
   /** True when the new budget is below what this month already used and reserved. */
   belowUsage: boolean;
-  /** What the new budget means now, in one sentence. */
+  /** How many Tasks the budget had blocked were resumed by this change (sandbox/resume.ts). */
+  resumedTasks: number;
+  /** What the new budget means now, in one sentence (and which blocked Tasks it resumed). */
   note: string;
   meter: SandboxMeterReading;
 }
+
+const tasks = (n: number) => (n === 1 ? "1 Task" : `${n} Tasks`);
 
 /**
  * Sets the tenant's own monthly Sandbox budget (admins; the router checks the role). It applies to
  * the next reservation, this month included. A value below what is already used is allowed (the
  * answer says so: every reservation is then refused until the month ends or the budget is raised).
+ * In the same transaction, the Tasks the budget had blocked resume as far as the new budget has room.
  */
 export async function setSandboxBudget(
   db: Db,
   input: { tenantId: string; monthlySeconds: number; userId: string },
-  config: MeterConfig,
-  now: Date,
+  deps: WorkGraphDeps,
 ): Promise<SetSandboxBudgetResult> {
+  const { config } = deps;
+  const now = deps.now();
   const parsed = sandboxBudgetSecondsSchema.safeParse(input.monthlySeconds);
   if (!parsed.success) {
     throw new DomainError("INVALID_INPUT", `monthlySeconds ${parsed.error.issues[0]?.message ?? "is invalid"}`);
   }
   const seconds = parsed.data;
-  const { changed, previousSeconds } = await withTransaction(db, async ({ tx }) => {
+  const { changed, previousSeconds, resumed } = await withTransaction(db, async (ctx) => {
+    const { tx } = ctx;
     const before = await tx.tenantSandboxBudget.findUnique({ where: { tenantId: input.tenantId } });
-    if (before?.monthlySeconds === seconds) return { changed: false, previousSeconds: seconds };
-    await tx.tenantSandboxBudget.upsert({
-      where: { tenantId: input.tenantId },
-      create: { tenantId: input.tenantId, monthlySeconds: seconds, updatedAt: now, updatedBy: input.userId },
-      update: { monthlySeconds: seconds, updatedAt: now, updatedBy: input.userId },
-    });
-    return { changed: true, previousSeconds: before?.monthlySeconds ?? null };
+    const changed = before?.monthlySeconds !== seconds;
+    if (changed) {
+      await tx.tenantSandboxBudget.upsert({
+        where: { tenantId: input.tenantId },
+        create: { tenantId: input.tenantId, monthlySeconds: seconds, updatedAt: now, updatedBy: input.userId },
+        update: { monthlySeconds: seconds, updatedAt: now, updatedBy: input.userId },
+      });
+    }
+    // Also when unchanged: saving the same budget again resumes what has room (after a month turned).
+    const resumed = await resumeBudgetBlockedTasksIn(ctx, input.tenantId, deps);
+    return { changed, previousSeconds: changed ? (before?.monthlySeconds ?? null) : seconds, resumed };
   });
   const meter = await sandboxMeter(db, input.tenantId, config, now);
   const inUse = meter.usedSeconds + meter.reservedSeconds;
@@ -185,5 +198,11 @@ export async function setSandboxBudget(
   const note = belowUsage
     ? `The budget of ${seconds} s is below what ${meter.window} already holds (${meter.usedSeconds} s used + ${meter.reservedSeconds} s reserved): every new Sandbox reservation is refused until the month ends or the budget is raised.`
     : `${meter.window}: ${meter.remainingSeconds} s of ${seconds} s left (${meter.usedSeconds} s used, ${meter.reservedSeconds} s reserved).`;
-  return { changed, previousSeconds, belowUsage, note, meter };
+  const resumedTasks = resumed.resumed.length;
+  const tasksNote =
+    (resumedTasks ? ` ${tasks(resumedTasks)} the budget had blocked resumed.` : "") +
+    (resumed.waiting
+      ? ` ${tasks(resumed.waiting)} the budget blocked ${resumed.waiting === 1 ? "waits" : "wait"} for room: ${resumed.waiting === 1 ? "it resumes by itself" : "they resume by themselves"} once the budget is raised or the month turns.`
+      : "");
+  return { changed, previousSeconds, belowUsage, resumedTasks, note: note + tasksNote, meter };
 }

@@ -1,5 +1,6 @@
 import { DomainError, gateRequiredChecks, type VerificationPlan } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { candidateRerunOptions } from "./rerun.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
 /** A tenant's Candidates; another tenant's are NOT_FOUND. */
@@ -12,7 +13,8 @@ export async function listCandidates(db: Db, q: { tenantId: string; projectId: s
   return db.candidate.findMany({ where: { projectId: q.projectId }, orderBy: { createdAt: "desc" }, take: q.limit });
 }
 
-export async function getCandidate(db: Db, q: { tenantId: string; candidateId: string }) {
+/** rerunsPerCheck: config.checks.rerunsPerCheck, for the reruns each check still has. */
+export async function getCandidate(db: Db, q: { tenantId: string; candidateId: string; rerunsPerCheck: number }) {
   const c = await db.candidate.findUnique({ where: { id: q.candidateId } });
   const project = c
     ? await db.project.findFirst({ where: { id: c.projectId, tenantId: q.tenantId }, select: { id: true } })
@@ -25,6 +27,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   const plan = c.plan as VerificationPlan | null;
   // The gate from the rows as they are now (the same reading promotion makes).
   const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
+  const reruns = await db.checkRerun.findMany({ where: { candidateId: c.id }, orderBy: { requestedAt: "asc" } });
   return {
     ...c,
     // In composition order, with each ChangeSet's stored patch reference.
@@ -38,6 +41,9 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
       state: approval ? approval.decision : c.approvalRequired ? "pending" : "not_required",
       decision: approval,
     },
+    /** Each planned check: reruns used and allowed, and why it cannot be rerun now (null: it can). */
+    rerunOptions: await candidateRerunOptions(db, c.id, q.rerunsPerCheck),
+    reruns,
     verification: workflow
       ? { status: workflow.status, startedAt: workflow.startedAt, finishedAt: workflow.finishedAt }
       : null,

@@ -199,7 +199,8 @@ export type VerificationOutcome =
 /** The workflow's final state change; false when the Candidate had already left the open states. */
 export async function finishCandidateVerification(
   ctx: TxContext,
-  c: { candidateId: string; changeId: string },
+  /** eventKey: a check rerun finishes the same Candidate again; its Events take the rerun's ID. */
+  c: { candidateId: string; changeId: string; eventKey?: string },
   o: VerificationOutcome,
   deps: StateDeps,
 ): Promise<boolean> {
@@ -222,7 +223,7 @@ export async function finishCandidateVerification(
     await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "conflicted" } });
   }
   const ev = <T extends EventType>(type: T, payload: EventPayload<T>) =>
-    candidateEvent(owner, c.changeId, type, c.candidateId, payload, now, null);
+    candidateEvent(owner, c.changeId, type, c.eventKey ?? c.candidateId, payload, now, null);
   const events =
     o.status === "stale"
       ? [ev("candidate.stale", { candidateId: c.candidateId, canonicalGeneration: o.canonicalGeneration })]

@@ -1,8 +1,8 @@
-import { DomainError } from "@rhumbatron/core";
+import { type Actor, DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
-import { withTransaction } from "../transaction.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /** Task states a person may retry; a completed Task only when its Change's composition conflicted. */
@@ -19,59 +19,68 @@ export async function retryTask(
   q: { tenantId: string; taskId: string; actorId: string },
   deps: WorkGraphDeps,
 ): Promise<{ taskId: string; attempt: number }> {
-  return withTransaction(db, async (ctx) => {
-    const found = await ctx.tx.task.findUnique({ where: { id: q.taskId }, select: { changeId: true } });
-    if (!found) throw new DomainError("NOT_FOUND", `task ${q.taskId} not found`);
-    const owner = await lockResourceRow(ctx, `change:${found.changeId}`);
-    if (owner.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `task ${q.taskId} not found`);
-    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: owner.id } });
-    const task = await ctx.tx.task.findUniqueOrThrow({ where: { id: q.taskId } });
-    if (change.status === "promoted" || change.status === "cancelled") {
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `the change is ${change.status}: its Tasks can no longer be retried`,
-      );
-    }
-    const newest = await ctx.tx.candidate.findFirst({ where: { changeId: owner.id }, orderBy: { createdAt: "desc" } });
-    const conflicted = change.status === "conflicted" || newest?.rejectionReason === "merge conflict";
-    if (!RETRYABLE.has(task.state) && !(task.state === "completed" && conflicted)) {
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `task ${task.key} is ${task.state}; only a failed or blocked Task can be retried (or a completed one whose Change conflicted)`,
-      );
-    }
-    const attempt = task.attempt + 1;
-    const now = deps.now();
-    await ctx.tx.task.update({
-      where: { id: task.id },
-      data: { state: "pending", dispatched: false, agentId: null, blockedLimit: null, attempt },
-    });
-    if (change.status !== "open") await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "open" } });
-    await appendToOutbox(
-      ctx,
-      [
-        changeEvent(owner, "task.retried", {
-          taskId: task.id,
-          attempt,
-          actor: { kind: "user", id: q.actorId },
-          now,
-          payload: { key: task.key, attempt, previousState: task.state },
-        }),
-      ],
-      deps,
+  return withTransaction(db, (ctx) =>
+    retryTaskIn(ctx, { tenantId: q.tenantId, taskId: q.taskId, actor: { kind: "user", id: q.actorId } }, deps),
+  );
+}
+
+/**
+ * retryTask inside the caller's transaction, by any actor (the Sandbox budget's resume retries as
+ * system `sandbox-budget`). Locks the Task's Change first, so it decides on the Task as committed.
+ */
+export async function retryTaskIn(
+  ctx: TxContext,
+  q: { tenantId: string; taskId: string; actor: Actor },
+  deps: WorkGraphDeps,
+): Promise<{ taskId: string; attempt: number }> {
+  const found = await ctx.tx.task.findUnique({ where: { id: q.taskId }, select: { changeId: true } });
+  if (!found) throw new DomainError("NOT_FOUND", `task ${q.taskId} not found`);
+  const owner = await lockResourceRow(ctx, `change:${found.changeId}`);
+  if (owner.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `task ${q.taskId} not found`);
+  const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: owner.id } });
+  const task = await ctx.tx.task.findUniqueOrThrow({ where: { id: q.taskId } });
+  if (change.status === "promoted" || change.status === "cancelled") {
+    throw new DomainError("PRECONDITION_FAILED", `the change is ${change.status}: its Tasks can no longer be retried`);
+  }
+  const newest = await ctx.tx.candidate.findFirst({ where: { changeId: owner.id }, orderBy: { createdAt: "desc" } });
+  const conflicted = change.status === "conflicted" || newest?.rejectionReason === "merge conflict";
+  if (!RETRYABLE.has(task.state) && !(task.state === "completed" && conflicted)) {
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `task ${task.key} is ${task.state}; only a failed or blocked Task can be retried (or a completed one whose Change conflicted)`,
     );
-    await enqueueCommand(
-      ctx,
-      {
-        commandType: "change.dispatch",
-        commandId: `cmd_retry_${task.id}_a${attempt}`,
-        projectId: owner.projectId,
-        changeId: owner.id,
-        taskId: null,
-        payload: { reason: "task retried" },
-      },
-      deps,
-    );
-    return { taskId: task.id, attempt };
+  }
+  const attempt = task.attempt + 1;
+  const now = deps.now();
+  await ctx.tx.task.update({
+    where: { id: task.id },
+    data: { state: "pending", dispatched: false, agentId: null, blockedLimit: null, blockedCause: null, attempt },
   });
+  if (change.status !== "open") await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "open" } });
+  await appendToOutbox(
+    ctx,
+    [
+      changeEvent(owner, "task.retried", {
+        taskId: task.id,
+        attempt,
+        actor: q.actor,
+        now,
+        payload: { key: task.key, attempt, previousState: task.state },
+      }),
+    ],
+    deps,
+  );
+  await enqueueCommand(
+    ctx,
+    {
+      commandType: "change.dispatch",
+      commandId: `cmd_retry_${task.id}_a${attempt}`,
+      projectId: owner.projectId,
+      changeId: owner.id,
+      taskId: null,
+      payload: { reason: "task retried" },
+    },
+    deps,
+  );
+  return { taskId: task.id, attempt };
 }

@@ -165,15 +165,22 @@ export async function publishChangeSet(
   });
 }
 
-/** A Sandbox refusal blocks the Task with the limit it hit (spec: blocked_limit sandbox_meter). */
+/**
+ * A Sandbox refusal blocks the Task with the limit it hit (spec: blocked_limit sandbox_meter) and
+ * the guard that refused (`cause`, the refusal's `limit`): a Task the monthly budget refused
+ * (`sandbox_monthly_seconds`) resumes by itself once the budget has room (sandbox/resume.ts).
+ */
 export async function blockTaskForLimit(
   db: Db,
-  b: { changeId: string; taskId: string; runId: string; limit: string; reason: string },
+  b: { changeId: string; taskId: string; runId: string; limit: string; cause?: string | null; reason: string },
   deps: WorkGraphDeps,
 ) {
   await withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${b.changeId}`);
-    await ctx.tx.task.update({ where: { id: b.taskId }, data: { state: "blocked", blockedLimit: b.limit } });
+    await ctx.tx.task.update({
+      where: { id: b.taskId },
+      data: { state: "blocked", blockedLimit: b.limit, blockedCause: b.cause ?? null },
+    });
     await ctx.tx.agentRun.update({ where: { id: b.runId }, data: { status: "blocked", error: b.reason } });
     await appendToOutbox(
       ctx,
@@ -183,7 +190,7 @@ export async function blockTaskForLimit(
           key: `${b.limit}:${b.runId}`,
           actor: { kind: "system", id: "agent-runner" },
           now: deps.now(),
-          payload: { limit: b.limit, reason: b.reason },
+          payload: { limit: b.limit, ...(b.cause ? { cause: b.cause } : {}), reason: b.reason },
         }),
       ],
       deps,

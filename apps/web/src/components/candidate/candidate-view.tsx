@@ -15,8 +15,14 @@ import { PromotePanel } from "./promote-panel.tsx";
  * One Candidate: composition, plan, every Evidence record, every gap, approval and promotion. While
  * it is being composed or verified the page asks again every LIVE_REFETCH_MS until a final status.
  */
-export function CandidateView(props: { tenantId: string; projectId: string; candidateId: string; canDecide: boolean }) {
-  const { tenantId, projectId, candidateId, canDecide } = props;
+export function CandidateView(props: {
+  tenantId: string;
+  projectId: string;
+  candidateId: string;
+  canDecide: boolean;
+  canRerun: boolean;
+}) {
+  const { tenantId, projectId, candidateId, canDecide, canRerun } = props;
   const trpc = useTRPC();
   const candidate = useQuery(
     trpc.candidate.get.queryOptions(
@@ -93,7 +99,7 @@ export function CandidateView(props: { tenantId: string; projectId: string; cand
       <CompositionPanel tenantId={tenantId} candidate={c} live={live} />
       <PlanPanel candidate={c} />
       <GapsPanel candidate={c} />
-      <ChecksPanel candidate={c} />
+      <ChecksPanel candidate={c} rerun={canRerun ? { tenantId } : null} />
       <ApprovalPanel tenantId={tenantId} candidate={c} canDecide={canDecide} />
       <PromotePanel tenantId={tenantId} candidate={c} canPromote={canDecide} />
     </div>

@@ -1,4 +1,5 @@
 import type { CheckVerdict, PlannedCheck } from "@rhumbatron/core";
+import type { ReactNode } from "react";
 import {
   COVERAGE_LABELS,
   checkRows,
@@ -11,6 +12,7 @@ import {
 import { Empty, Panel } from "../query-state.tsx";
 import { Badge } from "./badges.tsx";
 import { blobHref } from "./composition-panel.tsx";
+import { RerunCheck } from "./rerun-check.tsx";
 import type { CandidateDetail, CandidateEvidence } from "./types.ts";
 
 /** The Verification Plan: which policy chose which checks, and whether a person must approve. */
@@ -48,8 +50,18 @@ export function PlanPanel({ candidate }: { candidate: CandidateDetail }) {
   );
 }
 
-/** Every planned check with the gate's verdict and every Evidence record, newest first. */
-export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
+/**
+ * Every planned check with the gate's verdict and every Evidence record, newest first. A check that
+ * can be rerun now (rerunOptions says so) offers the rerun to members; one that cannot says why.
+ */
+export function ChecksPanel({
+  candidate,
+  rerun,
+}: {
+  candidate: CandidateDetail;
+  /** Null when the viewer may not rerun checks. */
+  rerun: { tenantId: string } | null;
+}) {
   const plan = candidate.plan;
   const rows = checkRows<CandidateEvidence>(plan?.checks ?? [], candidate.gate?.verdicts ?? [], candidate.evidence);
   return (
@@ -59,7 +71,22 @@ export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
       ) : (
         <ul className="space-y-3">
           {rows.map((row) => (
-            <CheckItem key={row.checkId} check={row.check} verdict={row.verdict} evidence={row.evidence} />
+            <CheckItem
+              key={row.checkId}
+              check={row.check}
+              verdict={row.verdict}
+              evidence={row.evidence}
+              action={
+                rerun && (
+                  <RerunCheck
+                    tenantId={rerun.tenantId}
+                    candidateId={candidate.id}
+                    option={candidate.rerunOptions.find((o) => o.checkId === row.checkId) ?? null}
+                    failing={row.verdict?.gap === "error" || row.verdict?.gap === "failed"}
+                  />
+                )
+              }
+            />
           ))}
         </ul>
       )}
@@ -71,10 +98,12 @@ function CheckItem({
   check,
   verdict,
   evidence,
+  action,
 }: {
   check: PlannedCheck | null;
   verdict: CheckVerdict | null;
   evidence: CandidateEvidence[];
+  action: ReactNode;
 }) {
   const checkId = check?.id ?? evidence[0]?.checkId ?? "unknown";
   const judged = evidence.find((e) => e.id === verdict?.evidenceId) ?? evidence[0] ?? null;
@@ -117,6 +146,7 @@ function CheckItem({
         </p>
       )}
       {verdict && !verdict.satisfied && <p className="mt-1 text-xs">{verdict.detail}</p>}
+      {action}
       {evidence.length === 0 ? (
         <p className="mt-2 text-xs opacity-75">No Evidence recorded.</p>
       ) : (

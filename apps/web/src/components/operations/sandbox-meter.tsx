@@ -186,6 +186,7 @@ function SandboxBudgetForm({ tenantId, current }: { tenantId: string; current: n
         <p
           role="status"
           data-testid="sandbox-budget-saved"
+          data-resumed-tasks={save.data.resumedTasks}
           className={save.data.belowUsage ? "text-amber-800" : "text-emerald-800"}
         >
           {save.data.changed ? "Saved. " : "Unchanged: that is already the budget. "}

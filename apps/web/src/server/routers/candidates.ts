@@ -4,11 +4,13 @@ import {
   listCandidates,
   promoteCandidate,
   readCandidatePatch,
+  requestCheckRerun,
 } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 const id = z.string().min(1).max(200);
+const checkId = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, "a check ID of the Candidate's plan, like unit or build");
 const treeHash = z.string().regex(/^[0-9a-f]{40}$/, "the composed tree hash the client shows (40 hex digits)");
 
 /**
@@ -23,7 +25,13 @@ export const candidatesRouter = router({
     ),
   get: tenantProcedure("viewer")
     .input(z.object({ candidateId: id }))
-    .query(({ ctx, input }) => getCandidate(ctx.db, { tenantId: input.tenantId, candidateId: input.candidateId })),
+    .query(({ ctx, input }) =>
+      getCandidate(ctx.db, {
+        tenantId: input.tenantId,
+        candidateId: input.candidateId,
+        rerunsPerCheck: ctx.services.config.checks.rerunsPerCheck,
+      }),
+    ),
   /** The composed Candidate's patch from the blob store, or `stored: false` when there is none. */
   patch: tenantProcedure("viewer")
     .input(z.object({ candidateId: id }))
@@ -43,6 +51,21 @@ export const candidatesRouter = router({
     .input(z.object({ candidateId: id, treeHash, note: z.string().trim().min(1, "say why").max(2000) }))
     .mutation(({ ctx, input }) =>
       decideCandidateApproval(ctx.db, { ...input, userId: ctx.caller.userId, kind: "rejected" }, ctx.services),
+    ),
+  /** Runs one check of a rejected Candidate again (it ended in error or fail); the gate reads the latest record. */
+  rerunCheck: tenantProcedure("member")
+    .input(z.object({ candidateId: id, checkId }))
+    .mutation(({ ctx, input }) =>
+      requestCheckRerun(
+        ctx.db,
+        {
+          tenantId: input.tenantId,
+          candidateId: input.candidateId,
+          checkId: input.checkId,
+          actorId: ctx.caller.userId,
+        },
+        ctx.services,
+      ),
     ),
   promote: tenantProcedure("approver")
     .input(z.object({ candidateId: id }))

@@ -16,6 +16,7 @@ export const sandboxRouter = router({
   /**
    * Sets the tenant's monthly budget in seconds, from the next reservation on (this month too). A
    * value below what the month already used is allowed; the answer says so (`belowUsage`, `note`).
+   * Tasks the budget had blocked resume as far as it now has room (`resumedTasks`).
    */
   setBudget: tenantProcedure("admin")
     .input(z.object({ monthlySeconds: sandboxBudgetSecondsSchema }))
@@ -23,8 +24,7 @@ export const sandboxRouter = router({
       setSandboxBudget(
         ctx.db,
         { tenantId: input.tenantId, monthlySeconds: input.monthlySeconds, userId: ctx.caller.userId },
-        ctx.services.config,
-        ctx.services.now(),
+        ctx.services,
       ),
     ),
 });

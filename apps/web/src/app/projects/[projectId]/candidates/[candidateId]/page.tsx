@@ -21,6 +21,7 @@ export default async function CandidatePage({
       candidateId={candidateId}
       // The buttons show for approvers and above; the procedures check the role again on every call.
       canDecide={hasAtLeast(shell.tenant.role, "approver")}
+      canRerun={hasAtLeast(shell.tenant.role, "member")}
     />
   );
 }

@@ -1,0 +1,83 @@
+import {
+  claimWorkflowInstance,
+  finishCandidateVerification,
+  finishCheckRerun,
+  finishWorkflowInstance,
+  loadVerificationInput,
+  type SandboxReservation,
+  settleSandbox,
+  type WorkflowRun,
+  workflowRun,
+} from "@rhumbatron/db";
+import { runCheckRerun } from "./rerun.ts";
+import { leaseSeconds, runVerification, type VerificationDeps, type VerificationRunResult } from "./workflow.ts";
+
+/**
+ * The verification runner: claims CandidateVerificationWorkflow instances, then check reruns, and
+ * runs each (a crashed runner's lease lapses and another picks the instance up). An instance that
+ * kept failing is given up: its Candidate is rejected with why and its meter settled.
+ */
+export async function drainVerifications(deps: VerificationDeps, max = 5): Promise<VerificationRunResult[]> {
+  const results: VerificationRunResult[] = [];
+  for (let i = 0; i < max; i++) {
+    const claimed = await claimWorkflowInstance(deps.db, "verification", deps.now(), leaseSeconds(deps.config));
+    if (!claimed) break;
+    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
+      results.push(await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`));
+      continue;
+    }
+    results.push(await runVerification(deps, claimed.instanceId));
+  }
+  // Check reruns run on the same runner (and its nudge channel), after first verifications.
+  for (let i = 0; i < max; i++) {
+    const claimed = await claimWorkflowInstance(deps.db, "rerun", deps.now(), leaseSeconds(deps.config));
+    if (!claimed) break;
+    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
+      const candidateId = String(claimed.input.candidateId);
+      results.push(
+        await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`, candidateId),
+      );
+      continue;
+    }
+    results.push(await runCheckRerun(deps, claimed));
+  }
+  return results;
+}
+
+/**
+ * A Candidate whose verification (or check rerun: instance ID = rerun ID) kept failing is rejected,
+ * with why; its meter is settled.
+ */
+async function giveUp(
+  deps: VerificationDeps,
+  instanceId: string,
+  why: string,
+  candidateId = instanceId,
+): Promise<VerificationRunResult> {
+  const run: WorkflowRun = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: 60 });
+  const input = await loadVerificationInput(deps.db, candidateId);
+  const reserved = await run.done<{ ok: boolean; reservation?: SandboxReservation }>("reserve");
+  if (reserved?.output.ok && reserved.output.reservation && !(await run.done("settle"))) {
+    await settleSandbox(
+      deps.db,
+      reserved.output.reservation,
+      { wallSeconds: 0, billing: deps.sandbox.billing },
+      deps.config,
+    );
+  }
+  if (input) {
+    const rerun = instanceId !== candidateId;
+    await run.txStep("finish", async (ctx) => {
+      const moved = await finishCandidateVerification(
+        ctx,
+        { candidateId, changeId: input.candidate.changeId, ...(rerun ? { eventKey: instanceId } : {}) },
+        { status: "rejected", reason: `verification could not finish: ${why}`, gaps: [] },
+        deps,
+      );
+      if (rerun) await finishCheckRerun(ctx, instanceId, "rejected", deps.now());
+      return moved;
+    });
+  }
+  await finishWorkflowInstance(deps.db, instanceId, { status: "failed", error: why }, deps.now());
+  return { candidateId, outcome: "rejected", detail: why };
+}
