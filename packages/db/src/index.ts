@@ -29,6 +29,7 @@ export * from "./sandbox/resume.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./verification/create-candidate.ts";
+export * from "./verification/interdiff.ts";
 export * from "./verification/promote.ts";
 export * from "./verification/queries.ts";
 export * from "./verification/rerun.ts";

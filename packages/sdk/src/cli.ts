@@ -262,7 +262,9 @@ function buildProgram(io: CliIo): Command {
     .action(async (id: string, _opts, cmd: Command) => {
       const { client, print } = setup(cmd);
       const c = await client.getCandidate(id);
-      print(c, () => formatCandidate(c));
+      // A Candidate behind the gate of a Change approved before: show what changed since.
+      const interdiff = c.approval.required ? await client.approvalInterdiff(id) : null;
+      print({ ...c, interdiff }, () => formatCandidate(c, interdiff));
     });
   candidate
     .command("approve")

@@ -18,6 +18,7 @@ export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
 export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
+export type ApprovalInterdiff = RouterOutputs["candidate"]["interdiff"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 
@@ -167,6 +168,16 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async getCandidate(candidateId: string): Promise<CandidateDetail> {
       const t = await tenantId();
       return call(() => trpc.candidate.get.query({ tenantId: t, candidateId }));
+    },
+
+    /**
+     * What changed since a person last approved another Candidate of this Change (a recomposition):
+     * the earlier approval, whether the tree and the Change's own diff are the same, and which files
+     * the new base changed under it. Null when nobody approved another Candidate of the Change.
+     */
+    async approvalInterdiff(candidateId: string): Promise<ApprovalInterdiff> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.interdiff.query({ tenantId: t, candidateId }));
     },
 
     /** Grants the approval for exactly this composed tree (40 hex digits, as `getCandidate` shows it). */

@@ -1,4 +1,5 @@
 import type {
+  ApprovalInterdiff,
   CandidateDetail,
   CandidateSummary,
   LandingQueueEntry,
@@ -85,7 +86,7 @@ export function formatCandidates(list: CandidateSummary[]): string {
   ]);
 }
 
-export function formatCandidate(c: CandidateDetail): string {
+export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff = null): string {
   const lines: string[] = [
     `candidate ${c.id}: ${c.status}`,
     `  change        ${c.changeId}`,
@@ -125,10 +126,35 @@ export function formatCandidate(c: CandidateDetail): string {
     lines.push(
       `  ${d.decision} by ${d.decidedBy} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
     );
+  if (interdiff) lines.push(...formatInterdiff(interdiff).map((l) => `  ${l}`));
   if (c.approval.state === "pending" && c.composedTree) {
-    lines.push(`  approve with: rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`);
+    lines.push(
+      `  ${interdiff ? "approve again" : "approve"} with: rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`,
+    );
   }
   return lines.join("\n");
+}
+
+/** "Since the last approval…": what an approver needs to approve a recomposed Candidate again. */
+export function formatInterdiff(d: NonNullable<ApprovalInterdiff>): string[] {
+  const own =
+    d.ownDiff.unchanged === null
+      ? "the Change's own diff could not be compared (a patch is missing or truncated)"
+      : d.ownDiff.unchanged
+        ? "the Change's own diff is unchanged"
+        : `the Change's own diff changed in ${d.ownDiff.differingFiles.join(", ")}`;
+  const under = d.base.files.filter((f) => f.underChange).map((f) => f.path);
+  const lines = [
+    `since ${d.since.approvedBy} approved ${d.since.candidateId} at ${iso(d.since.approvedAt)}:`,
+    d.treeIdentical ? "  the composed tree is byte-identical (the approval carries over)" : `  ${own}`,
+    d.base.promotions.length === 0
+      ? "  the base did not move"
+      : `  the base moved from generation ${d.base.fromGeneration} to ${d.base.toGeneration}: ${d.base.promotions
+          .map((p) => `${p.changeId ?? p.candidateId ?? "?"}${p.title ? ` "${p.title}"` : ""}`)
+          .join(", ")} changed ${d.base.files.length} file${d.base.files.length === 1 ? "" : "s"}`,
+  ];
+  if (under.length > 0) lines.push(`  files this Change also touches: ${under.join(", ")}`);
+  return lines;
 }
 
 export function formatPromote(candidateId: string, r: PromoteResult): string {

@@ -166,7 +166,8 @@ export const EVENT_CATALOGUE = {
   "approval.granted": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ candidateId: id, treeHash: z.string(), approverId: id }),
+    /** carriedFrom: the Candidate whose approval of the same tree was carried over (no person acted again). */
+    payload: z.object({ candidateId: id, treeHash: z.string(), approverId: id, carriedFrom: id.optional() }),
   },
   "approval.rejected": {
     version: 1,

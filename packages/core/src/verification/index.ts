@@ -1,6 +1,7 @@
 export * from "./compatibility.ts";
 export * from "./composition.ts";
 export * from "./gate.ts";
+export * from "./interdiff.ts";
 export * from "./landing.ts";
 export * from "./plan.ts";
 export * from "./promotion.ts";

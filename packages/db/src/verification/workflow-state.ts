@@ -11,6 +11,7 @@ import type { Db } from "../client.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
+import { earlierApproval } from "./interdiff.ts";
 
 /**
  * The Candidate's state changes during verification. Each one locks the Change (the Candidate's
@@ -231,10 +232,42 @@ export async function finishCandidateVerification(
         ? [ev("candidate.rejected", { candidateId: c.candidateId, reason: o.reason, gaps: o.gaps })]
         : [
             ev("candidate.verified", { candidateId: c.candidateId, humanGate: o.humanGate }),
-            ...(o.humanGate ? [ev("approval.requested", { candidateId: c.candidateId, treeHash: o.treeHash })] : []),
+            ...(o.humanGate ? [await approvalAsked(ctx, c, o.treeHash, ev, now)] : []),
           ];
   await appendToOutbox(ctx, events, deps);
   return true;
+}
+
+/**
+ * A verified Candidate behind the human gate asks for approval, unless a person already approved
+ * this very tree on another Candidate of the Change (a recomposition that changed nothing): then
+ * that approval is carried over, in this transaction, with a note saying where it came from.
+ */
+async function approvalAsked(
+  ctx: TxContext,
+  c: { candidateId: string; changeId: string },
+  treeHash: string,
+  ev: <T extends EventType>(type: T, payload: EventPayload<T>) => ReturnType<typeof buildEvent>,
+  now: Date,
+) {
+  const prior = await earlierApproval(ctx.tx, c.changeId, c.candidateId, treeHash);
+  if (!prior) return ev("approval.requested", { candidateId: c.candidateId, treeHash });
+  await ctx.tx.approval.create({
+    data: {
+      candidateId: c.candidateId,
+      decision: "granted",
+      treeHash,
+      decidedBy: prior.decidedBy,
+      note: `carried over from ${prior.candidateId}: the composed tree is byte-identical to the one approved there`,
+      decidedAt: now,
+    },
+  });
+  return ev("approval.granted", {
+    candidateId: c.candidateId,
+    treeHash,
+    approverId: prior.decidedBy,
+    carriedFrom: prior.candidateId,
+  });
 }
 
 /** Counts a browser session against the per-Candidate limit; false once the limit is reached. */

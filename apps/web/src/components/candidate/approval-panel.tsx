@@ -1,10 +1,11 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Panel } from "../query-state.tsx";
 import { Badge, Hash } from "./badges.tsx";
+import { InterdiffBox } from "./interdiff-box.tsx";
 import type { CandidateDetail } from "./types.ts";
 
 const STATE_TONE = { pending: "pending", granted: "pass", rejected: "fail", not_required: "neutral" } as const;
@@ -33,6 +34,11 @@ export function ApprovalPanel({
   const state = approval.state as keyof typeof STATE_TONE;
   const open = approval.required && state === "pending";
   const ready = open && candidate.status === "verified" && tree !== null;
+  // Asked only while a decision is open: what changed since someone approved another Candidate of the Change.
+  const interdiff = useQuery(
+    trpc.candidate.interdiff.queryOptions({ tenantId, candidateId: candidate.id }, { enabled: open }),
+  );
+  const again = interdiff.data ?? null;
   const busy = approve.isPending || reject.isPending;
   const error = approve.error ?? reject.error;
 
@@ -67,6 +73,7 @@ export function ApprovalPanel({
           )}
         </div>
       )}
+      {open && again && <InterdiffBox d={again} />}
       {!approval.required && <p className="text-sm text-slate-600">The plan does not ask for a person’s approval.</p>}
       {open && !canDecide && <p className="text-sm text-slate-600">Waiting for an approver.</p>}
       {open && canDecide && (
@@ -103,7 +110,7 @@ export function ApprovalPanel({
               }
               className="rounded bg-emerald-700 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50"
             >
-              Approve this tree
+              {again ? "Approve this tree again" : "Approve this tree"}
             </button>
             <button
               type="button"

@@ -5,3 +5,4 @@ type Outputs = inferRouterOutputs<AppRouter>;
 export type CandidateDetail = Outputs["candidate"]["get"];
 export type CandidateEvidence = CandidateDetail["evidence"][number];
 export type PromoteResult = Outputs["candidate"]["promote"];
+export type CandidateInterdiff = Outputs["candidate"]["interdiff"];

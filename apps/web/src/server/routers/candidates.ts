@@ -1,4 +1,5 @@
 import {
+  approvalInterdiff,
   decideCandidateApproval,
   getCandidate,
   listCandidates,
@@ -37,6 +38,12 @@ export const candidatesRouter = router({
     .input(z.object({ candidateId: id }))
     .query(({ ctx, input }) =>
       readCandidatePatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
+    ),
+  /** What changed since a person last approved another Candidate of the same Change (null: nobody did). */
+  interdiff: tenantProcedure("viewer")
+    .input(z.object({ candidateId: id }))
+    .query(({ ctx, input }) =>
+      approvalInterdiff(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
     ),
   approve: tenantProcedure("approver")
     .input(z.object({ candidateId: id, treeHash, note: z.string().trim().max(2000).optional() }))
