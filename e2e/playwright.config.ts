@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { defineConfig } from "@playwright/test";
+import { CHROMIUM_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "@rhumbatron/core";
 import { DEMO_ADMIN_STATE } from "./support/auth.ts";
-import { CHROMIUM_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./support/chromium.ts";
 
-const executablePath = findChromium();
+const executablePath = findChromium(process.env, existsSync);
 if (!executablePath) throw new Error(CHROMIUM_INSTALL_HINT);
 const port = Number(process.env.E2E_PORT ?? 3199);
 

@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { CHROMIUM_INSTALL_HINT, findChromium } from "../e2e/support/chromium.ts";
+import { CHROMIUM_INSTALL_HINT, findChromium } from "@rhumbatron/core";
 import { exitWith } from "./lib/fail.ts";
 import { freePort } from "./lib/ports.ts";
 import { ROOT } from "./lib/stack.ts";
@@ -82,7 +82,7 @@ function playwrightSkipped(suites: PlaywrightSuite[] | undefined, path: string[]
 }
 
 async function e2eStage(): Promise<Tally> {
-  if (!findChromium()) {
+  if (!findChromium(process.env, existsSync)) {
     process.stderr.write(`e2e: ${CHROMIUM_INSTALL_HINT}\n`);
     return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
   }

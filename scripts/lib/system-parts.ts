@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { findChromium } from "../../apps/worker/src/verification/chromium.ts";
+import { findChromium } from "@rhumbatron/core";
 import { StartupError } from "./fail.ts";
 
 export type PartName = "git" | "chromium" | "bubblewrap";

@@ -4,12 +4,17 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BlobObject, type BlobStore, DEFAULT_COMMAND_ALLOWLIST, type SandboxWorkspace } from "@rhumbatron/core";
+import {
+  type BlobObject,
+  type BlobStore,
+  DEFAULT_COMMAND_ALLOWLIST,
+  findChromium,
+  type SandboxWorkspace,
+} from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { testConfig } from "../testing.ts";
 import { runBrowserCheck } from "./browser-check.ts";
-import { findChromium } from "./chromium.ts";
 
 const TEMPLATE = fileURLToPath(new URL("../../../../templates/shop", import.meta.url));
 const typescriptDir = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
@@ -49,7 +54,7 @@ beforeAll(async () => {
   const probe = await bubblewrapAvailable();
   if (!probe.ok)
     throw new Error(`bubblewrap cannot run here (${probe.reason}); install it: apt-get install -y bubblewrap`);
-  if (!findChromium()) throw new Error("Chromium is missing: apt-get install -y chromium");
+  if (!findChromium(process.env, existsSync)) throw new Error("Chromium is missing: apt-get install -y chromium");
   root = await mkdtemp(join(tmpdir(), "rhumbatron-browser-"));
   const sandbox = await bubblewrapSandbox({
     root,

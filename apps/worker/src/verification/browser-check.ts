@@ -5,9 +5,15 @@ import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BlobStore, CommandResult, SandboxWorkspace } from "@rhumbatron/core";
+import {
+  type BlobStore,
+  BROWSER_CHECK_ARGS,
+  CHROMIUM_INSTALL_HINT,
+  type CommandResult,
+  findChromium,
+  type SandboxWorkspace,
+} from "@rhumbatron/core";
 import { type Browser, chromium, type Page, type Request, type Route } from "playwright-core";
-import { BROWSER_CHECK_ARGS, CHROMIUM_INSTALL_HINT, findChromium } from "./chromium.ts";
 
 /**
  * The browser verification check: Chromium drives the demo shop's wishlist (or cart) flow against
@@ -92,7 +98,7 @@ export async function runBrowserCheck(input: BrowserCheckInput): Promise<Browser
   }
 
   async function session(): Promise<Outcome> {
-    const executablePath = input.chromiumPath ?? findChromium();
+    const executablePath = input.chromiumPath ?? findChromium(process.env, existsSync);
     if (!executablePath || !existsSync(executablePath)) return error(CHROMIUM_INSTALL_HINT);
     await rm(join(ws.path, SOCKET_NAME), { force: true }); // a previous session's socket
     await symlink(join(ws.path, SOCKET_NAME), link); // socket paths are limited to ~107 bytes

@@ -1,4 +1,4 @@
-import { CandidateView } from "../../../../../components/candidate/candidate-view.tsx";
+import { CandidateView } from "../../../../../components/candidate/candidate-page.tsx";
 import { shellNotice } from "../../../../../components/shell-notice.tsx";
 import { hasAtLeast } from "../../../../../server/roles.ts";
 import { loadShell } from "../../../../../server/shell.ts";

@@ -1,8 +1,6 @@
-import { existsSync } from "node:fs";
-
 /**
- * System Chromium, for the browser check and for the e2e suite (e2e/support/chromium.ts re-exports
- * this): CHROMIUM_PATH, then the usual system locations.
+ * System Chromium, for the browser check, the setup step and the e2e suite: CHROMIUM_PATH, then the
+ * usual system locations. The caller passes how to test a path (fs.existsSync on a real machine).
  */
 export const CHROMIUM_CANDIDATES = [
   "/usr/bin/chromium",
@@ -15,8 +13,8 @@ export const CHROMIUM_INSTALL_HINT =
   "Chromium was not found. Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or set CHROMIUM_PATH to a Chromium or Chrome binary.";
 
 export function findChromium(
-  env: NodeJS.ProcessEnv = process.env,
-  exists: (path: string) => boolean = existsSync,
+  env: Record<string, string | undefined>,
+  exists: (path: string) => boolean,
 ): string | null {
   const configured = env.CHROMIUM_PATH;
   if (configured) return exists(configured) ? configured : null;
