@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, join as joinPath } from "node:path";
 import {
+  commandIds,
   DEFAULT_COMMAND_ALLOWLIST,
   DEFAULT_POLICY,
   type EditStep,
@@ -72,7 +73,7 @@ export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Prom
   await withTransaction(w.db, (ctx) =>
     enqueueCommand(
       ctx,
-      { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+      { commandId: commandIds.provision(projectId), commandType: "project.provision", projectId, payload: {} },
       w.deps,
     ),
   );

@@ -1,5 +1,6 @@
 export * from "./agents/index.ts";
 export * from "./causal/index.ts";
+export * from "./commands/catalogue.ts";
 export * from "./commands/queues.ts";
 export * from "./config.ts";
 export * from "./errors.ts";

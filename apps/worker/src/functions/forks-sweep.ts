@@ -1,4 +1,4 @@
-import { commandCapWindow, type RhumbatronConfig } from "@rhumbatron/core";
+import { commandCapWindow, commandIds, type RhumbatronConfig } from "@rhumbatron/core";
 import { enqueueCommand, type Nudger, withTransaction } from "@rhumbatron/db";
 import type { WorkerFunction } from "./types.ts";
 
@@ -15,7 +15,7 @@ export function forksSweepTickFunction(config: RhumbatronConfig, nudger: Nudger)
         for (const p of projects) {
           await enqueueCommand(
             ctx,
-            { commandId: `cmd_forks_sweep_${p.id}_${day}`, commandType: "forks.sweep", projectId: p.id, payload: {} },
+            { commandId: commandIds.forksSweep(p.id, day), commandType: "forks.sweep", projectId: p.id, payload: {} },
             { config, nudger, now },
           );
         }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config.ts";
-import { commandIds, decideDelivery, QUEUE_FOR_COMMAND, queueName, releaseId } from "./queues.ts";
+import { commandIds, QUEUE_FOR_COMMAND } from "./catalogue.ts";
+import { decideDelivery, queueName, releaseId } from "./queues.ts";
 
 const config = loadConfig("dev");
 const now = new Date("2026-06-01T00:00:00Z");

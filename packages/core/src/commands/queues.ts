@@ -1,40 +1,9 @@
 import type { Environment, QueuePurpose, RhumbatronConfig } from "../config.ts";
-import type { CommandType } from "../events/command.ts";
 
 /** `rhumbatron-<purpose>-<env>` (spec: Queues). */
 export function queueName(purpose: QueuePurpose, env: Environment): string {
   return `rhumbatron-${purpose}-${env}`;
 }
-
-/**
- * Which queue carries each command type (spec: the Queues flowchart). verification.start runs on
- * the verification queue and release.start on the release queue; both are consumed by integration.
- */
-export const QUEUE_FOR_COMMAND: Record<CommandType, Exclude<QueuePurpose, "dead-letter">> = {
-  "agent.wake": "agent-wakeups",
-  "change.dispatch": "integration",
-  "candidate.create": "integration",
-  // One queue consumed one message at a time: promotions land one at a time, in the order they became ready.
-  "candidate.land": "integration",
-  "forks.sweep": "integration",
-  "project.provision": "integration",
-  "project.cleanup": "integration",
-  "fixture.publish": "integration",
-  "index.build": "indexing",
-  "index.purge": "indexing",
-  "verification.start": "verification",
-  "release.start": "release",
-};
-
-/** Stable command IDs: a re-send of the same request is the same command (spec: Idempotency). */
-export const commandIds = {
-  /** The first attempt keeps its original ID; a retry (attempt 2, 3, …) is a new command. */
-  wake: (taskId: string, attempt = 1) => (attempt > 1 ? `cmd_${taskId}_ready_a${attempt}` : `cmd_${taskId}_ready`),
-  verify: (candidateId: string) => `cmd_${candidateId}_verify`,
-  /** One landing attempt per Candidate and cause (it became ready, or landing was switched on). */
-  land: (candidateId: string, cause: string) => `cmd_land_${candidateId}_${cause}`,
-  release: (releaseId: string) => `cmd_${releaseId}_release`,
-};
 
 export const releaseId = (projectId: string, generation: number) => `rel_${projectId}_${generation}`;
 

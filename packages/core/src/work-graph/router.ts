@@ -1,6 +1,5 @@
-import { commandIds } from "../commands/queues.ts";
+import { commandIds, newCommand, type TypedCommand } from "../commands/catalogue.ts";
 import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
-import type { CommandType } from "../events/command.ts";
 import type { EventEnvelope } from "../events/envelope.ts";
 import { type GraphTask, planDispatch } from "./graph.ts";
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
@@ -27,14 +26,8 @@ export interface RouterSnapshot {
   candidates: { id: string; baseGeneration: number; status: string }[];
 }
 
-export interface RoutedCommand {
-  commandType: CommandType;
-  commandId: string;
-  projectId: string;
-  changeId: string | null;
-  taskId: string | null;
-  payload: Record<string, unknown>;
-}
+/** A command the router sends: made by the catalogue's factory, so its payload is checked. */
+export type RoutedCommand = TypedCommand;
 
 export interface ClassifierAsk {
   agent: ActiveAgent;
@@ -58,9 +51,8 @@ const OVERLAP_TYPES = [
 const LIVE_CANDIDATE = new Set(["created", "composing", "verifying", "verified"]);
 
 function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string, eventPaths?: string[]): RoutedCommand {
-  return {
-    commandType: "agent.wake",
-    commandId: `cmd_wake_${a.agentId}_${e.eventId}`,
+  return newCommand("agent.wake", {
+    commandId: commandIds.wakeOnEvent(a.agentId, e.eventId),
     projectId: e.projectId,
     changeId: a.changeId,
     taskId: a.taskId,
@@ -72,46 +64,34 @@ function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string, eventPaths?: 
       causeType: e.eventType,
       ...(eventPaths ? { eventPaths } : {}),
     },
-  };
+  });
 }
 
 function indexBuild(e: EventEnvelope, generation: number): RoutedCommand {
-  return {
-    commandType: "index.build",
-    commandId: `cmd_index_${e.projectId}_S${generation}`,
+  return newCommand("index.build", {
+    commandId: commandIds.indexBuild(e.projectId, generation),
     projectId: e.projectId,
-    changeId: null,
-    taskId: null,
     payload: { generation },
-  };
-}
-
-/** The stable ID of the automatic recomposition of a Change on one generation. */
-export function recomposeCommandId(changeId: string, generation: number): string {
-  return `cmd_recompose_${changeId}_S${generation}`;
+  });
 }
 
 function recompose(e: EventEnvelope, staleCandidateId: string, generation: number): RoutedCommand {
   const changeId = e.changeId ?? "";
-  return {
-    commandType: "candidate.create",
-    commandId: recomposeCommandId(changeId, generation),
+  return newCommand("candidate.create", {
+    commandId: commandIds.recompose(changeId, generation),
     projectId: e.projectId,
     changeId,
-    taskId: null,
     payload: { causeEventId: e.eventId, recomposeFrom: staleCandidateId, generation },
-  };
+  });
 }
 
 function dispatch(e: EventEnvelope): RoutedCommand {
-  return {
-    commandType: "change.dispatch",
-    commandId: `cmd_dispatch_${e.eventId}`,
+  return newCommand("change.dispatch", {
+    commandId: commandIds.dispatchAfter(e.eventId),
     projectId: e.projectId,
     changeId: e.changeId,
-    taskId: null,
     payload: { causeEventId: e.eventId },
-  };
+  });
 }
 
 const route = (
@@ -141,14 +121,12 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
       const p = e.payload as { reason: string };
       if (p.reason !== "work_graph_completed" || !e.changeId) return { kind: "ignore", reason: "not_applicable" };
       return route([
-        {
-          commandType: "candidate.create",
-          commandId: `cmd_${e.eventId}_candidate`,
+        newCommand("candidate.create", {
+          commandId: commandIds.compose(e.eventId),
           projectId: e.projectId,
           changeId: e.changeId,
-          taskId: null,
           payload: { causeEventId: e.eventId },
-        },
+        }),
       ]);
     }
     case "canonical.advanced": {
@@ -176,14 +154,12 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
       const p = e.payload as { candidateId: string };
       if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
       return route([
-        {
-          commandType: "candidate.land",
+        newCommand("candidate.land", {
           commandId: commandIds.land(p.candidateId, e.eventType === "approval.granted" ? "approved" : "verified"),
           projectId: e.projectId,
           changeId: e.changeId,
-          taskId: null,
           payload: { candidateId: p.candidateId, causeEventId: e.eventId },
-        },
+        }),
       ]);
     }
     case "artifact.promoted":

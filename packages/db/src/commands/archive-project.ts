@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { buildEvent, DomainError, randomEventId } from "@rhumbatron/core";
+import { buildEvent, commandIds, DomainError, randomEventId } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { withProjectRoot } from "../events/outbox.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
@@ -11,7 +11,7 @@ export interface ArchiveResult {
 }
 
 /** The one cleanup command of a project: a repeated archive finds it on the queue and sends nothing. */
-export const cleanupCommandId = (projectId: string) => `cmd_cleanup_${projectId}`;
+export const cleanupCommandId = commandIds.cleanup;
 
 /**
  * Archives a project: status `archived`, `project.archived` (a project-root fact, so the project
@@ -47,7 +47,12 @@ export async function archiveProject(
     // The search index lives outside source/<project>/; the indexer purges it.
     await enqueueCommand(
       ctx,
-      { commandId: `cmd_index_purge_${p.projectId}`, commandType: "index.purge", projectId: p.projectId, payload: {} },
+      {
+        commandId: commandIds.indexPurge(p.projectId),
+        commandType: "index.purge",
+        projectId: p.projectId,
+        payload: {},
+      },
       deps,
     );
     const event = buildEvent({

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { DomainError } from "@rhumbatron/core";
+import { commandIds, DomainError } from "@rhumbatron/core";
 import { z } from "zod";
 import type { Db } from "../client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
@@ -32,7 +32,7 @@ export async function createProjectIn(
   await ctx.tx.project.create({ data: { id: projectId, tenantId: p.tenantId, name, status: "provisioning" } });
   await enqueueCommand(
     ctx,
-    { commandId: `cmd_provision_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+    { commandId: commandIds.provision(projectId), commandType: "project.provision", projectId, payload: {} },
     deps,
   );
   return projectId;

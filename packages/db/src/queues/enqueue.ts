@@ -1,5 +1,6 @@
 import {
   COMMAND_TYPES,
+  commandPayloadProblem,
   type CommandEnvelope,
   type CommandType,
   commandCapWindow,
@@ -48,6 +49,9 @@ export function buildCommand(c: NewCommand, now: Date): CommandEnvelope {
   if (!(COMMAND_TYPES as readonly string[]).includes(c.commandType)) {
     throw new DomainError("INVALID_INPUT", `unknown command type ${c.commandType}`);
   }
+  // Every envelope is checked against the command catalogue, however it was made.
+  const problem = commandPayloadProblem(c.commandType, c.payload);
+  if (problem) throw new DomainError("INVALID_INPUT", `${c.commandType} ${c.commandId}: ${problem}`);
   const parsed = commandEnvelopeSchema.safeParse({
     commandId: c.commandId,
     commandType: c.commandType,

@@ -42,6 +42,9 @@ async function seedTask(projectId: string, changeId: string, taskId: string) {
   });
 }
 
+/** What every agent.wake carries (the catalogue refuses a wake without its Agent). */
+const WAKE = { agentId: "agt_q", reason: "test" };
+
 async function send(
   commandId: string,
   type: Parameters<typeof enqueueCommand>[1]["commandType"],
@@ -115,10 +118,17 @@ describe("queues", () => {
     await t.db.queueMessage.deleteMany({});
   });
 
+  it("refuses a command whose payload the catalogue does not accept, and sends nothing", async () => {
+    await seedProjects(t.db, ["proj_q0"]);
+    const err = await send("cmd_index_proj_q0_S1", "index.build", { projectId: "proj_q0" }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("generation") });
+    expect(await t.db.queueMessage.count({ where: { commandId: "cmd_index_proj_q0_S1" } })).toBe(0);
+  });
+
   it("retries a poison command 3 times 30 s apart, dead-letters it, blocks the Task and writes task.failed once", async () => {
     await seedTask("proj_q2", "chg_q2", "task_q2");
     const id = commandIds.wake("task_q2");
-    await send(id, "agent.wake", { projectId: "proj_q2", changeId: "chg_q2", taskId: "task_q2" });
+    await send(id, "agent.wake", { projectId: "proj_q2", changeId: "chg_q2", taskId: "task_q2", payload: WAKE });
     const handlers = [effectHandler(["agent.wake"], () => "throw")];
     const seen: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -175,7 +185,7 @@ describe("queues", () => {
     await seedTask("proj_q3", "chg_q3", "task_q3");
     const tenantId = "ten_test";
     for (const id of ["cmd_r1", "cmd_r2"]) {
-      await send(id, "agent.wake", { projectId: "proj_q3", changeId: "chg_q3", taskId: "task_q3" });
+      await send(id, "agent.wake", { projectId: "proj_q3", changeId: "chg_q3", taskId: "task_q3", payload: WAKE });
     }
     const failing = [effectHandler(["agent.wake"], () => "throw")];
     for (let i = 0; i < 4; i++) {

@@ -3,6 +3,7 @@ import {
   type ApprovalDecision,
   buildEvent,
   checkPromotionPreconditions,
+  commandIds,
   DEFAULT_POLICY,
   DomainError,
   decideApproval,
@@ -154,7 +155,7 @@ async function afterPromotion(
   await enqueueCommand(
     ctx,
     {
-      commandId: `cmd_index_${p.projectId}_S${p.generation}`,
+      commandId: commandIds.indexBuild(p.projectId, p.generation),
       commandType: "index.build",
       projectId: p.projectId,
       payload: { generation: p.generation },

@@ -1,4 +1,4 @@
-import { buildEvent, QUEUE_FOR_COMMAND, recomposeCommandId, stableEventId } from "@rhumbatron/core";
+import { buildEvent, commandIds, QUEUE_FOR_COMMAND, stableEventId } from "@rhumbatron/core";
 import { appendToOutbox, type LockedChange } from "../events/outbox.ts";
 import { buildCommand, type EnqueueDeps, putOnQueue } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
@@ -74,7 +74,7 @@ export async function holdRecomposition(
   const envelope = buildCommand(
     {
       commandType: "candidate.create",
-      commandId: `${recomposeCommandId(changeId, recompose.generation)}_at${at}`,
+      commandId: commandIds.recomposeHeld(changeId, recompose.generation, at),
       projectId: owner.projectId,
       changeId,
       taskId: null,

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type Actor, type ChangeInput, changeInput, DomainError, validateWorkGraph } from "@rhumbatron/core";
+import {
+  type Actor,
+  type ChangeInput,
+  changeInput,
+  commandIds,
+  DomainError,
+  validateWorkGraph,
+} from "@rhumbatron/core";
 import { z } from "zod";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockProjectRow } from "../events/outbox.ts";
@@ -97,7 +104,7 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
     await enqueueCommand(
       ctx,
       {
-        commandId: `cmd_dispatch_${changeId}_created`,
+        commandId: commandIds.dispatchCreated(changeId),
         commandType: "change.dispatch",
         projectId: project.id,
         changeId,

@@ -1,4 +1,4 @@
-import { type Actor, DomainError } from "@rhumbatron/core";
+import { type Actor, commandIds, DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
@@ -74,7 +74,7 @@ export async function retryTaskIn(
     ctx,
     {
       commandType: "change.dispatch",
-      commandId: `cmd_retry_${task.id}_a${attempt}`,
+      commandId: commandIds.dispatchRetry(task.id, attempt),
       projectId: owner.projectId,
       changeId: owner.id,
       taskId: null,
