@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   type BlobStore,
   buildVerificationPlan,
+  type CommandResult,
   type ComposableChangeSet,
   candidateFork,
   canonicalRepo,
@@ -41,6 +42,7 @@ import {
   takeBrowserRun,
   type VerificationInput,
   type VerificationOutcome,
+  type WorkflowRun,
   withRepoToken,
   workflowRun,
 } from "@rhumbatron/db";
@@ -77,65 +79,93 @@ export const evidenceKey = (projectId: string, candidateId: string, name: string
   `evidence/${projectId}/${candidateId}/${name}`;
 
 export async function runVerification(deps: VerificationDeps, instanceId: string): Promise<VerificationRunResult> {
-  const policy = deps.policy ?? DEFAULT_POLICY;
-  const run = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: leaseSeconds(deps.config) });
   const input = await loadVerificationInput(deps.db, instanceId);
   if (!input) {
     await finishWorkflowInstance(deps.db, instanceId, { status: "failed", error: "no such Candidate" }, deps.now());
     return { candidateId: instanceId, outcome: "failed", detail: "no such Candidate" };
   }
+  const v = verificationRun(deps, instanceId, input);
   const { candidate, project } = input;
-  const ids = { candidateId: candidate.id, changeId: candidate.changeId };
-  const finish = async (o: VerificationOutcome) => {
-    await run.txStep("finish", (ctx) => finishCandidateVerification(ctx, ids, o, deps));
-    await finishWorkflowInstance(
-      deps.db,
-      instanceId,
-      { status: "succeeded", output: { status: o.status } },
-      deps.now(),
-    );
-    return { candidateId: candidate.id, outcome: o.status, ...("reason" in o ? { detail: o.reason } : {}) };
-  };
-
-  if (FINAL.includes(candidate.status)) {
-    await finishWorkflowInstance(
-      deps.db,
-      instanceId,
-      { status: "succeeded", output: { skipped: candidate.status } },
-      deps.now(),
-    );
-    return { candidateId: candidate.id, outcome: "skipped", detail: `already ${candidate.status}` };
-  }
+  if (FINAL.includes(candidate.status)) return v.skip(`already ${candidate.status}`);
   if (candidate.baseGeneration !== project.canonicalGeneration) {
-    return finish({ status: "stale", canonicalGeneration: project.canonicalGeneration });
+    return v.finish({ status: "stale", canonicalGeneration: project.canonicalGeneration });
   }
+  const incompatible = await compatibilityStep(v);
+  if (incompatible) return v.finish(incompatible);
+  await forkStep(v);
+  const reserved = await reserveStep(v);
+  if (!reserved.ok) return v.finish({ status: "rejected", reason: `no Sandbox budget: ${reserved.reason}`, gaps: [] });
+  const ws = await deps.sandbox.open({ projectId: project.id, dirName: dirForCandidate(candidate.id) });
+  const done = async (o: VerificationOutcome) => {
+    await settleStep(v, reserved);
+    await ws.remove().catch(() => {});
+    return v.finish(o);
+  };
+  const merged = await mergeStep(v, ws);
+  if (!merged.ok) return done(merged.outcome);
+  const plan = await planStep(v, merged);
+  for (const check of plan.checks) await checkAndRecordStep(v, ws, merged.commit, check);
+  return done(await gateStep(v, plan, merged.tree));
+}
 
+/** One verification in progress: its deps, its durable step runner, what it verifies, and its two endings. */
+interface VerificationRun {
+  deps: VerificationDeps;
+  run: WorkflowRun;
+  input: VerificationInput;
+  ids: { candidateId: string; changeId: string };
+  policy: VerificationPolicy;
+  finish(o: VerificationOutcome): Promise<VerificationRunResult>;
+  skip(why: string): Promise<VerificationRunResult>;
+}
+
+function verificationRun(deps: VerificationDeps, instanceId: string, input: VerificationInput): VerificationRun {
+  const run = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: leaseSeconds(deps.config) });
+  const ids = { candidateId: input.candidate.id, changeId: input.candidate.changeId };
+  const end = (output: Record<string, unknown>) =>
+    finishWorkflowInstance(deps.db, instanceId, { status: "succeeded", output }, deps.now());
+  return {
+    deps,
+    run,
+    input,
+    ids,
+    policy: deps.policy ?? DEFAULT_POLICY,
+    async finish(o) {
+      await run.txStep("finish", (ctx) => finishCandidateVerification(ctx, ids, o, deps));
+      await end({ status: o.status });
+      return { candidateId: ids.candidateId, outcome: o.status, ...("reason" in o ? { detail: o.reason } : {}) };
+    },
+    async skip(why) {
+      await end({ skipped: input.candidate.status });
+      return { candidateId: ids.candidateId, outcome: "skipped", detail: why };
+    },
+  };
+}
+
+/** Step `compatibility`: what each ChangeSet does to each file; an incompatible set is rejected with Evidence. */
+async function compatibilityStep(v: VerificationRun): Promise<VerificationOutcome | null> {
+  const { deps, run, input, ids } = v;
   const compat = await run.step("compatibility", async () =>
     checkCompatibility(await composable(deps, input.changeSets)),
   );
-  if (compat.status === "incompatible") {
-    await run.txStep("evidence:composition", (ctx) =>
-      recordEvidence(
-        ctx,
-        ids,
-        compositionEvidence(
-          candidate.id,
-          compat.conflicts.map((c) => `${c.path}: ${c.reason}`),
-          deps.now(),
-        ),
-        deps,
-      ),
-    );
-    return finish({
-      status: "rejected",
-      reason: "the ChangeSets cannot be composed",
-      gaps: compat.conflicts.map((c) => `composition: ${c.path} ${c.reason}`),
-    });
-  }
+  if (compat.status !== "incompatible") return null;
+  const lines = compat.conflicts.map((c) => `${c.path}: ${c.reason}`);
+  await run.txStep("evidence:composition", (ctx) =>
+    recordEvidence(ctx, ids, compositionEvidence(ids.candidateId, lines, deps.now()), deps),
+  );
+  return {
+    status: "rejected",
+    reason: "the ChangeSets cannot be composed",
+    gaps: compat.conflicts.map((c) => `composition: ${c.path} ${c.reason}`),
+  };
+}
 
-  const fork = candidateFork(candidate.id);
-  await run.step("fork", async () => {
-    const canonical = canonicalRepo(project.id);
+/** Step `fork`: the Candidate's own repository, cand-<id>, forked from canonical. */
+async function forkStep(v: VerificationRun): Promise<void> {
+  const { deps, input } = v;
+  const fork = candidateFork(input.candidate.id);
+  await v.run.step("fork", async () => {
+    const canonical = canonicalRepo(input.project.id);
     await withRepoToken(
       deps.db,
       { repo: canonical, mode: "read", purpose: `fork ${fork}` },
@@ -145,55 +175,71 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
     );
     return { fork };
   });
+}
 
-  const reserved = await run.step("reserve", async () => {
+type Reserved = { ok: true; reservation: SandboxReservation; at: string } | { ok: false; reason: string };
+
+/** Step `reserve`: the Candidate's Sandbox seconds (stable ID sbxres_<candidate>); a refusal is a rejection. */
+function reserveStep(v: VerificationRun): Promise<Reserved> {
+  const { deps, ids } = v;
+  return v.run.step("reserve", async (): Promise<Reserved> => {
     try {
       const r = await reserveSandboxSeconds(
         deps.db,
-        { kind: "candidate", id: `sbxres_${candidate.id}` },
+        { kind: "candidate", id: `sbxres_${ids.candidateId}` },
         deps.config,
         deps.now(),
       );
-      return { ok: true as const, reservation: r, at: deps.now().toISOString() };
+      return { ok: true, reservation: r, at: deps.now().toISOString() };
     } catch (err) {
-      if (err instanceof DomainError && err.code === "PRECONDITION_FAILED")
-        return { ok: false as const, reason: err.message };
+      if (err instanceof DomainError && err.code === "PRECONDITION_FAILED") return { ok: false, reason: err.message };
       throw err;
     }
   });
-  if (!reserved.ok) return finish({ status: "rejected", reason: `no Sandbox budget: ${reserved.reason}`, gaps: [] });
-  const settle = async () =>
-    run.step("settle", () =>
-      settleSandbox(
-        deps.db,
-        reserved.reservation as SandboxReservation,
-        {
-          wallSeconds: Math.ceil((deps.now().getTime() - new Date(reserved.at).getTime()) / 1000),
-          billing: deps.sandbox.billing,
-        },
-        deps.config,
-      ),
-    );
-  const ws = await deps.sandbox.open({ projectId: project.id, dirName: dirForCandidate(candidate.id) });
-  const done = async (o: VerificationOutcome) => {
-    await settle();
-    await ws.remove().catch(() => {});
-    return finish(o);
-  };
+}
 
-  const merged = await run.step("merge", () => merge(deps, input, ws, fork));
-  if (!merged.ok) {
-    await run.txStep("evidence:composition", (ctx) =>
-      recordEvidence(ctx, ids, compositionEvidence(candidate.id, merged.lines, deps.now()), deps),
-    );
-    return done({
+/** Step `settle`: the meter charges what the Candidate's Sandbox ran. */
+function settleStep(v: VerificationRun, reserved: Extract<Reserved, { ok: true }>) {
+  const { deps } = v;
+  return v.run.step("settle", () =>
+    settleSandbox(
+      deps.db,
+      reserved.reservation,
+      {
+        wallSeconds: Math.ceil((deps.now().getTime() - new Date(reserved.at).getTime()) / 1000),
+        billing: deps.sandbox.billing,
+      },
+      deps.config,
+    ),
+  );
+}
+
+type MergeStepResult =
+  | (Extract<Merged, { ok: true }> & { ok: true })
+  | { ok: false; outcome: Extract<VerificationOutcome, { status: "rejected" }> };
+
+/** Step `merge`: the ChangeSets composed on the base; a conflict is a rejection with composition Evidence. */
+async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<MergeStepResult> {
+  const { deps, run, input, ids } = v;
+  const merged = await run.step("merge", () => merge(deps, input, ws, candidateFork(ids.candidateId)));
+  if (merged.ok) return merged;
+  await run.txStep("evidence:composition", (ctx) =>
+    recordEvidence(ctx, ids, compositionEvidence(ids.candidateId, merged.lines, deps.now()), deps),
+  );
+  return {
+    ok: false,
+    outcome: {
       status: "rejected",
       reason: "merge conflict",
       gaps: merged.lines.map((line) => `composition: merge conflict in ${line}`),
-    });
-  }
+    },
+  };
+}
 
-  const plan = await run.txStep("composed", async (ctx) => {
+/** Step `composed`: the Verification Plan for the composed paths; the Candidate is verifying. */
+function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Promise<VerificationPlan> {
+  const { deps, input, ids, policy } = v;
+  return v.run.txStep("composed", async (ctx) => {
     const p = buildVerificationPlan(
       {
         riskTier: input.change.riskTier,
@@ -212,24 +258,27 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
     );
     return p;
   });
+}
 
-  for (const check of plan.checks) {
-    const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, merged.commit, check));
-    await run.txStep(`evidence:${check.id}`, (ctx) =>
-      recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
-    );
-  }
+/** Steps `check:<id>` and `evidence:<id>`: one planned check run, its Evidence recorded with its Event. */
+async function checkAndRecordStep(v: VerificationRun, ws: SandboxWorkspace, commit: string, check: PlannedCheck) {
+  const { deps, run, input, ids } = v;
+  const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check));
+  await run.txStep(`evidence:${check.id}`, (ctx) =>
+    recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
+  );
+}
 
-  const gate = gateRequiredChecks(plan as VerificationPlan, await evidenceOf(deps.db, candidate.id));
-  if (gate.promotable) {
-    return done({ status: "verified", gate, humanGate: humanGateApplies(plan, policy), treeHash: merged.tree });
-  }
-  return done({
+/** The gate over the latest record of every required check: verified (maybe behind the human gate) or rejected. */
+async function gateStep(v: VerificationRun, plan: VerificationPlan, tree: string): Promise<VerificationOutcome> {
+  const gate = gateRequiredChecks(plan, await evidenceOf(v.deps.db, v.ids.candidateId));
+  if (gate.promotable) return { status: "verified", gate, humanGate: humanGateApplies(plan, v.policy), treeHash: tree };
+  return {
     status: "rejected",
     reason: `${gate.gaps.length} required check${gate.gaps.length === 1 ? "" : "s"} not satisfied`,
     gaps: gate.gaps.map((g) => `${g.checkId}: ${g.gap} (${g.detail})`),
     gate,
-  });
+  };
 }
 
 export const leaseSeconds = (config: RhumbatronConfig) =>
@@ -518,50 +567,79 @@ async function readCheck(
   let reading = readCommandCheck(check, r);
 
   if (check.kind === "contract" && reading.status === "pass") {
-    // The base's route table, from a checkout of the base commit beside the composed tree.
-    const fork = candidateFork(candidate.id);
-    await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
-    await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
-      deps.source.checkout(fork, t, join(ws.path, BASE_DIR), candidate.baseCommit),
-    );
-    const remaining = Math.max(1_000, timeoutMs - r.durationMs);
-    const b = await ws.run({ argv: check.argv, cwd: BASE_DIR, timeoutMs: remaining });
-    await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
-    log += `\n$ (base) ${check.argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
-    const composed = routesOf(r.stdout);
-    const base = routesOf(b.stdout);
-    if (b.timedOut) {
-      reading = { status: "error", coverage: "not_checked", metrics: {}, detail: "the base route table timed out" };
-    } else if (!composed || !base) {
-      reading = {
+    const against = await contractAgainstBase(deps, input, ws, check.argv, r, timeoutMs);
+    reading = against.reading;
+    log += against.log;
+  }
+  const out = await save(log);
+  return evidenceFrom(candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
+}
+
+type CheckReading = ReturnType<typeof readCommandCheck>;
+
+/**
+ * The contract check's second half: the base's route table, from a checkout of the base commit
+ * beside the composed tree, compared with the composed one and the Change's declared contract
+ * changes. Runs in what is left of the check's timeout.
+ */
+async function contractAgainstBase(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  argv: string[],
+  r: CommandResult,
+  timeoutMs: number,
+): Promise<{ reading: CheckReading; log: string }> {
+  const { candidate } = input;
+  const fork = candidateFork(candidate.id);
+  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+  await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
+    deps.source.checkout(fork, t, join(ws.path, BASE_DIR), candidate.baseCommit),
+  );
+  const remaining = Math.max(1_000, timeoutMs - r.durationMs);
+  const b = await ws.run({ argv, cwd: BASE_DIR, timeoutMs: remaining });
+  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+  const log = `\n$ (base) ${argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
+  const composed = routesOf(r.stdout);
+  const base = routesOf(b.stdout);
+  if (b.timedOut) {
+    return {
+      log,
+      reading: { status: "error", coverage: "not_checked", metrics: {}, detail: "the base route table timed out" },
+    };
+  }
+  if (!composed || !base) {
+    return {
+      log,
+      reading: {
         status: "pass",
         coverage: "checked_no_signal",
         metrics: {},
         detail: 'no route table printed ({"routes": [...]})',
-      };
-    } else {
-      const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
-      const cmp = compareContract(base, composed, declared);
-      reading = cmp.ok
-        ? {
-            status: "pass",
-            coverage: "checked_supported",
-            metrics: { routes: composed.length },
-            detail: "the route table matches the declared contract changes",
-          }
-        : {
-            status: "fail",
-            coverage: "checked_supported",
-            metrics: { routes: composed.length },
-            detail: [
-              cmp.unexpected.length ? `undeclared routes: ${cmp.unexpected.join(", ")}` : "",
-              cmp.missing.length ? `missing routes: ${cmp.missing.join(", ")}` : "",
-            ]
-              .filter(Boolean)
-              .join("; "),
-          };
-    }
+      },
+    };
   }
-  const out = await save(log);
-  return evidenceFrom(candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
+  const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
+  const cmp = compareContract(base, composed, declared);
+  if (cmp.ok) {
+    return {
+      log,
+      reading: {
+        status: "pass",
+        coverage: "checked_supported",
+        metrics: { routes: composed.length },
+        detail: "the route table matches the declared contract changes",
+      },
+    };
+  }
+  const detail = [
+    cmp.unexpected.length ? `undeclared routes: ${cmp.unexpected.join(", ")}` : "",
+    cmp.missing.length ? `missing routes: ${cmp.missing.join(", ")}` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
+  return {
+    log,
+    reading: { status: "fail", coverage: "checked_supported", metrics: { routes: composed.length }, detail },
+  };
 }
