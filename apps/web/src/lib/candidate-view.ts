@@ -1,4 +1,5 @@
 import type { CheckVerdict, GapKind, PlannedCheck } from "@rhumbatron/core";
+import { candidateStatusIn } from "@rhumbatron/core";
 
 /**
  * How the Candidate page shows statuses, checks and gaps. Pure, so the one rule that matters is
@@ -79,10 +80,8 @@ export function candidateTone(status: string): Tone {
 }
 
 /** Statuses after which the verification workflow changes nothing more by itself. */
-const FINAL_STATUSES = new Set(["verified", "rejected", "stale", "promoted"]);
-
 export function isFinalStatus(status: string): boolean {
-  return FINAL_STATUSES.has(status);
+  return candidateStatusIn(status, "settled");
 }
 
 /** How often the page asks again while a Candidate is still being composed or verified. */

@@ -7,6 +7,7 @@ import {
   type CommandResult,
   type ComposableChangeSet,
   candidateFork,
+  candidateStatusIn,
   canonicalRepo,
   checkCompatibility,
   DEFAULT_POLICY,
@@ -73,7 +74,6 @@ export interface VerificationDeps {
 
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
 
-const FINAL = ["verified", "rejected", "stale", "promoted", "cancelled"];
 const BASE_DIR = ".rhumbatron-base";
 export const evidenceKey = (projectId: string, candidateId: string, name: string) =>
   `evidence/${projectId}/${candidateId}/${name}`;
@@ -86,7 +86,7 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   }
   const v = verificationRun(deps, instanceId, input);
   const { candidate, project } = input;
-  if (FINAL.includes(candidate.status)) return v.skip(`already ${candidate.status}`);
+  if (candidateStatusIn(candidate.status, "settled")) return v.skip(`already ${candidate.status}`);
   if (candidate.baseGeneration !== project.canonicalGeneration) {
     return v.finish({ status: "stale", canonicalGeneration: project.canonicalGeneration });
   }

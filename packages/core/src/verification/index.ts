@@ -1,3 +1,4 @@
+export * from "./candidate-status.ts";
 export * from "./compatibility.ts";
 export * from "./composition.ts";
 export * from "./gate.ts";

@@ -58,7 +58,6 @@ export function landingState(i: LandingInput): LandingState {
   }
   switch (c.status) {
     case "created":
-    case "composing":
       return wait("composition", "the Candidate is being composed");
     case "verifying":
       return wait("checks", "the checks are running");

@@ -1,6 +1,7 @@
 import { commandIds, newCommand, type TypedCommand } from "../commands/catalogue.ts";
 import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { candidateStatusIn } from "../verification/candidate-status.ts";
 import { type GraphTask, planDispatch } from "./graph.ts";
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
 
@@ -48,7 +49,6 @@ const OVERLAP_TYPES = [
   "claim.acquired",
   "claim.released",
 ];
-const LIVE_CANDIDATE = new Set(["created", "composing", "verifying", "verified"]);
 
 function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string, eventPaths?: string[]): RoutedCommand {
   return newCommand("agent.wake", {
@@ -132,7 +132,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
     case "canonical.advanced": {
       const p = e.payload as { toGeneration: number };
       const stale = snap.candidates
-        .filter((c) => c.baseGeneration < p.toGeneration && LIVE_CANDIDATE.has(c.status))
+        .filter((c) => c.baseGeneration < p.toGeneration && candidateStatusIn(c.status, "live"))
         .map((c) => c.id);
       return route(
         [...snap.activeAgents.map((a) => wakeFor(e, a, "canonical_advanced")), indexBuild(e, p.toGeneration)],

@@ -1,10 +1,10 @@
 import {
   COMMAND_TYPES,
-  commandPayloadProblem,
   type CommandEnvelope,
   type CommandType,
   commandCapWindow,
   commandEnvelopeSchema,
+  commandPayloadProblem,
   DomainError,
   QUEUE_FOR_COMMAND,
   type QueuePurpose,

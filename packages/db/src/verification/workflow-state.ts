@@ -1,5 +1,6 @@
 import {
   buildEvent,
+  CANDIDATE_STATUS_SETS,
   type EventPayload,
   type EventType,
   type EvidenceRecord,
@@ -18,8 +19,7 @@ import { earlierApproval } from "./interdiff.ts";
  * resource shard), moves the status only from the states it may leave, and writes its Event with
  * a stable ID in the same transaction, so a replayed step writes nothing twice.
  */
-export const FINAL_CANDIDATE_STATUSES = ["verified", "rejected", "stale", "promoted"] as const;
-const OPEN = ["created", "verifying"];
+const OPEN: string[] = [...CANDIDATE_STATUS_SETS.inProgress];
 
 export async function loadVerificationInput(db: Db, candidateId: string) {
   const candidate = await db.candidate.findUnique({ where: { id: candidateId } });

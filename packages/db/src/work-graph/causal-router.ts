@@ -1,5 +1,6 @@
 import {
   buildEvent,
+  CANDIDATE_STATUS_SETS,
   type ClassifierAsk,
   classifierBudget,
   commandCapWindow,
@@ -45,7 +46,7 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
       held: r.intents as { paths: string[]; prefixes: string[] },
     })),
     candidates: await ctx.tx.candidate.findMany({
-      where: { projectId: e.projectId, status: { in: ["created", "composing", "verifying", "verified"] } },
+      where: { projectId: e.projectId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
       select: { id: true, baseGeneration: true, status: true },
     }),
   };
@@ -113,7 +114,7 @@ async function markCandidateStale(
   if (!c) return;
   const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
   const moved = await ctx.tx.candidate.updateMany({
-    where: { id: candidateId, status: { in: ["created", "composing", "verifying", "verified"] } },
+    where: { id: candidateId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
     data: { status: "stale" },
   });
   if (moved.count === 0) return;

@@ -1,4 +1,4 @@
-import { DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
+import { CANDIDATE_STATUS_SETS, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { withTransaction } from "../transaction.ts";
@@ -76,7 +76,7 @@ export async function finishTask(
 }
 
 /** A Candidate that can still move: cancelling its Change cancels it too. */
-const OPEN_CANDIDATE = ["created", "composing", "verifying", "verified", "stale"];
+const OPEN_CANDIDATE: string[] = [...CANDIDATE_STATUS_SETS.cancellable];
 
 /**
  * Cancels a Change in any state that is not final (open, verifying, conflicted): its Tasks that
