@@ -6,7 +6,7 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 const nextConfig: NextConfig = {
   // Workspace packages export TypeScript source (with `.ts` import extensions); Next compiles them.
-  transpilePackages: ["@rhumbatron/core", "@rhumbatron/db", "@rhumbatron/worker"],
+  transpilePackages: ["@rhumbatron/api", "@rhumbatron/core", "@rhumbatron/db", "@rhumbatron/worker"],
   // Loaded with Node's require at runtime instead of bundled: the Prisma runtime, the pg driver and
   // the embedded Postgres binaries are server-only and do not survive bundling.
   serverExternalPackages: [

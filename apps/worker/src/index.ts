@@ -16,14 +16,6 @@ export type { RunDeps, RunRecord } from "./executors/run.ts";
 export type { Executor } from "./executors/types.ts";
 export * from "./functions/index.ts";
 export { productVersion, type WorkerIdentity, workerIdentity } from "./identity.ts";
-export {
-  buildSearchIndex,
-  type SearchHit,
-  type SearchIndexDoc,
-  type SearchResult,
-  searchIndexKey,
-  searchProjectIndex,
-} from "./indexer/index.ts";
 export { createLogger, type Logger } from "./logger.ts";
 export { nudgerFor } from "./nudger.ts";
 export { startGitHttpServer } from "./source/git-http.ts";

@@ -1,6 +1,6 @@
 /**
  * Every failure the domain or the data layer reports on purpose carries a code from this list.
- * apps/web maps codes to tRPC codes in one table; nothing parses error messages.
+ * packages/api maps codes to tRPC codes in one table; nothing parses error messages.
  */
 export const DOMAIN_ERROR_CODES = [
   "INVALID_INPUT",

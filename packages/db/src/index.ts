@@ -15,6 +15,7 @@ export { countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult, migrate, re
 export * from "./nudge.ts";
 export * from "./queries/candidate-patch.ts";
 export * from "./queries/change-page.ts";
+export * from "./queries/code-search.ts";
 export * from "./queries/health.ts";
 export * from "./queries/metrics.ts";
 export * from "./queries/operations.ts";

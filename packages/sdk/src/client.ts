@@ -1,5 +1,5 @@
+import type { AppRouter } from "@rhumbatron/api";
 import { sandboxBudgetSecondsSchema } from "@rhumbatron/core";
-import type { AppRouter } from "@rhumbatron/web/router";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";

@@ -1,7 +1,7 @@
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import { CreateProjectForm } from "../components/create-project-form.tsx";
 import { ProjectList } from "../components/project-list.tsx";
 import { shellNotice } from "../components/shell-notice.tsx";
-import { hasAtLeast } from "../server/roles.ts";
 import { loadShell } from "../server/shell.ts";
 
 // Per-request data (the caller and their tenant): never prerendered.

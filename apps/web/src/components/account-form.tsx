@@ -1,8 +1,8 @@
 "use client";
 
+import { MIN_PASSWORD_LENGTH, passwordChangeProblem } from "@rhumbatron/core";
 import { type FormEvent, useState } from "react";
 import { changePassword } from "../lib/auth-client.ts";
-import { MIN_PASSWORD_LENGTH, passwordChangeProblem } from "../lib/password-policy.ts";
 
 /**
  * Change your own password: the current one, the new one twice. Mistakes the browser can see (too

@@ -1,9 +1,9 @@
 "use client";
 
+import { ROLE_ORDER, roleRank } from "@rhumbatron/api/roles";
 import type { Role } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { ROLE_ORDER, roleRank } from "../server/roles.ts";
 import { useTRPC } from "../trpc/client.tsx";
 import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
 import { Empty, NotReady, Panel } from "./query-state.tsx";

@@ -1,4 +1,4 @@
-import { hasAtLeast } from "../server/roles.ts";
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import type { ShellState } from "../server/shell.ts";
 import { SignOutButton } from "./sign-out-button.tsx";
 

@@ -1,10 +1,10 @@
 "use client";
 
+import { ROLE_ORDER } from "@rhumbatron/api/roles";
 import type { Role } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
-import { ROLE_ORDER } from "../server/roles.ts";
 import { useTRPC } from "../trpc/client.tsx";
 import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
 import { Empty, NotReady, Panel } from "./query-state.tsx";

@@ -1,7 +1,7 @@
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import type { Role } from "@rhumbatron/db";
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
-import { hasAtLeast } from "../server/roles.ts";
 import type { ShellState } from "../server/shell.ts";
 import { Notice } from "./notice.tsx";
 

@@ -1,4 +1,4 @@
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password-policy.ts";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "@rhumbatron/core";
 
 /**
  * The browser's side of sign-in: plain calls to better-auth's endpoints (app/api/auth/[...all]), which

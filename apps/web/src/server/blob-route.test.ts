@@ -1,11 +1,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { authFor, emailFor, LONER_EMAIL, OUTSIDER_EMAIL, recordingDb, seedTenants } from "@rhumbatron/api/testing";
 import { localFolderBlobStore } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobContentType, projectOfBlobKey, serveBlob } from "./blob-route.ts";
-import { emailFor, LONER_EMAIL, OUTSIDER_EMAIL, recordingDb, seedTenants } from "./testing/fixtures.ts";
 
 const t = useTestDatabase();
 const shop = "proj_00000000-0000-4000-8000-00000000a001";
@@ -16,6 +16,7 @@ const get = (segments: string[], email: string, db = t.db) =>
   serveBlob(new Request(`http://localhost/api/blobs/${segments.join("/")}`), segments, {
     db,
     blobs: blobs(),
+    auth: authFor,
     localUserEmail: email,
   });
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -1,7 +1,6 @@
+import { type Auth, hasAtLeast, membershipIn, resolveCaller } from "@rhumbatron/api";
 import { type BlobStore, isValidBlobKey } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
-import { membershipIn, resolveCaller } from "./caller.ts";
-import { hasAtLeast } from "./roles.ts";
 
 /** The key prefixes the browser may read, each followed by the project that owns the blob. */
 const READABLE_ROOTS = ["evidence", "source"] as const;
@@ -46,12 +45,12 @@ const refuse = (status: number, message: string) =>
 export async function serveBlob(
   req: Request,
   segments: readonly string[],
-  deps: { db: Db; blobs: BlobStore; localUserEmail?: string },
+  deps: { db: Db; blobs: BlobStore; auth: (db: Db) => Auth; localUserEmail?: string },
 ): Promise<Response> {
   const projectId = projectOfBlobKey(segments);
   if (!projectId) return refuse(400, "invalid blob key");
   const options = deps.localUserEmail === undefined ? {} : { localUserEmail: deps.localUserEmail };
-  const caller = await resolveCaller(deps.db, req.headers, options);
+  const caller = await resolveCaller(deps.db, req.headers, { auth: deps.auth, ...options });
   if (!caller) return refuse(401, "no signed-in user");
   const project = await deps.db.project.findUnique({ where: { id: projectId }, select: { tenantId: true } });
   const membership = project ? membershipIn(caller, project.tenantId) : undefined;

@@ -1,20 +1,17 @@
-import { publicUrl } from "@rhumbatron/core";
+import { resolveCaller } from "@rhumbatron/api";
+import { authFor, authUrl, cookieFrom, emailFor, seedTenants, signIn, testSettings } from "@rhumbatron/api/testing";
+import { MIN_PASSWORD_LENGTH, publicUrl } from "@rhumbatron/core";
 import { setUserPassword } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { changePassword } from "../lib/auth-client.ts";
-import { MIN_PASSWORD_LENGTH } from "../lib/password-policy.ts";
-import { authFor } from "./auth.ts";
-import { resolveCaller } from "./caller.ts";
-import { serverSettings } from "./settings.ts";
-import { authUrl, cookieFrom, emailFor, seedTenants, signIn } from "./testing/fixtures.ts";
 
 /**
  * Changing your own password (the account page) through better-auth's real HTTP handler: the
  * current password is checked, the configured minimum applies, and every other session ends.
  */
 const t = useTestDatabase();
-const ORIGIN = publicUrl(serverSettings());
+const ORIGIN = publicUrl(testSettings());
 const EMAIL = emailFor("member");
 const USER = "usr_acme_member";
 
@@ -38,7 +35,8 @@ async function signedIn(password: string): Promise<string> {
   return cookieFrom(res);
 }
 
-const who = async (cookie: string) => (await resolveCaller(t.db, new Headers({ cookie })))?.userId ?? null;
+const who = async (cookie: string) =>
+  (await resolveCaller(t.db, new Headers({ cookie }), { auth: authFor }))?.userId ?? null;
 const storedHash = async () => (await t.db.account.findFirstOrThrow({ where: { userId: USER } })).password;
 
 describe("better-auth's change-password endpoint", () => {

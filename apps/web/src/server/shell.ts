@@ -1,7 +1,8 @@
+import { type Caller, resolveCaller } from "@rhumbatron/api";
 import type { TenantMembership } from "@rhumbatron/db";
 import { headers } from "next/headers";
 import { cache } from "react";
-import { type Caller, resolveCaller } from "./caller.ts";
+import { authFor } from "./auth.ts";
 import { getDb } from "./db.ts";
 
 /** What the page shell shows: who is signed in and which tenant they are working in. */
@@ -20,7 +21,7 @@ export const loadShell = cache(async (): Promise<ShellState> => {
   const requestHeaders = await headers();
   let caller: Caller | null;
   try {
-    caller = await resolveCaller(getDb(), requestHeaders);
+    caller = await resolveCaller(getDb(), requestHeaders, { auth: authFor });
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     console.error(JSON.stringify({ level: "error", msg: "page shell could not resolve the caller", error }));

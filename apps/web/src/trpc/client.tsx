@@ -1,12 +1,12 @@
 "use client";
 
+// A type-only import: the router's code (and Prisma with it) never reaches the browser bundle.
+import type { AppRouter } from "@rhumbatron/api";
 import { QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
 import superjson from "superjson";
-// A type-only import: the router's code (and Prisma with it) never reaches the browser bundle.
-import type { AppRouter } from "../server/routers/_app.ts";
 import { getQueryClient } from "./query-client.ts";
 
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();

@@ -1,11 +1,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { consumeQueue, enqueueCommand, withTransaction } from "@rhumbatron/db";
+import {
+  buildSearchIndex,
+  consumeQueue,
+  enqueueCommand,
+  searchIndexKey,
+  searchProjectIndex,
+  termsOf,
+  withTransaction,
+} from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import { promotionFixture } from "../source/promotion-fixture.ts";
 import { manualClock } from "../testing.ts";
-import { buildSearchIndex, indexingHandlers, searchIndexKey, searchProjectIndex, termsOf } from "./index.ts";
+import { indexingHandlers } from "./index.ts";
 
 const t = useTestDatabase();
 

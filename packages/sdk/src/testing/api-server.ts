@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+// The API's real fetch handler, served without Next (tests only: the SDK itself imports types alone).
+import { handleTrpcRequest, TRPC_ENDPOINT } from "@rhumbatron/api";
+import { testServices } from "@rhumbatron/api/testing";
 import type { Db } from "@rhumbatron/db";
-// The web app's real fetch handler, served without Next (tests only: the SDK itself imports types alone).
-import { handleTrpcRequest, TRPC_ENDPOINT } from "../../../../apps/web/src/server/http.ts";
 
 export interface ApiServer {
   /** The base URL the SDK and the CLI take, e.g. http://127.0.0.1:41234. */
@@ -27,6 +28,7 @@ export async function startApiServer(db: Db): Promise<ApiServer> {
       const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req);
       const response = await handleTrpcRequest(new Request(url, { method, headers: headersOf(req), body }), {
         db: () => db,
+        services: testServices,
       });
       res.statusCode = response.status;
       response.headers.forEach((value, name) => {

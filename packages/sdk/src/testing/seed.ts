@@ -1,8 +1,8 @@
+// The API's router fixtures: tenants Acme (one user per role, projects shop and blog) and Other.
+import { ACME, seedTenants } from "@rhumbatron/api/testing";
 import { createApiToken, type Db, type Role } from "@rhumbatron/db";
-// The web app's router fixtures: tenants Acme (one user per role, projects shop and blog) and Other.
-import { ACME, seedTenants } from "../../../../apps/web/src/server/testing/fixtures.ts";
 
-export { ACME, OTHER } from "../../../../apps/web/src/server/testing/fixtures.ts";
+export { ACME, OTHER } from "@rhumbatron/api/testing";
 
 /** Acme's active project (the demo shop). */
 export const SHOP = "proj_00000000-0000-4000-8000-00000000a001";

@@ -1,10 +1,10 @@
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import { QUEUE_PURPOSES } from "@rhumbatron/core";
 import { DeadLettersPanel } from "../../components/operations/dead-letters-panel.tsx";
 import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
 import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
 import { SandboxPanel } from "../../components/sandbox-notice.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
-import { hasAtLeast } from "../../server/roles.ts";
 import { loadShell } from "../../server/shell.ts";
 
 export const dynamic = "force-dynamic";

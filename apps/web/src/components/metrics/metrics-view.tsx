@@ -1,8 +1,5 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import {
   bucketLabel,
   chartRows,
@@ -12,7 +9,10 @@ import {
   type MetricBucketSize,
   type MetricRange,
   totalsByName,
-} from "../../lib/metric-buckets.ts";
+} from "@rhumbatron/core";
+import { useQuery } from "@tanstack/react-query";
+import { useMemo, useState } from "react";
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
 

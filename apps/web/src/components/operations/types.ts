@@ -1,5 +1,5 @@
+import type { AppRouter } from "@rhumbatron/api";
 import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "../../server/routers/_app.ts";
 
 type Ops = inferRouterOutputs<AppRouter>["operations"];
 export type DeadLetterRow = Ops["deadLetters"][number];

@@ -1,9 +1,9 @@
 "use client";
 
+import type { AppRouter } from "@rhumbatron/api";
 import { useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { type FormEvent, type ReactNode, useState } from "react";
-import type { AppRouter } from "../../server/routers/_app.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 
 const MAX_QUERY = 200;

@@ -1,9 +1,9 @@
 "use client";
 
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import type { ProjectViewCounts, Role } from "@rhumbatron/db";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef } from "react";
-import { hasAtLeast } from "../../server/roles.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Notice } from "../notice.tsx";
 import { LoadError, Loading, Panel } from "../query-state.tsx";

@@ -1,6 +1,6 @@
+import { hasAtLeast } from "@rhumbatron/api/roles";
 import { CandidateView } from "../../../../../components/candidate/candidate-page.tsx";
 import { shellNotice } from "../../../../../components/shell-notice.tsx";
-import { hasAtLeast } from "../../../../../server/roles.ts";
 import { loadShell } from "../../../../../server/shell.ts";
 
 export const dynamic = "force-dynamic";

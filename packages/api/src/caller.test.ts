@@ -1,10 +1,10 @@
 import { createApiToken, DEMO, revokeApiToken, seedDemo, setUserPassword } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { authFor } from "./auth.ts";
 import { resolveCaller } from "./caller.ts";
 import { handleTrpcRequest } from "./http.ts";
 import { ACME, authUrl, cookieFrom, emailFor, OTHER, seedTenants, signIn } from "./testing/fixtures.ts";
+import { authFor, testServices } from "./testing/services.ts";
 
 const t = useTestDatabase();
 const PASSWORD = "acme-admin-password";
@@ -26,7 +26,7 @@ describe("resolveCaller: the session cookie", () => {
   it("signs in with email + password and resolves the cookie to that user with every membership", async () => {
     const res = await signIn(t.db, emailFor("admin"), PASSWORD);
     expect(res.status).toBe(200);
-    const caller = await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) }));
+    const caller = await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) }), { auth: authFor });
     expect(caller).toMatchObject({ userId: "usr_acme_admin", email: emailFor("admin"), via: "session" });
     expect(caller?.memberships.map((m) => [m.tenantId, m.role])).toEqual([
       [ACME.tenantId, "admin"],
@@ -57,7 +57,7 @@ describe("resolveCaller: the session cookie", () => {
     );
     expect(out.status).toBe(200);
     expect(await t.db.session.count({ where: { userId: "usr_acme_admin" } })).toBe(sessions - 1);
-    expect(await resolveCaller(t.db, new Headers({ cookie }))).toBeNull();
+    expect(await resolveCaller(t.db, new Headers({ cookie }), { auth: authFor })).toBeNull();
   });
 
   it("keeps sign-up closed: nobody can create an account from outside", async () => {
@@ -89,22 +89,29 @@ describe("resolveCaller: the session cookie", () => {
   it("serves tRPC over HTTP to the cookie's user, and 401 without one", async () => {
     const cookie = cookieFrom(await signIn(t.db, emailFor("admin"), PASSWORD));
     const req = (headers: Record<string, string>) => new Request("http://localhost/api/trpc/tenants.mine", { headers });
-    const ok = await handleTrpcRequest(req({ cookie }), { db: () => t.db });
+    const ok = await handleTrpcRequest(req({ cookie }), { db: () => t.db, services: testServices });
     expect(ok.status).toBe(200);
     expect((await ok.json()).result.data.json.map((m: { tenantId: string }) => m.tenantId)).toEqual([
       ACME.tenantId,
       OTHER.tenantId,
     ]);
-    expect((await handleTrpcRequest(req({}), { db: () => t.db })).status).toBe(401);
+    expect((await handleTrpcRequest(req({}), { db: () => t.db, services: testServices })).status).toBe(401);
     expect(
-      (await handleTrpcRequest(req({ cookie: "better-auth.session_token=forged.value" }), { db: () => t.db })).status,
+      (
+        await handleTrpcRequest(req({ cookie: "better-auth.session_token=forged.value" }), {
+          db: () => t.db,
+          services: testServices,
+        })
+      ).status,
     ).toBe(401);
   });
 });
 
 describe("resolveCaller: API tokens", () => {
   it("acts as the token's user in the token's tenant only, at the token's role", async () => {
-    const caller = await resolveCaller(t.db, bearer(await token("usr_acme_admin", ACME.tenantId, "member")));
+    const caller = await resolveCaller(t.db, bearer(await token("usr_acme_admin", ACME.tenantId, "member")), {
+      auth: authFor,
+    });
     expect(caller).toMatchObject({ userId: "usr_acme_admin", via: "token" });
     expect(caller?.memberships).toEqual([{ tenantId: ACME.tenantId, slug: "acme", name: ACME.name, role: "member" }]);
   });
@@ -116,7 +123,7 @@ describe("resolveCaller: API tokens", () => {
       data: { role: "viewer" },
     });
     try {
-      const caller = await resolveCaller(t.db, bearer(secret));
+      const caller = await resolveCaller(t.db, bearer(secret), { auth: authFor });
       expect(caller?.memberships.map((m) => m.role)).toEqual(["viewer"]);
     } finally {
       await t.db.membership.update({
@@ -143,19 +150,19 @@ describe("resolveCaller: API tokens", () => {
       new Headers({ authorization: "Bearer" }),
       bearer(leaver),
     ];
-    for (const headers of cases) expect(await resolveCaller(t.db, headers)).toBeNull();
+    for (const headers of cases) expect(await resolveCaller(t.db, headers, { auth: authFor })).toBeNull();
   });
 
   it("never falls back to the session cookie when a token was offered and failed", async () => {
     const cookie = cookieFrom(await signIn(t.db, emailFor("admin"), PASSWORD));
     const headers = new Headers({ cookie, authorization: `Bearer rbt_${"y".repeat(43)}` });
-    expect(await resolveCaller(t.db, headers)).toBeNull();
+    expect(await resolveCaller(t.db, headers, { auth: authFor })).toBeNull();
   });
 });
 
 describe("resolveCaller: no credentials", () => {
   it("is nobody, even with the seeded demo admin in the database (no local-user fallback)", async () => {
     expect(await t.db.user.findUnique({ where: { id: DEMO.userId } })).not.toBeNull();
-    expect(await resolveCaller(t.db, new Headers())).toBeNull();
+    expect(await resolveCaller(t.db, new Headers(), { auth: authFor })).toBeNull();
   });
 });

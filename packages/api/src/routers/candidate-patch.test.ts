@@ -6,7 +6,8 @@ import { localFolderBlobStore } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 const t = useTestDatabase();
@@ -18,7 +19,7 @@ const blobs = () => localFolderBlobStore(join(root, "blobs"));
 const PATCH = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n";
 
 function callerWithBlobs(email: string, db = t.db) {
-  const services = { ...defaultServices(), blobs: blobs() };
+  const services = { ...testServices(), blobs: blobs() };
   return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
 }
 

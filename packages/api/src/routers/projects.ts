@@ -1,4 +1,4 @@
-import { canonicalRepo, DomainError, gitPublicUrl, releaseTargetSchema } from "@rhumbatron/core";
+import { canonicalRepo, DomainError, releaseTargetSchema } from "@rhumbatron/core";
 import {
   archiveProject,
   createProject,
@@ -10,12 +10,11 @@ import {
   listReleases,
   projectName,
   projectOfTenant,
+  searchProjectIndex,
   setReleaseTarget,
 } from "@rhumbatron/db";
-import { searchProjectIndex } from "@rhumbatron/worker";
 import { z } from "zod";
 import { projectFeed } from "../project-feed.ts";
-import { serverSettings } from "../settings.ts";
 import { router, tenantProcedure } from "../trpc.ts";
 
 const projectId = z.string().min(1).max(200);
@@ -82,7 +81,7 @@ export const projectsRouter = router({
         ctx.services.config,
         ctx.services.now(),
       );
-      const base = new URL(gitPublicUrl(serverSettings()));
+      const base = new URL(ctx.services.gitPublicUrl);
       const url = `${base.protocol}//x:${token.token}@${base.host}${base.pathname.replace(/\/$/, "")}/${repo}.git`;
       return { url, expiresAt: token.expiresAt, command: `git clone ${url} ${project.name}` };
     }),

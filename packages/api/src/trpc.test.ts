@@ -3,6 +3,7 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROLE_ORDER } from "./roles.ts";
 import { ACME, emailFor, ROLES, seedTenants } from "./testing/fixtures.ts";
+import { testServices } from "./testing/services.ts";
 import { createCallerFactory, createContext, router, tenantProcedure } from "./trpc.ts";
 
 const t = useTestDatabase();
@@ -20,7 +21,7 @@ const guarded = router({
 
 async function callGuarded(as: Role, minimum: Role): Promise<string | undefined> {
   const caller = createCallerFactory(guarded)(
-    createContext({ db: t.db, headers: new Headers(), localUserEmail: emailFor(as) }),
+    createContext({ db: t.db, headers: new Headers(), localUserEmail: emailFor(as), services: testServices() }),
   );
   return caller[minimum]({ tenantId: ACME.tenantId }).then(
     (role) => (role === as ? "allowed" : `wrong membership ${role}`),

@@ -3,6 +3,7 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { handleTrpcRequest } from "../http.ts";
 import { ACME, callerAs, emailFor, OTHER, OUTSIDER_EMAIL, ROLES, seedTenants } from "../testing/fixtures.ts";
+import { testServices } from "../testing/services.ts";
 import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
@@ -195,7 +196,10 @@ describe("projects.overview", () => {
 
 describe("projects.events (subscription)", () => {
   function subscriber(email: string, signal: AbortSignal) {
-    return createCaller(createContext({ db: t.db, headers: new Headers(), localUserEmail: email }), { signal });
+    return createCaller(
+      createContext({ db: t.db, headers: new Headers(), localUserEmail: email, services: testServices() }),
+      { signal },
+    );
   }
 
   it("sends the recent feed, then each new row as it is written, and resumes after a given ID", async () => {
@@ -258,7 +262,7 @@ describe("projects.events over HTTP (server-sent events, as httpSubscriptionLink
   function sse(input: unknown, email: string, signal: AbortSignal) {
     const query = encodeURIComponent(JSON.stringify({ json: input }));
     const req = new Request(`http://localhost/api/trpc/projects.events?input=${query}`, { signal });
-    return handleTrpcRequest(req, { db: () => t.db, localUserEmail: email });
+    return handleTrpcRequest(req, { db: () => t.db, services: testServices, localUserEmail: email });
   }
 
   /** Reads the stream until `enough` says the text so far is enough. */

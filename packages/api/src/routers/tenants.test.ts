@@ -11,6 +11,7 @@ import {
   ROLES,
   seedTenants,
 } from "../testing/fixtures.ts";
+import { testServices } from "../testing/services.ts";
 import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
@@ -43,7 +44,7 @@ describe("tenants.mine", () => {
 
   it("without a session or a token is UNAUTHORIZED, even with the seeded demo admin in the database", async () => {
     expect(await t.db.user.count({ where: { id: DEMO.userId } })).toBe(1);
-    const caller = createCaller(createContext({ db: t.db, headers: new Headers() }));
+    const caller = createCaller(createContext({ db: t.db, headers: new Headers(), services: testServices() }));
     await expect(caller.tenants.mine()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
 

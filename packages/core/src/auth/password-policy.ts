@@ -1,8 +1,8 @@
 /**
  * The rules for a password someone chooses (README: Sign-in and API tokens). One place for both
- * sides: better-auth enforces them on its endpoints (server/auth.ts), and the account page checks
- * them before it asks the server, so a mistake is explained at once. Sign-in checks only the
- * maximum, so an older, shorter password keeps working until its owner changes it.
+ * sides: better-auth enforces them on its endpoints (createAuth in packages/api), and the account
+ * page checks them before it asks the server, so a mistake is explained at once. Sign-in checks
+ * only the maximum, so an older, shorter password keeps working until its owner changes it.
  */
 export const MIN_PASSWORD_LENGTH = 12;
 /** better-auth's default maximum, stated here so the form knows it too. */

@@ -6,7 +6,8 @@ import { localFolderBlobStore } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, ROLES, seedTenants } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 /** change.changeSets, change.candidates and change.patch (the Change page's API). */
@@ -25,7 +26,7 @@ function callerAs(email: string) {
       db: t.db,
       headers: new Headers(),
       localUserEmail: email,
-      services: { ...defaultServices(), blobs },
+      services: { ...testServices(), blobs },
     }),
   );
 }

@@ -3,17 +3,18 @@ import { CLASSIFIER_COUNTER, SANDBOX_COUNTERS, sandboxMeterScope } from "@rhumba
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 const t = useTestDatabase();
 const shop = "proj_00000000-0000-4000-8000-00000000a001";
 const NOW = new Date("2026-03-10T14:25:00Z");
-const config = defaultServices().config;
+const config = testServices().config;
 const shopStream = streamIndex(shop, config.streams.count);
 
 function callerAt(email: string, db = t.db) {
-  const services = { ...defaultServices(), now: () => NOW };
+  const services = { ...testServices(), now: () => NOW };
   return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
 }
 

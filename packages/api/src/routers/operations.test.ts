@@ -1,6 +1,7 @@
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, callerAs, emailFor, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
+import { testServices } from "../testing/services.ts";
 import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
@@ -51,7 +52,7 @@ describe("operations.outbox", () => {
     for (const role of ["viewer", "member", "approver"] as const) {
       const rec = recordingDb(t.db);
       const caller = createCaller(
-        createContext({ db: rec.db, headers: new Headers(), localUserEmail: emailFor(role) }),
+        createContext({ db: rec.db, headers: new Headers(), localUserEmail: emailFor(role), services: testServices() }),
       );
       await expect(caller.operations.outbox({ tenantId: ACME.tenantId, state: "failed" })).rejects.toMatchObject({
         code: "FORBIDDEN",

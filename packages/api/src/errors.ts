@@ -4,7 +4,7 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 
 /**
  * The one table from domain error codes to tRPC codes (and so to HTTP statuses). Core and db throw
- * DomainError; TRPCError exists only in apps/web. A Record makes a new domain code a compile error here.
+ * DomainError; TRPCError exists only in packages/api. A Record makes a new domain code a compile error here.
  */
 export const DOMAIN_TO_TRPC: Record<DomainErrorCode, TRPC_ERROR_CODE_KEY> = {
   INVALID_INPUT: "BAD_REQUEST",

@@ -1,7 +1,8 @@
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 const t = useTestDatabase();
@@ -11,13 +12,13 @@ const secret = "proj_00000000-0000-4000-8000-00000000b001";
 const NOW = new Date("2026-03-10T14:25:00Z");
 
 function callerAt(email: string, db = t.db) {
-  const services = { ...defaultServices(), now: () => NOW };
+  const services = { ...testServices(), now: () => NOW };
   return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
 }
 
 beforeAll(async () => {
   await seedTenants(t.db);
-  const dataset = defaultServices().config.eventRouter.metricsDataset;
+  const dataset = testServices().config.eventRouter.metricsDataset;
   let n = 0;
   const point = (name: string, tenantId: string, projectId: string, occurredAt: string, ds = dataset) => ({
     dataset: ds,

@@ -15,6 +15,7 @@ import {
   seedTenants,
   signIn,
 } from "../testing/fixtures.ts";
+import { authFor } from "../testing/services.ts";
 
 const t = useTestDatabase();
 beforeAll(async () => seedTenants(t.db));
@@ -62,7 +63,7 @@ describe("members.add", () => {
     // Through better-auth's real sign-in endpoint, with the address as the person would type it.
     const res = await signIn(t.db, "new.person@acme.test", password);
     expect(res.status).toBe(200);
-    const caller = await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) }));
+    const caller = await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) }), { auth: authFor });
     expect(caller?.memberships.map((m) => [m.tenantId, m.role])).toEqual([[tenantId, "viewer"]]);
     expect((await signIn(t.db, "new.person@acme.test", "not-the-password")).status).toBe(401);
     expect(await callerAs(t.db, "new.person@acme.test").projects.list({ tenantId })).toHaveLength(2);
@@ -196,7 +197,7 @@ describe("members.resetPassword", () => {
     const userId = added.member.userId;
     const oldPassword = added.temporaryPassword ?? "";
     const oldSession = cookieFrom(await signIn(t.db, "forgetful@acme.test", oldPassword));
-    expect((await resolveCaller(t.db, new Headers({ cookie: oldSession })))?.userId).toBe(userId);
+    expect((await resolveCaller(t.db, new Headers({ cookie: oldSession }), { auth: authFor }))?.userId).toBe(userId);
     const token = await createApiToken(t.db, { tenantId, userId, name: "ci", role: "member" }, new Date());
     const adminSessions = await t.db.session.count({ where: { userId: { not: userId } } });
 
@@ -206,14 +207,16 @@ describe("members.resetPassword", () => {
     expect(reset.temporaryPassword).not.toBe(oldPassword);
 
     // The browser signed in with the old password is signed out; nobody else's session is touched.
-    expect(await resolveCaller(t.db, new Headers({ cookie: oldSession }))).toBeNull();
+    expect(await resolveCaller(t.db, new Headers({ cookie: oldSession }), { auth: authFor })).toBeNull();
     expect(await t.db.session.count({ where: { userId } })).toBe(0);
     expect(await t.db.session.count({ where: { userId: { not: userId } } })).toBe(adminSessions);
     // Through better-auth's real sign-in endpoint: the old password is refused, the new one signs in.
     expect((await signIn(t.db, "forgetful@acme.test", oldPassword)).status).toBe(401);
     const res = await signIn(t.db, "forgetful@acme.test", reset.temporaryPassword);
     expect(res.status).toBe(200);
-    expect((await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) })))?.userId).toBe(userId);
+    expect((await resolveCaller(t.db, new Headers({ cookie: cookieFrom(res) }), { auth: authFor }))?.userId).toBe(
+      userId,
+    );
     // Only the hash is stored; their API token is a credential of its own and still works.
     const account = await t.db.account.findFirstOrThrow({ where: { userId } });
     expect(account.password).not.toContain(reset.temporaryPassword);
@@ -231,7 +234,7 @@ describe("members.resetPassword", () => {
       message: expect.stringContaining("/settings/account"),
     });
     expect(await snapshot()).toEqual(before);
-    expect(await resolveCaller(t.db, new Headers({ cookie: session }))).not.toBeNull();
+    expect(await resolveCaller(t.db, new Headers({ cookie: session }), { auth: authFor })).not.toBeNull();
   });
 
   it("refuses a member who also belongs to another tenant, writing nothing", async () => {
@@ -245,7 +248,7 @@ describe("members.resetPassword", () => {
       message: "shared@acme.test also belongs to another tenant; ask them to change it on their account page",
     });
     expect(await snapshot()).toEqual(before);
-    expect(await resolveCaller(t.db, new Headers({ cookie: session }))).not.toBeNull();
+    expect(await resolveCaller(t.db, new Headers({ cookie: session }), { auth: authFor })).not.toBeNull();
     expect((await signIn(t.db, "shared@acme.test", added.temporaryPassword ?? "")).status).toBe(200);
   });
 

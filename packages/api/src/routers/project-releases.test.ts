@@ -2,9 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Role } from "@rhumbatron/db";
-import { localFolderBlobStore } from "@rhumbatron/db";
+import { buildSearchIndex, localFolderBlobStore, type SearchIndexDoc, searchIndexKey } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { buildSearchIndex, type SearchIndexDoc, searchIndexKey } from "@rhumbatron/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ACME,
@@ -18,7 +17,8 @@ import {
   rejection,
   seedTenants,
 } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 /** projects.releases, projects.setReleaseTarget, projects.indexes and projects.search. */
@@ -36,7 +36,7 @@ const blobs = () => localFolderBlobStore(join(root, "blobs"));
 
 /** A caller whose blob store is this file's folder (where the index blobs below are written). */
 function callerWithBlobs(email: string, db = t.db) {
-  const services = { ...defaultServices(), blobs: blobs() };
+  const services = { ...testServices(), blobs: blobs() };
   return createCaller(createContext({ db, headers: new Headers(), localUserEmail: email, services }));
 }
 
@@ -280,7 +280,9 @@ describe("projects.setReleaseTarget", () => {
     ["an unknown kind", { kind: "s3", bucket: "b" }, /kind/],
   ])("refuses %s with BAD_REQUEST saying what to give, before reading any project", async (_, target, message) => {
     const { db, touched } = recordingDb(t.db);
-    const caller = createCaller(createContext({ db, headers: new Headers(), localUserEmail: emailFor("admin") }));
+    const caller = createCaller(
+      createContext({ db, headers: new Headers(), localUserEmail: emailFor("admin"), services: testServices() }),
+    );
     const before = await projectsRows();
     const err = await rejection(
       caller.projects.setReleaseTarget({ tenantId: ACME.tenantId, projectId: shop, target: target as never }),
@@ -378,7 +380,7 @@ describe("projects.search", () => {
         db: t.db,
         headers: new Headers(),
         localUserEmail: emailFor("viewer"),
-        services: { ...defaultServices(), blobs: localFolderBlobStore(join(root, "empty")) },
+        services: { ...testServices(), blobs: localFolderBlobStore(join(root, "empty")) },
       }),
     );
     expect(await other.projects.search({ tenantId: ACME.tenantId, projectId: shop, query: "cart" })).toEqual({

@@ -2,12 +2,13 @@ import { reserveSandboxSeconds, SANDBOX_COUNTERS, sandboxMeterScope } from "@rhu
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, rejection, seedTenants } from "../testing/fixtures.ts";
-import { createContext, defaultServices } from "../trpc.ts";
+import { testServices } from "../testing/services.ts";
+import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
 const t = useTestDatabase();
 const NOW = new Date("2026-05-12T09:30:00Z");
-const services = { ...defaultServices(), now: () => NOW };
+const services = { ...testServices(), now: () => NOW };
 const config = services.config;
 const tenantId = ACME.tenantId;
 

@@ -1,14 +1,14 @@
-import { METRIC_FOR_EVENT } from "@rhumbatron/core";
-import { metricSums } from "@rhumbatron/db";
-import { z } from "zod";
 import {
   bucketCount,
   isAllowedCombination,
   MAX_BUCKETS,
   METRIC_BUCKETS,
+  METRIC_FOR_EVENT,
   METRIC_RANGES,
   rangeWindow,
-} from "../../lib/metric-buckets.ts";
+} from "@rhumbatron/core";
+import { metricSums } from "@rhumbatron/db";
+import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /** Every metric name the analytics projector can write (agent.woken gives two), in catalogue order. */

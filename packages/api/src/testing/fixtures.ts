@@ -1,10 +1,10 @@
 import { publicUrl } from "@rhumbatron/core";
 import type { Db, Role } from "@rhumbatron/db";
 import { TRPCError } from "@trpc/server";
-import { AUTH_BASE_PATH, authFor } from "../auth.ts";
+import { AUTH_BASE_PATH } from "../auth.ts";
 import { createCaller } from "../routers/_app.ts";
-import { serverSettings } from "../settings.ts";
 import { createContext } from "../trpc.ts";
+import { authFor, testServices, testSettings } from "./services.ts";
 
 /**
  * Two tenants for router tests: "Acme" with one user per role and two projects, "Other" with one
@@ -59,7 +59,7 @@ export async function rejection(promise: Promise<unknown>): Promise<TRPCError> {
 
 /** A tRPC caller acting as the local user with this email, through the real resolveCaller. */
 export function callerAs(db: Db, localUserEmail: string) {
-  return createCaller(createContext({ db, headers: new Headers(), localUserEmail }));
+  return createCaller(createContext({ db, headers: new Headers(), localUserEmail, services: testServices() }));
 }
 
 /**
@@ -80,7 +80,7 @@ export function recordingDb(db: Db): { db: Db; touched: string[] } {
 
 /** better-auth's endpoint URL on this server (the origin its CSRF check trusts). */
 export function authUrl(path: string): string {
-  return `${publicUrl(serverSettings())}${AUTH_BASE_PATH}${path}`;
+  return `${publicUrl(testSettings())}${AUTH_BASE_PATH}${path}`;
 }
 
 /** Signs in through better-auth's real HTTP handler, as the browser does; the raw response. */
@@ -88,7 +88,7 @@ export function signIn(db: Db, email: string, password: string): Promise<Respons
   return authFor(db).handler(
     new Request(authUrl("/sign-in/email"), {
       method: "POST",
-      headers: { "content-type": "application/json", origin: publicUrl(serverSettings()) },
+      headers: { "content-type": "application/json", origin: publicUrl(testSettings()) },
       body: JSON.stringify({ email, password }),
     }),
   );
@@ -104,5 +104,5 @@ export function cookieFrom(res: Response): string {
 
 /** A tRPC caller acting through request headers only (a session cookie, a bearer token, or nothing). */
 export function callerWith(db: Db, headers: Record<string, string> = {}) {
-  return createCaller(createContext({ db, headers: new Headers(headers) }));
+  return createCaller(createContext({ db, headers: new Headers(headers), services: testServices() }));
 }

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ROLE_ORDER, roleRank } from "./roles.ts";
 import { appRouter, createCaller } from "./routers/_app.ts";
 import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, seedTenants } from "./testing/fixtures.ts";
+import { testServices } from "./testing/services.ts";
 import { type Context, createContext } from "./trpc.ts";
 
 /**
@@ -267,8 +268,10 @@ async function fingerprint(): Promise<Record<string, string>> {
   return Object.fromEntries(rows.map((r) => [r.t, `${r.n} rows, ${r.h}`]));
 }
 
-const asUser = (email: string) => createContext({ db: t.db, headers: new Headers(), localUserEmail: email });
-const withHeaders = (headers: Record<string, string>) => createContext({ db: t.db, headers: new Headers(headers) });
+const asUser = (email: string) =>
+  createContext({ db: t.db, headers: new Headers(), localUserEmail: email, services: testServices() });
+const withHeaders = (headers: Record<string, string>) =>
+  createContext({ db: t.db, headers: new Headers(headers), services: testServices() });
 const withToken = (secret: string) => withHeaders({ authorization: `Bearer ${secret}` });
 
 /** Calls one procedure by its path; "ok" or the tRPC error code. A subscription is closed at once. */

@@ -1,5 +1,5 @@
 import { type Db, findUserByEmail, listMemberships, resolveApiToken, type TenantMembership } from "@rhumbatron/db";
-import { authFor } from "./auth.ts";
+import type { Auth } from "./auth.ts";
 import { lowerRole } from "./roles.ts";
 
 /** Who is making a request: the user and their role in each tenant they may act in. */
@@ -13,6 +13,8 @@ export interface Caller {
 }
 
 export interface ResolveOptions {
+  /** better-auth for a database client, built by the host from its settings; reads the session cookie. */
+  auth: (db: Db) => Auth;
   /**
    * Tests only (`callerAs`): act as the user with this email, whatever the headers say. Nothing in
    * production passes it: the route handlers resolve callers from headers alone.
@@ -35,14 +37,14 @@ const BEARER = /^Bearer\s+(\S+)$/i;
  *
  * Returns null for nobody, which procedures turn into UNAUTHORIZED and pages into /sign-in.
  */
-export async function resolveCaller(db: Db, headers: Headers, options: ResolveOptions = {}): Promise<Caller | null> {
+export async function resolveCaller(db: Db, headers: Headers, options: ResolveOptions): Promise<Caller | null> {
   if (options.localUserEmail !== undefined) return callerByEmail(db, options.localUserEmail);
   const authorization = headers.get("authorization");
   if (authorization !== null) {
     const secret = BEARER.exec(authorization.trim())?.[1];
     return secret ? callerByToken(db, secret, (options.now ?? (() => new Date()))()) : null;
   }
-  const session = await authFor(db).api.getSession({ headers });
+  const session = await options.auth(db).api.getSession({ headers });
   if (!session) return null;
   const { id, email, name } = session.user;
   return { userId: id, email, name, memberships: await listMemberships(db, id), via: "session" };

@@ -3,6 +3,7 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { handleTrpcRequest } from "./http.ts";
 import { ACME, emailFor, recordingDb, seedTenants } from "./testing/fixtures.ts";
+import { testServices } from "./testing/services.ts";
 
 // The tRPC HTTP wire format as the browser client speaks it (superjson envelopes), without Next.
 const t = useTestDatabase();
@@ -17,6 +18,7 @@ describe("tRPC over HTTP", () => {
   it("serves projects.list to a viewer", async () => {
     const res = await handleTrpcRequest(get("projects.list", { tenantId: ACME.tenantId }), {
       db: () => t.db,
+      services: testServices,
       localUserEmail: emailFor("viewer"),
     });
     expect(res.status).toBe(200);
@@ -28,6 +30,7 @@ describe("tRPC over HTTP", () => {
     const { db, touched } = recordingDb(t.db);
     const res = await handleTrpcRequest(get("projects.list", { tenantId: 123 }), {
       db: () => db,
+      services: testServices,
       localUserEmail: emailFor("admin"),
     });
     expect(res.status).toBe(400);
@@ -43,6 +46,7 @@ describe("tRPC over HTTP", () => {
   it("keeps data.zodError null for other errors", async () => {
     const res = await handleTrpcRequest(get("projects.list", { tenantId: ACME.tenantId }), {
       db: () => t.db,
+      services: testServices,
       localUserEmail: "member@other.test",
     });
     expect(res.status).toBe(403);
@@ -51,7 +55,11 @@ describe("tRPC over HTTP", () => {
   });
 
   it("answers 401 when the local user does not exist", async () => {
-    const res = await handleTrpcRequest(get("tenants.mine"), { db: () => t.db, localUserEmail: "nobody@nowhere.test" });
+    const res = await handleTrpcRequest(get("tenants.mine"), {
+      db: () => t.db,
+      services: testServices,
+      localUserEmail: "nobody@nowhere.test",
+    });
     expect(res.status).toBe(401);
   });
 
@@ -61,6 +69,7 @@ describe("tRPC over HTTP", () => {
       db: () => {
         throw new DomainError("UNAVAILABLE", "DATABASE_URL is not set for the web server");
       },
+      services: testServices,
     });
     expect(res.status).toBe(503);
     expect(log).toHaveBeenCalledWith(expect.stringContaining('"code":"SERVICE_UNAVAILABLE"'));

@@ -13,6 +13,7 @@ import {
   rejection,
   seedTenants,
 } from "../testing/fixtures.ts";
+import { testServices } from "../testing/services.ts";
 import { createContext } from "../trpc.ts";
 import { createCaller } from "./_app.ts";
 
@@ -31,7 +32,9 @@ describe("projects.list", () => {
 
   it("refuses a member of another tenant with FORBIDDEN, before reading any project", async () => {
     const { db, touched } = recordingDb(t.db);
-    const caller = createCaller(createContext({ db, headers: new Headers(), localUserEmail: OUTSIDER_EMAIL }));
+    const caller = createCaller(
+      createContext({ db, headers: new Headers(), localUserEmail: OUTSIDER_EMAIL, services: testServices() }),
+    );
     const err = await rejection(caller.projects.list({ tenantId: ACME.tenantId }));
     expect(err.code).toBe("FORBIDDEN");
     expect(err.message).not.toContain("shop");
@@ -66,7 +69,9 @@ describe("projects.list", () => {
     "rejects a tenantId that is %s with BAD_REQUEST and zod issues, without touching the database",
     async (_, input) => {
       const { db, touched } = recordingDb(t.db);
-      const caller = createCaller(createContext({ db, headers: new Headers(), localUserEmail: emailFor("admin") }));
+      const caller = createCaller(
+        createContext({ db, headers: new Headers(), localUserEmail: emailFor("admin"), services: testServices() }),
+      );
       // `as never` bypasses the input type on purpose: this is the input a broken client would send.
       const err = await rejection(caller.projects.list(input as never));
       expect(err.code).toBe("BAD_REQUEST");

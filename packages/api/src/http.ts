@@ -2,22 +2,27 @@ import type { Db } from "@rhumbatron/db";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { toTRPCError } from "./errors.ts";
 import { appRouter } from "./routers/_app.ts";
-import { createContext } from "./trpc.ts";
+import { createContext, type Services } from "./trpc.ts";
 
 export const TRPC_ENDPOINT = "/api/trpc";
 
 /**
- * Serves one tRPC HTTP request (the route handler's whole body, kept here so tests exercise the real
- * wire format without Next). `db` is a function so a missing DATABASE_URL fails inside the request.
+ * Serves one tRPC HTTP request (the web app's route handler's whole body, kept here so tests exercise
+ * the real wire format without Next). `db` and `services` are functions so a missing DATABASE_URL or a
+ * bad setting fails inside the request.
  */
-export function handleTrpcRequest(req: Request, opts: { db: () => Db; localUserEmail?: string }): Promise<Response> {
+export function handleTrpcRequest(
+  req: Request,
+  opts: { db: () => Db; services: () => Services; localUserEmail?: string },
+): Promise<Response> {
   return fetchRequestHandler({
     endpoint: TRPC_ENDPOINT,
     req,
     router: appRouter,
     createContext: () => {
       try {
-        return createContext({ ...opts, db: opts.db(), headers: req.headers });
+        const { localUserEmail } = opts;
+        return createContext({ db: opts.db(), services: opts.services(), headers: req.headers, localUserEmail });
       } catch (err) {
         throw toTRPCError(err); // e.g. UNAVAILABLE when DATABASE_URL is missing -> 503, not 500
       }

@@ -1,17 +1,18 @@
-import { type BlobStore, gitPublicUrl, type RhumbatronConfig } from "@rhumbatron/core";
+import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
 import type { Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";
-import { serverBlobStore } from "./blobs.ts";
+import type { Auth } from "./auth.ts";
 import { type Caller, membershipIn, resolveCaller } from "./caller.ts";
 import { toTRPCError } from "./errors.ts";
-import { webNudger } from "./nudger.ts";
 import { hasAtLeast } from "./roles.ts";
-import { serverConfig, serverSettings } from "./settings.ts";
-import { gitHttpSourceProbe, localSourceProbe } from "./source-probe.ts";
 
-/** What commands need besides the database: the typed config, the nudger and the clock. */
+/**
+ * What procedures need besides the database: the typed config, the nudger and the clock, and the
+ * parts that depend on where the API runs. The host that mounts the router builds them from its
+ * settings (apps/web: server/services.ts; tests: `testServices` in ./testing).
+ */
 export interface Services {
   config: RhumbatronConfig;
   nudger: Nudger;
@@ -20,6 +21,10 @@ export interface Services {
   sourceProbe: (db: Db) => SourceProbe;
   /** The blob store the worker writes patches, check output and screenshots to (read-only here). */
   blobs: BlobStore;
+  /** better-auth for a database client: reads the session cookie of a request (resolveCaller). */
+  auth: (db: Db) => Auth;
+  /** The worker's read-only git endpoint, where `git clone` reaches a project (projects.cloneAccess). */
+  gitPublicUrl: string;
 }
 
 export interface Context {
@@ -35,35 +40,18 @@ export interface Context {
 export function createContext(opts: {
   db: Db;
   headers: Headers;
+  services: Services;
   localUserEmail?: string;
-  services?: Services;
 }): Context {
   let caller: Promise<Caller | null> | undefined;
   const options = opts.localUserEmail === undefined ? {} : { localUserEmail: opts.localUserEmail };
   return {
     db: opts.db,
-    services: opts.services ?? defaultServices(),
+    services: opts.services,
     getCaller: () => {
-      caller ??= resolveCaller(opts.db, opts.headers, options);
+      caller ??= resolveCaller(opts.db, opts.headers, { auth: opts.services.auth, ...options });
       return caller;
     },
-  };
-}
-
-export function defaultServices(): Services {
-  const config = serverConfig();
-  const settings = serverSettings();
-  const now = () => new Date();
-  return {
-    config,
-    nudger: webNudger(settings),
-    now,
-    // On one host the web reads the repositories itself; split across hosts it asks the worker's git endpoint.
-    sourceProbe: (db) =>
-      settings.RHUMBATRON_FUNCTION_HOST === "split"
-        ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
-        : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
-    blobs: serverBlobStore(),
   };
 }
 

@@ -1,0 +1,27 @@
+import type { Services } from "@rhumbatron/api";
+import { gitPublicUrl } from "@rhumbatron/core";
+import { authFor } from "./auth.ts";
+import { serverBlobStore } from "./blobs.ts";
+import { webNudger } from "./nudger.ts";
+import { serverConfig, serverSettings } from "./settings.ts";
+import { gitHttpSourceProbe, localSourceProbe } from "./source-probe.ts";
+
+/** What the API's procedures need from this server, built from its settings (the tRPC route passes them in). */
+export function defaultServices(): Services {
+  const config = serverConfig();
+  const settings = serverSettings();
+  const now = () => new Date();
+  return {
+    config,
+    nudger: webNudger(settings),
+    now,
+    // On one host the web reads the repositories itself; split across hosts it asks the worker's git endpoint.
+    sourceProbe: (db) =>
+      settings.RHUMBATRON_FUNCTION_HOST === "split"
+        ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
+        : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
+    blobs: serverBlobStore(),
+    auth: authFor,
+    gitPublicUrl: gitPublicUrl(settings),
+  };
+}

@@ -1,0 +1,2 @@
+export * from "./fixtures.ts";
+export { authFor, testServices, testSettings } from "./services.ts";

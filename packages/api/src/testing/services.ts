@@ -1,0 +1,39 @@
+import { configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
+import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
+import { authPerDb } from "../auth.ts";
+import type { Services } from "../trpc.ts";
+
+let cached: Settings | undefined;
+
+/** The test process's settings, parsed from process.env on first use, as the web server parses its own. */
+export function testSettings(): Settings {
+  cached ??= parseSettings(process.env);
+  return cached;
+}
+
+/** better-auth for a test file's database client, configured from the test settings. */
+export const authFor = authPerDb(testSettings);
+
+/**
+ * No Candidate fork holds any commit: tests have no source store on this machine (the real probes,
+ * which read one, belong to the host that mounts the API: apps/web's server/source-probe.ts).
+ */
+const noForks: SourceProbe = { commitInCandidateFork: async () => false };
+
+/**
+ * Services as the web server builds them with the local executor, from the test settings: pg_notify
+ * nudges, the configured blob store, the real better-auth. Tests replace parts (`now`, `blobs`) by
+ * spreading this.
+ */
+export function testServices(): Services {
+  const settings = testSettings();
+  return {
+    config: configFromSettings(settings),
+    nudger: pgNotifyNudger,
+    now: () => new Date(),
+    sourceProbe: () => noForks,
+    blobs: blobStoreFromSettings(settings),
+    auth: authFor,
+    gitPublicUrl: gitPublicUrl(settings),
+  };
+}
