@@ -1,7 +1,7 @@
 import type { Settings } from "@rhumbatron/core";
 import { afterCommitNudger, type Nudger, pgNotifyNudger } from "@rhumbatron/db";
 import type { Inngest } from "inngest";
-import { createInngestClient, inngestNudgeSender } from "./executors/inngest.ts";
+import { createInngestClient, inngestNudgeSender } from "./executors/inngest-client.ts";
 
 /**
  * The nudger the writing side (apps/web commands) should use for the configured executor: a

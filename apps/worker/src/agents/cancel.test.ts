@@ -1,6 +1,7 @@
 import { cancelChange } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { createScriptedChange, provisionedProject, startFullWorker, testWorld, waitUntil } from "../test-world.ts";
 import { sleepStillRunning } from "../testing.ts";
 
@@ -9,10 +10,7 @@ import { sleepStillRunning } from "../testing.ts";
  * its children, nothing is published, the run and the Task say why, and a repeat answers the same.
  */
 const t = useTestDatabase();
-const running: { stop(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach();
 
 const MARKER = "31.4159";
 

@@ -25,21 +25,19 @@ import {
   withTransaction,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { buildFunctions } from "../functions/index.ts";
 import { startGitHttpServer } from "../source/git-http.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { provisionedProject, runTaskDirectly, type TestWorld, testWorld } from "../test-world.ts";
 import { startNudgeOnlyExecutor } from "../testing.ts";
 import { runBrowserCheck } from "../verification/browser-check.ts";
 import type { RunnerDeps } from "./runner.ts";
 
 const t = useTestDatabase();
-const running: LocalExecutor[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach<LocalExecutor>();
 function git(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
     execFile("git", args, { env }, (err, _stdout, stderr) =>

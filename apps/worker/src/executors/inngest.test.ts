@@ -3,17 +3,15 @@ import type { AddressInfo } from "node:net";
 import { InngestTestEngine } from "@inngest/test";
 import { afterCommitNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { type CapturedLogs, captureLogs, manualClock, testConfig, testIdentity } from "../testing.ts";
 import { createInngestClient, createInngestExecutor, type InngestExecutor, inngestNudgeSender } from "./inngest.ts";
 
 const t = useTestDatabase();
-const running: InngestExecutor[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach<InngestExecutor>();
 
 const devSettings = { INNGEST_DEV: "1", RHUMBATRON_WORKER_PORT: 3030 } as const;
 

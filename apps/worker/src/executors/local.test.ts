@@ -1,17 +1,15 @@
 import { pgNotifyNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { type CapturedLogs, captureLogs, deferred, manualClock, testConfig, testIdentity } from "../testing.ts";
 import type { Timers } from "./cron.ts";
 import { createLocalExecutor, type LocalExecutor } from "./local.ts";
 
 const t = useTestDatabase();
-const running: LocalExecutor[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach<LocalExecutor>();
 
 /** Cron timers that only fire when a test fires them, so a real minute boundary never adds a run. */
 function heldTimers(start = "2030-01-01T00:00:30.000Z") {

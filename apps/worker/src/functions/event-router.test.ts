@@ -5,17 +5,15 @@ import { gunzipSync } from "node:zlib";
 import { streamIndex } from "@rhumbatron/core";
 import { appendToOutbox, localFolderBlobStore, pgNotifyNudger, withTransaction } from "@rhumbatron/db";
 import { seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { captureLogs, startNudgeOnlyExecutor, testConfig, testIdentity } from "../testing.ts";
 import { buildFunctions } from "./index.ts";
 import type { FunctionContext, RunTrigger } from "./types.ts";
 
 const t = useTestDatabase();
-const running: LocalExecutor[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach<LocalExecutor>();
 
 function setup() {
   const blobs = localFolderBlobStore(mkdtempSync(join(tmpdir(), "rhumbatron-blobs-")));

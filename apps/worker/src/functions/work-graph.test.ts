@@ -15,16 +15,14 @@ import {
   withTransaction,
 } from "@rhumbatron/db";
 import { seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import { captureLogs, startNudgeOnlyExecutor, testConfig } from "../testing.ts";
 import { buildFunctions } from "./index.ts";
 
 const t = useTestDatabase();
-const running: LocalExecutor[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach<LocalExecutor>();
 const deps = { config: testConfig, nudger: pgNotifyNudger, now: () => new Date() };
 
 async function startWorker() {

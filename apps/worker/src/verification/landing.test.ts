@@ -1,7 +1,8 @@
 import { canonicalRepo } from "@rhumbatron/core";
 import { listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
   fastChecksPolicy,
@@ -18,10 +19,7 @@ import {
  * Candidate made stale by another promotion recomposes itself and lands too.
  */
 const t = useTestDatabase();
-const running: { stop(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach();
 
 const LIMIT = 480_000;
 

@@ -1,6 +1,7 @@
 import { approvalInterdiff, decideCandidateApproval, setLandWhenReady } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
   fastChecksPolicy,
@@ -17,10 +18,7 @@ import {
  * recomposition whose tree is byte-identical to an approved one keeps that approval and lands.
  */
 const t = useTestDatabase();
-const running: { stop(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.stop()));
-});
+const running = stoppedAfterEach();
 
 const LIMIT = 480_000;
 
