@@ -1,12 +1,13 @@
-import { randomUUID } from "node:crypto";
 import { canonicalRepo, DomainError } from "@rhumbatron/core";
 import {
   buildSearchIndex,
   type CommandHandler,
+  recordIndexBuilt,
+  recordIndexesPurged,
+  recordIndexFailure,
   type SearchIndexDoc,
   searchIndexKey,
   searchIndexPrefix,
-  type TxContext,
   withRepoToken,
 } from "@rhumbatron/db";
 import { z } from "zod";
@@ -21,12 +22,6 @@ import { syncCanonical } from "../source/sync.ts";
  * limit, stored as one blob. index.purge deletes a project's index blobs.
  */
 const buildPayload = z.object({ generation: z.number().int().nonnegative() });
-
-async function recordFailure(ctx: TxContext, projectId: string, generation: number, error: string) {
-  await ctx.tx.projectIndex.create({
-    data: { id: `pidx_${randomUUID().replace(/-/g, "")}`, projectId, generation, status: "failed", error },
-  });
-}
 
 export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
   const build: CommandHandler = {
@@ -65,24 +60,14 @@ export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
       const index = buildSearchIndex(files);
       const doc: SearchIndexDoc = { version: 1, projectId, generation, tree: gen.tree, commit: gen.commit, ...index };
       await deps.blobs.put(key, new TextEncoder().encode(JSON.stringify(doc)), { contentType: "application/json" });
-      await ctx.tx.projectIndex.create({
-        data: {
-          id: `pidx_${randomUUID().replace(/-/g, "")}`,
-          projectId,
-          generation,
-          tree: gen.tree,
-          status: "built",
-          files: index.files.length,
-          indexKey: key,
-        },
-      });
+      await recordIndexBuilt(ctx, { projectId, generation, tree: gen.tree, files: index.files.length, indexKey: key });
       return "done";
     },
     async onExhausted(ctx, message, error) {
       const env = message.envelope as { projectId?: string; payload?: { generation?: unknown } };
       if (!env.projectId) return;
       const g = buildPayload.safeParse(env.payload);
-      await recordFailure(ctx, env.projectId, g.success ? g.data.generation : 0, error);
+      await recordIndexFailure(ctx, { projectId: env.projectId, generation: g.success ? g.data.generation : 0, error });
     },
   };
   const purge: CommandHandler = {
@@ -91,7 +76,7 @@ export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
     async handle(ctx) {
       const projectId = ctx.command.projectId;
       for (const key of await deps.blobs.list(searchIndexPrefix(projectId))) await deps.blobs.delete(key);
-      await ctx.tx.projectIndex.updateMany({ where: { projectId, status: "built" }, data: { status: "purged" } });
+      await recordIndexesPurged(ctx, projectId);
       return "done";
     },
     async onExhausted(ctx, message, error) {
@@ -101,7 +86,11 @@ export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
         where: { id: env.projectId },
         select: { canonicalGeneration: true },
       });
-      await recordFailure(ctx, env.projectId, p?.canonicalGeneration ?? 0, `index.purge: ${error}`);
+      await recordIndexFailure(ctx, {
+        projectId: env.projectId,
+        generation: p?.canonicalGeneration ?? 0,
+        error: `index.purge: ${error}`,
+      });
     },
   };
   return [build, purge];

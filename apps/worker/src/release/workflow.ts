@@ -1,24 +1,16 @@
 import { join } from "node:path";
+import { canonicalRepo, DomainError, isDomainError, parseReleaseTarget } from "@rhumbatron/core";
 import {
-  buildEvent,
-  canonicalRepo,
-  DomainError,
-  type EventPayload,
-  isDomainError,
-  parseReleaseTarget,
-  type RhumbatronConfig,
-  stableEventId,
-} from "@rhumbatron/core";
-import {
-  appendToOutbox,
+  appendReleaseStep,
   type ClaimedWorkflow,
   claimWorkflowInstance,
-  type Db,
+  completeRelease,
   finishWorkflowInstance,
-  lockResourceRow,
-  type Prisma,
+  type LoadedRelease,
+  loadRelease,
+  recordReleaseError,
+  releaseEvent,
   releaseWorkflowLease,
-  type TxContext,
   withRepoToken,
   workflowChannel,
   workflowRun,
@@ -51,72 +43,8 @@ export type ReleaseRunOutcome =
   | { releaseId: string; outcome: "succeeded" | "failed"; error: string | null }
   | { releaseId: string; outcome: "retrying"; error: string; retryAt: string };
 
-interface StepEntry {
-  step: string;
-  status: "succeeded" | "failed";
-  startedAt: string;
-  finishedAt: string;
-  attempt?: number;
-  detail?: unknown;
-  error?: string;
-}
-
-/** Appends a step to releases.steps once: a replayed step finds its entry there already. */
-async function appendStep(db: Db | TxContext["tx"], releaseId: string, e: StepEntry, now: Date) {
-  const key = { step: e.step, status: e.status, ...(e.attempt === undefined ? {} : { attempt: e.attempt }) };
-  await db.$executeRaw`
-    UPDATE releases SET steps = steps || ${JSON.stringify([e])}::jsonb, updated_at = ${now}
-    WHERE id = ${releaseId} AND NOT steps @> ${JSON.stringify([key])}::jsonb`;
-}
-
 const PERMANENT = new Set(["INVALID_INPUT", "NOT_FOUND", "PRECONDITION_FAILED"]);
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-async function loadRelease(db: Db, releaseId: string) {
-  const r = await db.release.findUnique({ where: { id: releaseId } });
-  if (!r) return null;
-  const c = r.candidateId
-    ? await db.candidate.findUnique({ where: { id: r.candidateId }, select: { changeId: true } })
-    : null;
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    generation: r.generation,
-    commit: r.commit,
-    tree: r.tree,
-    target: r.target,
-    changeId: c?.changeId ?? null,
-  };
-}
-type LoadedRelease = NonNullable<Awaited<ReturnType<typeof loadRelease>>>;
-
-/** A release Event on the Candidate's Change (resource shard); a release without a Candidate has none. */
-async function releaseEvent<T extends "release.started" | "release.completed">(
-  ctx: TxContext,
-  rel: LoadedRelease,
-  type: T,
-  payload: EventPayload<T>,
-  deps: { config: RhumbatronConfig; nudger: SourceHandlerDeps["nudger"] },
-  now: Date,
-) {
-  if (!rel.changeId) return;
-  const owner = await lockResourceRow(ctx, `change:${rel.changeId}`);
-  const event = buildEvent({
-    eventId: stableEventId(rel.changeId, type, null, rel.id),
-    eventType: type,
-    tenantId: owner.tenantId,
-    projectId: owner.projectId,
-    changeId: rel.changeId,
-    actor: { kind: "system", id: "release" },
-    resource: `change:${rel.changeId}`,
-    canonicalGeneration: owner.canonicalGeneration,
-    causedBy: null,
-    correlationId: rel.changeId,
-    timestamp: now,
-    payload,
-  });
-  await appendToOutbox(ctx, [event], deps);
-}
 
 async function deliver(deps: ReleaseWorkflowDeps & { now: () => Date }, rel: LoadedRelease) {
   const target = parseReleaseTarget(rel.target);
@@ -165,7 +93,12 @@ export async function runReleaseWorkflow(
     const startedAt = now().toISOString();
     const out = await run.step(name, fn);
     const finishedAt = now().toISOString();
-    await appendStep(db, id, { step: name, status: "succeeded", startedAt, finishedAt, detail: detail(out) }, now());
+    await appendReleaseStep(
+      db,
+      id,
+      { step: name, status: "succeeded", startedAt, finishedAt, detail: detail(out) },
+      now(),
+    );
     return out;
   };
 
@@ -192,7 +125,12 @@ export async function runReleaseWorkflow(
     await run.txStep("started", async (ctx) => {
       await releaseEvent(ctx, rel, "release.started", { releaseId: id, generation: rel.generation }, deps, now());
       const at = now().toISOString();
-      await appendStep(ctx.tx, id, { step: "started", status: "succeeded", startedAt: at, finishedAt: at }, now());
+      await appendReleaseStep(
+        ctx.tx,
+        id,
+        { step: "started", status: "succeeded", startedAt: at, finishedAt: at },
+        now(),
+      );
       return true;
     });
     const sync = await recorded("sync", () => syncCanonical({ ...deps, now }, rel.projectId, rel.generation));
@@ -202,7 +140,7 @@ export async function runReleaseWorkflow(
     const error = message(err);
     const permanent = isDomainError(err) && PERMANENT.has(err.code);
     const at = now();
-    await appendStep(
+    await appendReleaseStep(
       db,
       id,
       {
@@ -218,7 +156,7 @@ export async function runReleaseWorkflow(
     if (!permanent && claim.attempts <= retries) {
       const delay = deps.retryDelaySeconds ?? deps.config.queues.policies.release.retryDelaySeconds;
       const retryAt = new Date(at.getTime() + delay * 1000);
-      await db.release.updateMany({ where: { id, status: "running" }, data: { error } });
+      await recordReleaseError(db, id, error);
       await releaseWorkflowLease(db, id, retryAt);
       return { releaseId: id, outcome: "retrying", error, retryAt: retryAt.toISOString() };
     }
@@ -226,19 +164,9 @@ export async function runReleaseWorkflow(
   }
 
   const final = await run.txStep("complete", async (ctx) => {
-    const moved = await ctx.tx.release.updateMany({
-      where: { id, status: "running" },
-      data: {
-        status: result.status,
-        output: (result.output ?? undefined) as Prisma.InputJsonValue | undefined,
-        error: result.error,
-      },
-    });
-    if (moved.count === 1) {
-      await releaseEvent(ctx, rel, "release.completed", { releaseId: id, outcome: result.status }, deps, now());
-    }
+    await completeRelease(ctx, rel, result, deps, now());
     const at = now().toISOString();
-    await appendStep(
+    await appendReleaseStep(
       ctx.tx,
       id,
       { step: "complete", status: "succeeded", startedAt: at, finishedAt: at, detail: { outcome: result.status } },

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
 import {
   type BlobStore,
-  buildEvent,
   candidateFork,
   canonicalRepo,
   DomainError,
@@ -9,7 +7,14 @@ import {
   type RhumbatronConfig,
   workspaceFork,
 } from "@rhumbatron/core";
-import { appendToOutbox, type CommandHandler, type Db, type Nudger, withRepoToken } from "@rhumbatron/db";
+import {
+  type CommandHandler,
+  type Db,
+  type Nudger,
+  recordProjectProvisioned,
+  recordWorkspaceForkDeleted,
+  withRepoToken,
+} from "@rhumbatron/db";
 import { publishCodeStore } from "./code-store.ts";
 import type { SourceStore } from "./store.ts";
 import { readTemplate } from "./template.ts";
@@ -57,29 +62,11 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
           commit: s0.commit,
         }),
       );
-      await ctx.tx.canonicalGeneration.upsert({
-        where: { projectId_generation: { projectId, generation: 0 } },
-        create: { projectId, generation: 0, commit: s0.commit, tree: s0.tree },
-        update: {},
-      });
-      if (project.status === "provisioning") {
-        await ctx.tx.project.update({ where: { id: projectId }, data: { status: "active" } });
-        // A project-wide fact: a random ID taken inside the transaction that runs it once.
-        const event = buildEvent({
-          eventId: `evt_${randomUUID().replace(/-/g, "")}`,
-          eventType: "project.created",
-          tenantId: project.tenantId,
-          projectId,
-          actor: { kind: "system", id: "provisioner" },
-          resource: `project:${projectId}`,
-          canonicalGeneration: 0,
-          causedBy: ctx.command.commandId,
-          correlationId: projectId,
-          timestamp: deps.now(),
-          payload: { name: project.name },
-        });
-        await appendToOutbox(ctx, [event], deps);
-      }
+      await recordProjectProvisioned(
+        ctx,
+        { projectId, commit: s0.commit, tree: s0.tree, causedBy: ctx.command.commandId },
+        deps,
+      );
       return "done";
     },
   };
@@ -154,7 +141,7 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
       for (const c of oldCandidates) await deps.source.delete(candidateFork(c.id));
       for (const run of old.slice(0, SWEEP_BATCH)) {
         await deps.source.delete(workspaceFork(run.id));
-        await ctx.tx.agentRun.update({ where: { id: run.id }, data: { forkDeletedAt: deps.now() } });
+        await recordWorkspaceForkDeleted(ctx, run.id, deps.now());
       }
       return old.length > SWEEP_BATCH ? "more" : "done";
     },
