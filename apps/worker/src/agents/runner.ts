@@ -1,26 +1,14 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  type AgentProvider,
-  type BlobStore,
-  canonicalRepo,
-  DomainError,
-  dirForAgentRun,
-  type RhumbatronConfig,
-  type Sandbox,
-  sourceKeys,
-  workspaceFork,
-} from "@rhumbatron/core";
+import { canonicalRepo, DomainError, dirForAgentRun, sourceKeys, workspaceFork } from "@rhumbatron/core";
 import {
   admitSandbox,
   blockTaskForLimit,
-  type Db,
   finishTask,
   issueRepoToken,
   loadRunContext,
   markRun,
-  type Nudger,
   openReservation,
   publishChangeSet,
   recordRunStart,
@@ -31,8 +19,8 @@ import {
   settleSandbox,
   withRepoToken,
 } from "@rhumbatron/db";
+import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
-import type { SourceStore } from "../source/store.ts";
 import { workspaceTools } from "./toolbox.ts";
 
 /**
@@ -41,19 +29,13 @@ import { workspaceTools } from "./toolbox.ts";
  * commit, push with a write token, revoke, publish the ChangeSet with its stored patch, settle the
  * meter, remove the run directory, complete the Task.
  */
-export interface RunnerDeps {
-  db: Db;
-  config: RhumbatronConfig;
-  nudger: Nudger;
-  now: () => Date;
-  source: SourceStore;
-  sandbox: Sandbox;
-  blobs: BlobStore;
-  provider: AgentProvider;
-  allowlist: string[];
+export type RunnerDeps = Pick<
+  WorkerContext,
+  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "provider" | "allowlist"
+> & {
   /** Test hook: called after the agent's tool loop, before the publish. */
   afterTools?: (workspacePath: string) => Promise<void>;
-}
+};
 
 export type RunResult = {
   outcome: "completed" | "failed" | "blocked" | "skipped";

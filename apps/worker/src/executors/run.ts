@@ -1,18 +1,9 @@
 import { performance } from "node:perf_hooks";
-import type { RhumbatronConfig } from "@rhumbatron/core";
-import type { Db } from "@rhumbatron/db";
-import type { Logger } from "pino";
+import type { WorkerContext } from "../context.ts";
 import type { RunTrigger, WorkerFunction } from "../functions/types.ts";
-import type { WorkerIdentity } from "../identity.ts";
 
 /** What both executors hand to every run. */
-export interface RunDeps {
-  db: Db;
-  config: RhumbatronConfig;
-  logger: Logger;
-  worker: WorkerIdentity;
-  now: () => Date;
-}
+export type RunDeps = Pick<WorkerContext, "db" | "config" | "logger" | "worker" | "now">;
 
 /** The one structured line logged per run. */
 export interface RunRecord {

@@ -1,10 +1,4 @@
-import {
-  type BlobStore,
-  DomainError,
-  type OverlapClassifier,
-  type RhumbatronConfig,
-  streamForSweep,
-} from "@rhumbatron/core";
+import { DomainError, streamForSweep } from "@rhumbatron/core";
 import {
   analyticsSubscription,
   archiverSubscription,
@@ -12,11 +6,11 @@ import {
   causalRouterSubscription,
   consumeOnce,
   EVENT_ROUTER_CHANNEL,
-  type Nudger,
   projectorSubscription,
   type Subscription,
   withTransaction,
 } from "@rhumbatron/db";
+import type { WorkerContext } from "../context.ts";
 import { cronMatchesMinute } from "../executors/cron.ts";
 import type { FunctionContext, WorkerFunction } from "./types.ts";
 
@@ -26,12 +20,7 @@ import type { FunctionContext, WorkerFunction } from "./types.ts";
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
  * audit archiver, and, unless the tick is a maintenance tick, one analytics batch.
  */
-export interface EventRouterDeps {
-  config: RhumbatronConfig;
-  blobs: BlobStore;
-  nudger: Nudger;
-  classifier: OverlapClassifier;
-}
+export type EventRouterDeps = Pick<WorkerContext, "config" | "blobs" | "nudger" | "classifier">;
 
 function parseStream(key: string, count: number): number {
   const n = Number(key);

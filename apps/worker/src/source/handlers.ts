@@ -1,33 +1,19 @@
-import {
-  type BlobStore,
-  candidateFork,
-  canonicalRepo,
-  DomainError,
-  type HandlerResult,
-  type RhumbatronConfig,
-  workspaceFork,
-} from "@rhumbatron/core";
+import { candidateFork, canonicalRepo, DomainError, type HandlerResult, workspaceFork } from "@rhumbatron/core";
 import {
   type CommandHandler,
   type Db,
-  type Nudger,
   recordProjectProvisioned,
   recordWorkspaceForkDeleted,
   withRepoToken,
 } from "@rhumbatron/db";
+import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "./code-store.ts";
-import type { SourceStore } from "./store.ts";
 import { readTemplate } from "./template.ts";
 
-export interface SourceHandlerDeps {
-  db: Db;
-  config: RhumbatronConfig;
-  nudger: Nudger;
-  now: () => Date;
-  source: SourceStore;
-  blobs: BlobStore;
-  templateDir?: string;
-}
+export type SourceHandlerDeps = Pick<
+  WorkerContext,
+  "db" | "config" | "nudger" | "now" | "source" | "blobs" | "templateDir"
+>;
 
 /**
  * project.provision (integration queue): creates the canonical repository from the project

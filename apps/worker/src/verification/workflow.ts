@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  type BlobStore,
   buildVerificationPlan,
   type CommandResult,
   type ComposableChangeSet,
@@ -19,14 +18,12 @@ import {
   humanGateApplies,
   type PlannedCheck,
   type RhumbatronConfig,
-  type Sandbox,
   type SandboxWorkspace,
   sourceKeys,
   type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import {
-  type Db,
   evidenceOf,
   finishCandidateVerification,
   finishWorkflowInstance,
@@ -34,7 +31,6 @@ import {
   loadVerificationInput,
   markCandidateComposed,
   type NewEvidence,
-  type Nudger,
   recordEvidence,
   reserveSandboxSeconds,
   revokeRepoToken,
@@ -47,9 +43,8 @@ import {
   withRepoToken,
   workflowRun,
 } from "@rhumbatron/db";
+import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
-import type { SourceStore } from "../source/store.ts";
-import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { compareContract, readCommandCheck, routesOf } from "./checks.ts";
 
 /**
@@ -60,17 +55,10 @@ import { compareContract, readCommandCheck, routesOf } from "./checks.ts";
  * directory -> plan, verifying, candidate.composed -> one step per check (Evidence rows, output
  * blobs) -> gate -> verified (+ approval.requested) or rejected -> settle the meter.
  */
-export interface VerificationDeps {
-  db: Db;
-  config: RhumbatronConfig;
-  nudger: Nudger;
-  now: () => Date;
-  source: SourceStore;
-  sandbox: Sandbox;
-  blobs: BlobStore;
-  policy?: VerificationPolicy;
-  browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
-}
+export type VerificationDeps = Pick<
+  WorkerContext,
+  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "policy" | "browserCheck"
+>;
 
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
 

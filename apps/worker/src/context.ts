@@ -1,0 +1,46 @@
+import type {
+  AgentProvider,
+  BlobStore,
+  OverlapClassifier,
+  RhumbatronConfig,
+  Sandbox,
+  VerificationPolicy,
+} from "@rhumbatron/core";
+import type { Db, Nudger } from "@rhumbatron/db";
+import type { Logger } from "pino";
+import type { WorkerIdentity } from "./identity.ts";
+import type { SourceStore } from "./source/store.ts";
+import type { BrowserCheckInput, BrowserCheckResult } from "./verification/browser-check.ts";
+
+/**
+ * The worker's one context: every handle its parts are given, named once. main.ts builds it from
+ * settings; each part declares the slice it needs (`Pick<WorkerContext, …>`), so a test hands a
+ * part only what that part reads.
+ */
+export interface WorkerContext {
+  db: Db;
+  config: RhumbatronConfig;
+  /** How a committed write wakes other functions (pg_notify locally, Inngest events otherwise). */
+  nudger: Nudger;
+  now: () => Date;
+  blobs: BlobStore;
+  /** The git repositories (isomorphic-git). */
+  source: SourceStore;
+  sandbox: Sandbox;
+  /** The Agents' model endpoint (scripted, or an OpenAI-compatible server). */
+  provider: AgentProvider;
+  /** Executables Sandbox commands may run. */
+  allowlist: string[];
+  /** Decides prefix-only overlaps for the causal router. */
+  classifier: OverlapClassifier;
+  /** The verification policy; DEFAULT_POLICY when absent. */
+  policy?: VerificationPolicy;
+  /** The browser check (Chromium). */
+  browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
+  /** Where folder releases are written (`<data dir>/releases`). */
+  releaseRoot: string;
+  /** The project template new repositories start from; the bundled one when absent. */
+  templateDir?: string;
+  logger: Logger;
+  worker: WorkerIdentity;
+}
