@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   type ApprovalDecision,
   buildEvent,
+  CANDIDATE_STATUS_SETS,
   checkPromotionPreconditions,
   commandIds,
   DEFAULT_POLICY,
@@ -17,7 +18,7 @@ import {
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
+import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
@@ -189,7 +190,7 @@ async function afterPromotion(
 async function markStale(ctx: TxContext, candidateId: string, changeId: string, generation: number, deps: EnqueueDeps) {
   const owner = await lockResourceRow(ctx, `change:${changeId}`);
   const moved = await ctx.tx.candidate.updateMany({
-    where: { id: candidateId, status: { in: ["created", "verifying", "verified"] } },
+    where: { id: candidateId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
     data: { status: "stale" },
   });
   if (moved.count === 0) return;
@@ -224,155 +225,163 @@ async function markStale(ctx: TxContext, candidateId: string, changeId: string, 
  */
 export async function promoteCandidate(
   db: Db,
-  q: { tenantId: string; candidateId: string; actorId: string; actorKind?: "user" | "system" },
+  q: PromoteRequest,
   deps: EnqueueDeps,
   probe: SourceProbe,
   policy: VerificationPolicy = DEFAULT_POLICY,
 ): Promise<PromoteResult> {
   const c = await tenantCandidate(db, q.tenantId, q.candidateId);
   const project = await db.project.findUniqueOrThrow({ where: { id: c.projectId } });
-  const plan = c.plan as VerificationPlan | null;
+  const p: Promotion = { c, project, plan: c.plan as VerificationPlan | null, policy, q };
   if (c.status !== "promoted") {
-    const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
-    const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
-    const layer1 = checkPromotionPreconditions({
-      candidateStatus: c.status,
-      baseGeneration: c.baseGeneration,
-      canonicalGeneration: project.canonicalGeneration,
-      plan,
-      gate,
-      approvalRequired: plan ? humanGateApplies(plan, policy) : false,
-      approval: approvalOf(approval),
-      composedTree: c.composedTree,
-      activePolicy: { id: policy.id, version: policy.version },
-      composedCommitInFork: c.composedCommit ? await probe.commitInCandidateFork(c.id, c.composedCommit) : false,
-    });
-    if (!layer1.ok) {
-      if (layer1.stale) {
-        await withTransaction(db, (ctx) => markStale(ctx, c.id, c.changeId, project.canonicalGeneration, deps));
-        return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
-      }
-      await recordBlocked(db, c, layer1.blocks, q, deps);
-      return { outcome: "blocked", blocks: layer1.blocks };
-    }
+    const refused = await layerOne(db, p, probe, deps);
+    if (refused) return refused;
   }
-
-  const result = await withTransaction(db, async (ctx): Promise<PromoteResult> => {
-    const root = await lockProjectRow(ctx, c.projectId);
-    const now = deps.now();
-    const promotedBy = await ctx.tx.canonicalGeneration.findFirst({
-      where: { projectId: c.projectId, candidateId: c.id },
-      select: { generation: true },
-    });
-    const expected = await ctx.tx.canonicalGeneration.findUnique({
-      where: { projectId_generation: { projectId: c.projectId, generation: c.baseGeneration } },
-    });
-    let cas = decidePromotionCas({
-      canonicalGeneration: root.canonicalGeneration,
-      promotedBy: promotedBy ? { candidateId: c.id, generation: promotedBy.generation } : null,
-      candidateId: c.id,
-      expectedGeneration: c.baseGeneration,
-      planPolicyVersion: plan?.policyVersion ?? -1,
-      activePolicyVersion: policy.version,
-    });
-    // Precondition 7: canonical at the expected generation is the commit the Candidate was composed on.
-    if (cas === "advance" && expected?.commit !== c.baseCommit) cas = "stale";
-    if (cas === "already_promoted" && promotedBy) {
-      await afterPromotion(
-        ctx,
-        {
-          projectId: c.projectId,
-          generation: promotedBy.generation,
-          candidateId: c.id,
-          commit: c.composedCommit ?? "",
-          tree: c.composedTree ?? "",
-          target: project.releaseTarget,
-        },
-        deps,
-      );
-      return { outcome: "alreadyPromoted", generation: promotedBy.generation };
-    }
-    if (cas === "stale") {
-      await markStale(ctx, c.id, c.changeId, root.canonicalGeneration, deps);
-      return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
-    }
-    if (cas === "policy_mismatch") {
-      return {
-        outcome: "blocked",
-        blocks: [`the plan used policy version ${plan?.policyVersion}, the active one is ${policy.version}`],
-      };
-    }
-    if (!c.composedCommit || !c.composedTree)
-      return { outcome: "blocked", blocks: ["the Candidate has no composed commit"] };
-    const generation = root.canonicalGeneration + 1;
-    await ctx.tx.canonicalGeneration.create({
-      data: {
-        projectId: c.projectId,
-        generation,
-        commit: c.composedCommit,
-        tree: c.composedTree,
-        candidateId: c.id,
-        createdAt: now,
-      },
-    });
-    await ctx.tx.project.update({ where: { id: c.projectId }, data: { canonicalGeneration: generation } });
-    const moved = await ctx.tx.candidate.updateMany({
-      where: { id: c.id, status: "verified" },
-      data: { status: "promoted", promotedGeneration: generation },
-    });
-    if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
-    // The Change is done: its composed work is canonical now.
-    await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
-    const base = {
-      tenantId: root.tenantId,
-      projectId: c.projectId,
-      changeId: c.changeId,
-      actor: { kind: q.actorKind ?? "user", id: q.actorId },
-      resource: `project:${c.projectId}`,
-      canonicalGeneration: generation,
-      causedBy: null,
-      correlationId: c.changeId,
-      timestamp: now,
-    };
-    await appendToOutbox(
-      ctx,
-      [
-        buildEvent({
-          ...base,
-          eventId: randomEventId(randomUUID()),
-          eventType: "canonical.advanced",
-          payload: {
-            candidateId: c.id,
-            fromGeneration: root.canonicalGeneration,
-            toGeneration: generation,
-            treeHash: c.composedTree,
-          },
-        }),
-        buildEvent({
-          ...base,
-          eventId: randomEventId(randomUUID()),
-          eventType: "artifact.promoted",
-          payload: { candidateId: c.id, generation, treeHash: c.composedTree, commit: c.composedCommit },
-        }),
-      ],
-      deps,
-    );
-    const rel = await afterPromotion(
-      ctx,
-      {
-        projectId: c.projectId,
-        generation,
-        candidateId: c.id,
-        commit: c.composedCommit,
-        tree: c.composedTree,
-        target: project.releaseTarget,
-      },
-      deps,
-    );
-    return { outcome: "promoted", generation, commit: c.composedCommit, tree: c.composedTree, releaseId: rel };
-  });
+  const result = await withTransaction(db, (ctx) => layerTwo(ctx, p, deps));
   if (result.outcome === "blocked") await recordBlocked(db, c, result.blocks, q, deps);
   return result;
+}
+
+type PromoteRequest = { tenantId: string; candidateId: string; actorId: string; actorKind?: "user" | "system" };
+type PromotedCandidate = Awaited<ReturnType<typeof tenantCandidate>>;
+interface Promotion {
+  c: PromotedCandidate;
+  project: { canonicalGeneration: number; releaseTarget: unknown };
+  plan: VerificationPlan | null;
+  policy: VerificationPolicy;
+  q: PromoteRequest;
+}
+
+/** Layer 1: every precondition that rows and the source store can answer, all blocks at once; null when none. */
+async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueDeps): Promise<PromoteResult | null> {
+  const { c, project, plan, policy } = p;
+  const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
+  const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
+  const layer1 = checkPromotionPreconditions({
+    candidateStatus: c.status,
+    baseGeneration: c.baseGeneration,
+    canonicalGeneration: project.canonicalGeneration,
+    plan,
+    gate,
+    approvalRequired: plan ? humanGateApplies(plan, policy) : false,
+    approval: approvalOf(approval),
+    composedTree: c.composedTree,
+    activePolicy: { id: policy.id, version: policy.version },
+    composedCommitInFork: c.composedCommit ? await probe.commitInCandidateFork(c.id, c.composedCommit) : false,
+  });
+  if (layer1.ok) return null;
+  if (layer1.stale) {
+    await withTransaction(db, (ctx) => markStale(ctx, c.id, c.changeId, project.canonicalGeneration, deps));
+    return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
+  }
+  await recordBlocked(db, c, layer1.blocks, p.q, deps);
+  return { outcome: "blocked", blocks: layer1.blocks };
+}
+
+/** Layer 2, under the project root's lock: the compare-and-swap decides, then canonical advances. */
+async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promise<PromoteResult> {
+  const { c, plan, policy, project } = p;
+  const root = await lockProjectRow(ctx, c.projectId);
+  const promotedBy = await ctx.tx.canonicalGeneration.findFirst({
+    where: { projectId: c.projectId, candidateId: c.id },
+    select: { generation: true },
+  });
+  const expected = await ctx.tx.canonicalGeneration.findUnique({
+    where: { projectId_generation: { projectId: c.projectId, generation: c.baseGeneration } },
+  });
+  let cas = decidePromotionCas({
+    canonicalGeneration: root.canonicalGeneration,
+    promotedBy: promotedBy ? { candidateId: c.id, generation: promotedBy.generation } : null,
+    candidateId: c.id,
+    expectedGeneration: c.baseGeneration,
+    planPolicyVersion: plan?.policyVersion ?? -1,
+    activePolicyVersion: policy.version,
+  });
+  // Precondition 7: canonical at the expected generation is the commit the Candidate was composed on.
+  if (cas === "advance" && expected?.commit !== c.baseCommit) cas = "stale";
+  if (cas === "already_promoted" && promotedBy) {
+    const again = { generation: promotedBy.generation, commit: c.composedCommit ?? "", tree: c.composedTree ?? "" };
+    await afterPromotion(
+      ctx,
+      { projectId: c.projectId, candidateId: c.id, ...again, target: project.releaseTarget },
+      deps,
+    );
+    return { outcome: "alreadyPromoted", generation: promotedBy.generation };
+  }
+  if (cas === "stale") {
+    await markStale(ctx, c.id, c.changeId, root.canonicalGeneration, deps);
+    return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
+  }
+  if (cas === "policy_mismatch") {
+    return {
+      outcome: "blocked",
+      blocks: [`the plan used policy version ${plan?.policyVersion}, the active one is ${policy.version}`],
+    };
+  }
+  if (!c.composedCommit || !c.composedTree)
+    return { outcome: "blocked", blocks: ["the Candidate has no composed commit"] };
+  return advanceCanonical(ctx, p, root, { commit: c.composedCommit, tree: c.composedTree }, deps);
+}
+
+/** Generation + 1: the new canonical row, the Candidate and its Change promoted, both Events, sync and release. */
+async function advanceCanonical(
+  ctx: TxContext,
+  p: Promotion,
+  root: LockedProject,
+  composed: { commit: string; tree: string },
+  deps: EnqueueDeps,
+): Promise<PromoteResult> {
+  const { c, q } = p;
+  const now = deps.now();
+  const generation = root.canonicalGeneration + 1;
+  await ctx.tx.canonicalGeneration.create({
+    data: { projectId: c.projectId, generation, ...composed, candidateId: c.id, createdAt: now },
+  });
+  await ctx.tx.project.update({ where: { id: c.projectId }, data: { canonicalGeneration: generation } });
+  const moved = await ctx.tx.candidate.updateMany({
+    where: { id: c.id, status: "verified" },
+    data: { status: "promoted", promotedGeneration: generation },
+  });
+  if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
+  // The Change is done: its composed work is canonical now.
+  await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
+  const base = {
+    tenantId: root.tenantId,
+    projectId: c.projectId,
+    changeId: c.changeId,
+    actor: { kind: q.actorKind ?? "user", id: q.actorId },
+    resource: `project:${c.projectId}`,
+    canonicalGeneration: generation,
+    causedBy: null,
+    correlationId: c.changeId,
+    timestamp: now,
+  };
+  const advanced = { candidateId: c.id, fromGeneration: root.canonicalGeneration, toGeneration: generation };
+  await appendToOutbox(
+    ctx,
+    [
+      buildEvent({
+        ...base,
+        eventId: randomEventId(randomUUID()),
+        eventType: "canonical.advanced",
+        payload: { ...advanced, treeHash: composed.tree },
+      }),
+      buildEvent({
+        ...base,
+        eventId: randomEventId(randomUUID()),
+        eventType: "artifact.promoted",
+        payload: { candidateId: c.id, generation, treeHash: composed.tree, commit: composed.commit },
+      }),
+    ],
+    deps,
+  );
+  const target = p.project.releaseTarget;
+  const rel = await afterPromotion(
+    ctx,
+    { projectId: c.projectId, generation, candidateId: c.id, ...composed, target },
+    deps,
+  );
+  return { outcome: "promoted", generation, ...composed, releaseId: rel };
 }
 
 async function recordBlocked(
