@@ -1,12 +1,18 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { canonicalRepo, DomainError, dirForAgentRun, sourceKeys, workspaceFork } from "@rhumbatron/core";
+import {
+  canonicalRepo,
+  DomainError,
+  dirForAgentRun,
+  type SandboxWorkspace,
+  sourceKeys,
+  workspaceFork,
+} from "@rhumbatron/core";
 import {
   admitSandbox,
   blockTaskForLimit,
   finishTask,
-  issueRepoToken,
   loadRunContext,
   markRun,
   openReservation,
@@ -14,10 +20,9 @@ import {
   recordRunStart,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
-  revokeRepoToken,
   type SandboxReservation,
   settleSandbox,
-  withRepoToken,
+  withRepoTokens,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
@@ -47,8 +52,6 @@ const RUN_MARKER = "rhumbatron-run";
 
 export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
   const ctx = await loadRunContext(deps.db, runId);
-  const { task } = ctx;
-  const who = { name: ctx.agentId, email: `${ctx.agentId}@agents.rhumbatron.local` };
   if (ctx.reason !== "dispatch") {
     // A resume wake: the scripted agent has nothing to re-plan; record that it was seen.
     await markRun(deps.db, runId, "completed", null, deps.now());
@@ -58,61 +61,100 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
     return { outcome: "skipped", detail: `task is ${ctx.taskState}` };
   }
+  const reserved = await reserveStep(deps, runId, ctx);
+  if (!reserved.ok) return reserved.result;
+  const run = await openRunStep(deps, runId, ctx, reserved.reservation);
+  try {
+    const start = await prepareStep(deps, runId, ctx, run.ws.path);
+    // The project's own allowlist when it has one (spec: run_command allowlist, configurable per project).
+    const tools = workspaceTools(run.ws, {
+      allowlist: ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist,
+      commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
+      signal: run.cancel.signal,
+    });
+    const outcome = await deps.provider.run(ctx.task, tools, run.cancel.signal);
+    if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
+    await deps.afterTools?.(run.ws.path);
+    if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
+    // A lost Sandbox loses uncommitted edits: publishing now would publish partial work.
+    const marker = join(run.ws.path, ".git", RUN_MARKER);
+    if (!existsSync(marker) || !(await readFile(marker, "utf8")).startsWith(runId)) {
+      return await run.finish(
+        "failed",
+        "the Sandbox was lost before the work was committed; uncommitted edits are gone, so nothing was published",
+      );
+    }
+    const changeSetId = await publishStep(deps, runId, ctx, run.ws.path, start);
+    return await run.finish("completed", outcome.summary, changeSetId);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return run.finish("failed", `the run failed: ${message}`);
+  }
+}
 
-  let reservation: SandboxReservation;
+type RunContext = Awaited<ReturnType<typeof loadRunContext>>;
+
+/**
+ * Step `reserve`: admission and the run's Sandbox seconds. One reservation per run (sbxres_<run>):
+ * a run picked up again after its runner crashed reuses the open one (and its admitted workspace)
+ * instead of counting the same run twice. A refusal blocks the Task with the limit it hit.
+ */
+async function reserveStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+): Promise<{ ok: true; reservation: SandboxReservation } | { ok: false; result: RunResult }> {
   const admission = { changeId: ctx.changeId, projectId: ctx.projectId };
-  // One reservation per run: a run picked up again after its runner crashed reuses the open one
-  // (and its admitted workspace) instead of counting the same run twice.
   const reservationId = `sbxres_${runId}`;
   try {
     const held = await openReservation(deps.db, reservationId, { kind: "agent", changeId: ctx.changeId }, deps.config);
-    if (held) reservation = held;
-    else {
-      await admitSandbox(deps.db, admission, deps.config);
-      try {
-        reservation = await reserveSandboxSeconds(
-          deps.db,
-          { kind: "agent", changeId: ctx.changeId, id: reservationId },
-          deps.config,
-          deps.now(),
-        );
-      } catch (err) {
-        await releaseSandboxAdmission(deps.db, admission);
-        throw err;
-      }
+    if (held) return { ok: true, reservation: held };
+    await admitSandbox(deps.db, admission, deps.config);
+    try {
+      const reservation = await reserveSandboxSeconds(
+        deps.db,
+        { kind: "agent", changeId: ctx.changeId, id: reservationId },
+        deps.config,
+        deps.now(),
+      );
+      return { ok: true, reservation };
+    } catch (err) {
+      await releaseSandboxAdmission(deps.db, admission);
+      throw err;
     }
   } catch (err) {
-    if (err instanceof DomainError && err.code === "PRECONDITION_FAILED") {
-      await blockTaskForLimit(
-        deps.db,
-        {
-          changeId: ctx.changeId,
-          taskId: task.taskId,
-          runId,
-          limit: "sandbox_meter",
-          cause: typeof err.details?.limit === "string" ? err.details.limit : null,
-          reason: err.message,
-        },
-        deps,
-      );
-      return { outcome: "blocked", detail: err.message };
-    }
-    throw err;
-  }
-
-  const started = deps.now();
-  const canonical = canonicalRepo(ctx.projectId);
-  const fork = workspaceFork(runId);
-  const ws = await deps.sandbox.open({ projectId: ctx.projectId, dirName: dirForAgentRun(runId) });
-  const cancel = watchForCancel(deps, task.taskId);
-  const finish = async (outcome: "completed" | "failed", detail: string, changeSetId?: string): Promise<RunResult> => {
-    cancel.stop();
-    await settleSandbox(
+    if (!(err instanceof DomainError && err.code === "PRECONDITION_FAILED")) throw err;
+    const cause = typeof err.details?.limit === "string" ? err.details.limit : null;
+    await blockTaskForLimit(
       deps.db,
-      reservation,
-      { wallSeconds: Math.ceil((deps.now().getTime() - started.getTime()) / 1000), billing: deps.sandbox.billing },
-      deps.config,
+      { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "sandbox_meter", cause, reason: err.message },
+      deps,
     );
+    return { ok: false, result: { outcome: "blocked", detail: err.message } };
+  }
+}
+
+interface OpenRun {
+  ws: SandboxWorkspace;
+  cancel: { signal: AbortSignal; stop(): void };
+  /** Settle the meter, remove the run directory, then record the run and finish the Task (or note the cancel). */
+  finish(outcome: "completed" | "failed", detail: string, changeSetId?: string): Promise<RunResult>;
+}
+
+/** The run directory, the cancel watch, and how the run ends whatever happens in between. */
+async function openRunStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+  reservation: SandboxReservation,
+): Promise<OpenRun> {
+  const started = deps.now();
+  const ws = await deps.sandbox.open({ projectId: ctx.projectId, dirName: dirForAgentRun(runId) });
+  const cancel = watchForCancel(deps, ctx.task.taskId);
+  const finish: OpenRun["finish"] = async (outcome, detail, changeSetId) => {
+    cancel.stop();
+    const wallSeconds = Math.ceil((deps.now().getTime() - started.getTime()) / 1000);
+    await settleSandbox(deps.db, reservation, { wallSeconds, billing: deps.sandbox.billing }, deps.config);
     await ws.remove().catch(() => {});
     if (cancel.signal.aborted) {
       // The Change was cancelled under the run: its Task is blocked already; nothing is published.
@@ -120,112 +162,92 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       return { outcome: "skipped", detail: "cancelled: the Change was cancelled while the Agent worked" };
     }
     await markRun(deps.db, runId, outcome, outcome === "failed" ? detail : null, deps.now());
-    await finishTask(
-      deps.db,
-      { taskId: task.taskId, runId, agentId: ctx.agentId, outcome, changeSetId: changeSetId ?? null, reason: detail },
-      deps,
-    );
+    const task = { taskId: ctx.task.taskId, runId, agentId: ctx.agentId, changeSetId: changeSetId ?? null };
+    await finishTask(deps.db, { ...task, outcome, reason: detail }, deps);
     return { outcome, detail, ...(changeSetId ? { changeSetId } : {}) };
   };
-
-  try {
-    // Fork on first write, then a working copy of it at the base (or at the recorded start after a loss).
-    const base = await withRepoToken(
-      deps.db,
-      { repo: canonical, mode: "read", purpose: `fork ${fork}` },
-      deps.config,
-      deps.now,
-      async (token) => {
-        // The head first, then the copy: main only moves forward, so the fork holds that commit even
-        // when a promotion fast-forwards canonical in between (read after the copy, it may not).
-        const head = await deps.source.head(canonical, token);
-        await deps.source.fork(canonical, token, fork);
-        return head;
-      },
-    );
-    const start = ctx.startCommit ?? base;
-    await withRepoToken(
-      deps.db,
-      { repo: fork, mode: "read", purpose: `checkout ${runId}` },
-      deps.config,
-      deps.now,
-      (token) => deps.source.checkout(fork, token, ws.path, start),
-    );
-    const stacked = await composeDependencies(deps, ctx.stack, ws.path, start, task.key);
-    await recordRunStart(deps.db, runId, fork, start, deps.now());
-    await writeFile(join(ws.path, ".git", RUN_MARKER), `${runId} ${start}\n`);
-
-    // The project's own allowlist when it has one (spec: run_command allowlist, configurable per project).
-    const allowlist = ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist;
-    const tools = workspaceTools(ws, {
-      allowlist,
-      commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
-      signal: cancel.signal,
-    });
-    const outcome = await deps.provider.run(task, tools, cancel.signal);
-    if (cancel.signal.aborted) return await finish("failed", "cancelled");
-    await deps.afterTools?.(ws.path);
-    if (outcome.status === "failed") return await finish("failed", outcome.summary);
-
-    // A lost Sandbox loses uncommitted edits: publishing now would publish partial work.
-    const marker = join(ws.path, ".git", RUN_MARKER);
-    if (!existsSync(marker) || !(await readFile(marker, "utf8")).startsWith(runId)) {
-      return await finish(
-        "failed",
-        "the Sandbox was lost before the work was committed; uncommitted edits are gone, so nothing was published",
-      );
-    }
-    const commit = (await deps.source.commitAll(ws.path, `${task.key}: ${task.title}\n\nRun ${runId}`, who)) ?? stacked;
-    await withRepoToken(
-      deps.db,
-      { repo: fork, mode: "write", purpose: `push ${runId}` },
-      deps.config,
-      deps.now,
-      (token) => deps.source.push(ws.path, fork, token),
-    );
-    const diff = await withRepoToken(
-      deps.db,
-      { repo: fork, mode: "read", purpose: `diff ${runId}` },
-      deps.config,
-      deps.now,
-      (token) => deps.source.diff(fork, token, stacked, commit),
-    );
-    const changeSetId = `cs_${runId.slice(4)}`;
-    const patch = diff.patch
-      ? await storePatch(
-          deps.blobs,
-          sourceKeys.changesetPatch(ctx.projectId, changeSetId),
-          diff.patch,
-          deps.config.source.patchMaxBytes,
-        )
-      : null;
-    await publishChangeSet(
-      deps.db,
-      {
-        runId,
-        changeId: ctx.changeId,
-        taskId: task.taskId,
-        agentId: ctx.agentId,
-        fork,
-        baseCommit: stacked,
-        commit,
-        paths: diff.paths,
-        changeSetId,
-        patch: patch ? { key: patch.key, bytes: patch.fullBytes, truncated: patch.truncated } : null,
-      },
-      deps,
-    );
-    return await finish("completed", outcome.summary, changeSetId);
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return finish("failed", `the run failed: ${message}`);
-  }
+  return { ws, cancel, finish };
 }
 
 /**
- * A Task with dependencies starts from their composition: their ChangeSets (the whole chain, in Work
- * Graph order) composed onto the base, as the Candidate will compose them. Returns that commit.
+ * Step `prepare`: fork canonical on first write, check out the base (or the recorded start after a
+ * loss), start from the composition of the Tasks this one depends on, record the start. One token
+ * bundle (read canonical, read the fork). Returns the commit the Agent's work starts from.
  */
+async function prepareStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir: string): Promise<string> {
+  const canonical = canonicalRepo(ctx.projectId);
+  const fork = workspaceFork(runId);
+  const start = await withRepoTokens(
+    deps.db,
+    [
+      { repo: canonical, mode: "read", purpose: `fork ${fork}` },
+      { repo: fork, mode: "read", purpose: `checkout ${runId}` },
+    ],
+    deps.config,
+    deps.now,
+    async ([canonicalToken = "", forkToken = ""]) => {
+      // The head first, then the copy: main only moves forward, so the fork holds that commit even
+      // when a promotion fast-forwards canonical in between (read after the copy, it may not).
+      const head = await deps.source.head(canonical, canonicalToken);
+      await deps.source.fork(canonical, canonicalToken, fork);
+      const from = ctx.startCommit ?? head;
+      await deps.source.checkout(fork, forkToken, dir, from);
+      return from;
+    },
+  );
+  const stacked = await composeDependencies(deps, ctx.stack, dir, start, ctx.task.key);
+  await recordRunStart(deps.db, runId, fork, start, deps.now());
+  await writeFile(join(dir, ".git", RUN_MARKER), `${runId} ${start}\n`);
+  return stacked;
+}
+
+/**
+ * Step `publish`: commit the Agent's work, push it to the fork and read its diff (one token
+ * bundle), store the patch, publish the ChangeSet. Returns the ChangeSet's ID.
+ */
+async function publishStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir: string, base: string) {
+  const { task } = ctx;
+  const fork = workspaceFork(runId);
+  const who = { name: ctx.agentId, email: `${ctx.agentId}@agents.rhumbatron.local` };
+  const commit = (await deps.source.commitAll(dir, `${task.key}: ${task.title}\n\nRun ${runId}`, who)) ?? base;
+  const diff = await withRepoTokens(
+    deps.db,
+    [{ repo: fork, mode: "write", purpose: `push ${runId}` }],
+    deps.config,
+    deps.now,
+    async ([token = ""]) => {
+      await deps.source.push(dir, fork, token);
+      return deps.source.diff(fork, token, base, commit);
+    },
+  );
+  const changeSetId = `cs_${runId.slice(4)}`;
+  const patch = diff.patch
+    ? await storePatch(
+        deps.blobs,
+        sourceKeys.changesetPatch(ctx.projectId, changeSetId),
+        diff.patch,
+        deps.config.source.patchMaxBytes,
+      )
+    : null;
+  await publishChangeSet(
+    deps.db,
+    {
+      runId,
+      changeId: ctx.changeId,
+      taskId: task.taskId,
+      agentId: ctx.agentId,
+      fork,
+      baseCommit: base,
+      commit,
+      paths: diff.paths,
+      changeSetId,
+      patch: patch ? { key: patch.key, bytes: patch.fullBytes, truncated: patch.truncated } : null,
+    },
+    deps,
+  );
+  return changeSetId;
+}
+
 async function composeDependencies(
   deps: RunnerDeps,
   stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string }[],
@@ -234,22 +256,19 @@ async function composeDependencies(
   taskKey: string,
 ): Promise<string> {
   if (stack.length === 0) return start;
-  const tokens = await Promise.all(
-    stack.map(async (s) => ({
-      ...s,
-      issued: await issueRepoToken(deps.db, { repo: s.fork, mode: "read", purpose: "stack" }, deps.config, deps.now()),
-    })),
+  return withRepoTokens(
+    deps.db,
+    stack.map((s) => ({ repo: s.fork, mode: "read" as const, purpose: "stack" })),
+    deps.config,
+    deps.now,
+    (tokens) =>
+      deps.source.compose(
+        dir,
+        start,
+        stack.map((s, i) => ({ ...s, repo: s.fork, token: tokens[i] ?? "" })),
+        { message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`, at: deps.now() },
+      ),
   );
-  try {
-    return await deps.source.compose(
-      dir,
-      start,
-      tokens.map((s) => ({ ...s, repo: s.fork, token: s.issued.token })),
-      { message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`, at: deps.now() },
-    );
-  } finally {
-    for (const s of tokens) await revokeRepoToken(deps.db, s.issued.token, deps.now());
-  }
 }
 
 /** How often a running Agent checks whether its Change was cancelled. */

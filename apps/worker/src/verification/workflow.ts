@@ -27,13 +27,11 @@ import {
   evidenceOf,
   finishCandidateVerification,
   finishWorkflowInstance,
-  issueRepoToken,
   loadVerificationInput,
   markCandidateComposed,
   type NewEvidence,
   recordEvidence,
   reserveSandboxSeconds,
-  revokeRepoToken,
   type SandboxReservation,
   settleSandbox,
   takeBrowserRun,
@@ -41,6 +39,7 @@ import {
   type VerificationOutcome,
   type WorkflowRun,
   withRepoToken,
+  withRepoTokens,
   workflowRun,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
@@ -367,37 +366,29 @@ export async function merge(
 async function composeAll(deps: VerificationDeps, dir: string, input: VerificationInput): Promise<string> {
   const sets = input.changeSets;
   if (sets.length === 0) throw new DomainError("PRECONDITION_FAILED", "the Candidate has no ChangeSets to compose");
-  const issued = await Promise.all(
-    sets.map(async (cs) => ({
-      cs,
-      token: await issueRepoToken(
-        deps.db,
-        { repo: cs.fork, mode: "read", purpose: `compose ${cs.id}` },
-        deps.config,
-        deps.now(),
+  return withRepoTokens(
+    deps.db,
+    sets.map((cs) => ({ repo: cs.fork, mode: "read" as const, purpose: `compose ${cs.id}` })),
+    deps.config,
+    deps.now,
+    (tokens) =>
+      deps.source.compose(
+        dir,
+        input.candidate.baseCommit,
+        sets.map((cs, i) => ({
+          repo: cs.fork,
+          token: tokens[i] ?? "",
+          changeSetId: cs.id,
+          taskKey: cs.taskKey,
+          baseCommit: cs.baseCommit,
+          commit: cs.commit,
+        })),
+        {
+          message: `${input.change.title}\n\nCandidate ${input.candidate.id}: ${sets.length} ChangeSet(s) of ${input.change.id} composed on S${input.candidate.baseGeneration}`,
+          at: input.candidate.createdAt,
+        },
       ),
-    })),
   );
-  try {
-    return await deps.source.compose(
-      dir,
-      input.candidate.baseCommit,
-      issued.map(({ cs, token }) => ({
-        repo: cs.fork,
-        token: token.token,
-        changeSetId: cs.id,
-        taskKey: cs.taskKey,
-        baseCommit: cs.baseCommit,
-        commit: cs.commit,
-      })),
-      {
-        message: `${input.change.title}\n\nCandidate ${input.candidate.id}: ${sets.length} ChangeSet(s) of ${input.change.id} composed on S${input.candidate.baseGeneration}`,
-        at: input.candidate.createdAt,
-      },
-    );
-  } finally {
-    for (const { token } of issued) await revokeRepoToken(deps.db, token.token, deps.now());
-  }
 }
 
 /** After a restart the run directory may be gone: check the composed commit out again. */

@@ -1,7 +1,7 @@
 import { loadConfig } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../testing/index.ts";
-import { checkRepoToken, issueRepoToken, revokeRepoToken, withRepoToken } from "./tokens.ts";
+import { checkRepoToken, issueRepoToken, revokeRepoToken, withRepoToken, withRepoTokens } from "./tokens.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");
@@ -48,6 +48,41 @@ describe("repository tokens", () => {
       ),
     ).rejects.toThrow("push failed");
     await expect(checkRepoToken(t.db, seen, repo, "write", at(1))).rejects.toThrow(/revoked/);
+  });
+
+  it("withRepoTokens issues each token scoped as asked, and revokes them all even when the work fails", async () => {
+    let seen: string[] = [];
+    await expect(
+      withRepoTokens(
+        t.db,
+        [
+          { repo, mode: "read", purpose: "fork" },
+          { repo: other, mode: "write", purpose: "push" },
+        ],
+        config,
+        () => t0,
+        async (tokens) => {
+          seen = tokens;
+          const [read, write] = tokens;
+          await checkRepoToken(t.db, read, repo, "read", at(1));
+          await expect(checkRepoToken(t.db, read, repo, "write", at(1))).rejects.toThrow(/read-only/);
+          await checkRepoToken(t.db, write, other, "write", at(1));
+          await expect(checkRepoToken(t.db, write, repo, "read", at(1))).rejects.toThrow(/not proj_0f8f/);
+          throw new Error("push failed");
+        },
+      ),
+    ).rejects.toThrow("push failed");
+    expect(seen).toHaveLength(2);
+    for (const token of seen) await expect(checkRepoToken(t.db, token, repo, "read", at(2))).rejects.toThrow(/revoked/);
+    await expect(
+      withRepoTokens(
+        t.db,
+        [{ repo: "../x", mode: "read", purpose: "x" }],
+        config,
+        () => t0,
+        async () => 1,
+      ),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
   });
 
   it("refuses to issue a token for a name the system never builds", async () => {

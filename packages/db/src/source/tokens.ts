@@ -70,3 +70,39 @@ export async function withRepoToken<T>(
     await revokeRepoToken(db, issued.token, now());
   }
 }
+
+/**
+ * Several tokens for one piece of work (say, read canonical and write the fork), issued in one
+ * statement and revoked in one, whatever happens: a step's token bookkeeping is two writes, not two
+ * per repository. `fn` gets the tokens in the order asked for.
+ */
+export async function withRepoTokens<T>(
+  db: Db,
+  wanted: { repo: string; mode: RepoMode; purpose: string }[],
+  config: RhumbatronConfig,
+  now: () => Date,
+  fn: (tokens: string[]) => Promise<T>,
+): Promise<T> {
+  for (const t of wanted)
+    if (!isRepoName(t.repo)) throw new DomainError("INVALID_INPUT", `not a repository name: ${t.repo}`);
+  const expiresAt = new Date(now().getTime() + config.source.repoTokenTtlSeconds * 1000);
+  const tokens = wanted.map(() => `rt_${randomBytes(24).toString("base64url")}`);
+  await db.repoToken.createMany({
+    data: wanted.map((t, i) => ({
+      id: `tok_${randomUUID()}`,
+      tokenHash: hash(tokens[i] ?? ""),
+      repo: t.repo,
+      mode: t.mode,
+      purpose: t.purpose,
+      expiresAt,
+    })),
+  });
+  try {
+    return await fn(tokens);
+  } finally {
+    await db.repoToken.updateMany({
+      where: { tokenHash: { in: tokens.map(hash) }, revokedAt: null },
+      data: { revokedAt: now() },
+    });
+  }
+}
