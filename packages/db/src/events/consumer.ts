@@ -159,7 +159,27 @@ export async function consumeOnce(
     await finish(db, sub.name, stream, deps.owner, start, {});
     return result;
   }
+  const decoded = await decodeStep(db, sub, entries, result);
+  const { runNow, deferredFrom } = planGroups(sub, decoded, result);
+  const { unapplied, lastError } = await applyStep(db, sub, runNow, result);
+  const ackOffset = deferredFrom !== null ? deferredFrom - 1n : last.offset;
+  const batch = { stream, key: batchKey(stream, first.offset), first: first.offset, last: last.offset };
+  const end = deps.now();
+  if (unapplied.length === 0) {
+    await db.batchFailure.deleteMany({ where: { consumer: sub.name, batchKey: batch.key } });
+    await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
+    return { ...result, outcome: "ack" };
+  }
+  return failedBatchStep(db, sub, deps, { ...batch, ackOffset }, { unapplied, lastError }, result);
+}
 
+/** Decodes the batch; undecodable entries are set aside (never retried, never lost). */
+async function decodeStep(
+  db: Db,
+  sub: Subscription,
+  entries: StreamEntryRow[],
+  result: ConsumeResult,
+): Promise<DeliveredEvent[]> {
   const decoded: DeliveredEvent[] = [];
   const bad: { entry: StreamEntryRow; error: DecodeError }[] = [];
   for (const entry of entries) {
@@ -169,19 +189,26 @@ export async function consumeOnce(
   }
   await setAsideUndecodable(db, sub.name, bad);
   result.undecodable = bad.length;
+  return decoded;
+}
 
+/** The subscription's groups: the first maxGroups run now, the rest wait (the ack stops before them). */
+function planGroups(sub: Subscription, decoded: DeliveredEvent[], result: ConsumeResult) {
   const groups = sub.group(decoded);
   const now = sub.maxGroups ?? groups.length;
-  const runNow = groups.slice(0, now);
   const later = groups.slice(now);
   const deferredFrom = later
     .flat()
     .reduce<bigint | null>((min, e) => (min === null || e.offset < min ? e.offset : min), null);
   result.deferred = later.flat().length;
+  return { runNow: groups.slice(0, now), deferredFrom };
+}
 
+/** Each group in its own transaction: claim the fresh Events (dedupe), apply them; a failed group is kept. */
+async function applyStep(db: Db, sub: Subscription, groups: DeliveredEvent[][], result: ConsumeResult) {
   const unapplied: DeliveredEvent[] = [];
   let lastError: string | undefined;
-  for (const group of runNow) {
+  for (const group of groups) {
     try {
       await withTransaction(db, async (ctx) => {
         const claimed = new Set(
@@ -201,21 +228,29 @@ export async function consumeOnce(
       unapplied.push(...group);
     }
   }
+  return { unapplied, lastError };
+}
 
-  const ackOffset = deferredFrom !== null ? deferredFrom - 1n : last.offset;
-  const key = batchKey(stream, first.offset);
+/**
+ * A batch with unapplied groups: counted per (consumer, batch key); redelivered after a delay until
+ * it has failed batchFailuresBeforeDeadLetter times, then dead-lettered (its Events marked
+ * processed, so the stream moves on) for an operator to Retry or Dismiss.
+ */
+async function failedBatchStep(
+  db: Db,
+  sub: Subscription,
+  deps: ConsumerDeps,
+  batch: { stream: number; key: string; first: bigint; last: bigint; ackOffset: bigint },
+  failed: { unapplied: DeliveredEvent[]; lastError: string | undefined },
+  result: ConsumeResult,
+): Promise<ConsumeResult> {
+  const { unapplied, lastError } = failed;
   const end = deps.now();
-  if (unapplied.length === 0) {
-    await db.batchFailure.deleteMany({ where: { consumer: sub.name, batchKey: key } });
-    await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
-    return { ...result, outcome: "ack" };
-  }
-
   const failure = await db.batchFailure.upsert({
-    where: { consumer_batchKey: { consumer: sub.name, batchKey: key } },
+    where: { consumer_batchKey: { consumer: sub.name, batchKey: batch.key } },
     create: {
       consumer: sub.name,
-      batchKey: key,
+      batchKey: batch.key,
       failures: 1,
       lastError: lastError ?? null,
       firstFailedAt: end,
@@ -226,11 +261,11 @@ export async function consumeOnce(
   const outcome = decideBatchOutcome(false, failure.failures, deps.config.eventRouter.batchFailuresBeforeDeadLetter);
   if (outcome === "nack") {
     const redeliverAt = new Date(end.getTime() + deps.config.eventRouter.nackDelaySeconds * 1000);
-    await finish(db, sub.name, stream, deps.owner, end, { redeliverAt });
+    await finish(db, sub.name, batch.stream, deps.owner, end, { redeliverAt });
     return { ...result, outcome, failures: failure.failures, error: lastError };
   }
   await withTransaction(db, async (ctx) => {
-    const id = deadLetterId(sub.name, key);
+    const id = deadLetterId(sub.name, batch.key);
     await ctx.tx.deadLetter.upsert({
       where: { id },
       create: {
@@ -241,9 +276,9 @@ export async function consumeOnce(
         reason: `batch failed ${failure.failures} times: ${lastError ?? "unknown error"}`,
         attempts: failure.failures,
         payload: {
-          stream,
-          fromOffset: first.offset.toString(),
-          toOffset: last.offset.toString(),
+          stream: batch.stream,
+          fromOffset: batch.first.toString(),
+          toOffset: batch.last.toString(),
           eventIds: unapplied.map((e) => e.event.eventId),
         },
       },
@@ -255,6 +290,6 @@ export async function consumeOnce(
       unapplied.map((e) => e.event.eventId),
     );
   });
-  await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
+  await finish(db, sub.name, batch.stream, deps.owner, end, { offset: batch.ackOffset });
   return { ...result, outcome: "dead_letter", failures: failure.failures, error: lastError };
 }
