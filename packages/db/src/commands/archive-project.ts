@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
-import { buildEvent, commandIds, DomainError, randomEventId } from "@rhumbatron/core";
+import { commandIds, DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { projectEvent } from "../events/factory.ts";
 import { withProjectRoot } from "../events/outbox.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 
@@ -55,17 +55,9 @@ export async function archiveProject(
       },
       deps,
     );
-    const event = buildEvent({
-      eventId: randomEventId(randomUUID()),
-      eventType: "project.archived",
-      tenantId: root.tenantId,
-      projectId: p.projectId,
+    const event = projectEvent(root, "project.archived", {
       actor: { kind: "user", id: p.actorId },
-      resource: `project:${p.projectId}`,
-      canonicalGeneration: root.canonicalGeneration,
-      causedBy: null,
-      correlationId: p.projectId,
-      timestamp: deps.now(),
+      now: deps.now(),
       payload: {},
     });
     return { result: { projectId: p.projectId, archived: true }, events: [event] };

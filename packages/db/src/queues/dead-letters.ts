@@ -1,5 +1,6 @@
-import { buildEvent, DomainError, type QueuePurpose, stableEventId } from "@rhumbatron/core";
+import { DomainError, type QueuePurpose } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import type { CommandHandler } from "./consumer.ts";
@@ -79,19 +80,12 @@ async function blockTask(
     data: { state: "blocked", blockedLimit: "dead_letter" },
   });
   if (blocked.count === 0) return;
-  const event = buildEvent({
-    eventId: stableEventId(changeId, "task.failed", taskId, `dead_letter:${commandId}:${occurrence}`),
-    eventType: "task.failed",
-    tenantId: owner.tenantId,
-    projectId: owner.projectId,
-    changeId,
+  const event = changeEvent(owner, "task.failed", {
     taskId,
+    key: `dead_letter:${commandId}:${occurrence}`,
     actor: { kind: "system", id: DEAD_LETTER_CONSUMER },
-    resource: `change:${changeId}`,
-    canonicalGeneration: owner.canonicalGeneration,
     causedBy: commandId,
-    correlationId: changeId,
-    timestamp: deps.now(),
+    now: deps.now(),
     payload: { reason: `dead letter: ${reason}` },
   });
   await appendToOutbox(ctx, [event], deps);

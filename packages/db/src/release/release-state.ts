@@ -1,5 +1,6 @@
-import { buildEvent, type EventPayload, stableEventId } from "@rhumbatron/core";
+import type { EventPayload } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
@@ -56,18 +57,10 @@ export async function releaseEvent<T extends "release.started" | "release.comple
 ) {
   if (!rel.changeId) return;
   const owner = await lockResourceRow(ctx, `change:${rel.changeId}`);
-  const event = buildEvent({
-    eventId: stableEventId(rel.changeId, type, null, rel.id),
-    eventType: type,
-    tenantId: owner.tenantId,
-    projectId: owner.projectId,
-    changeId: rel.changeId,
+  const event = changeEvent(owner, type, {
+    key: rel.id,
     actor: { kind: "system", id: "release" },
-    resource: `change:${rel.changeId}`,
-    canonicalGeneration: owner.canonicalGeneration,
-    causedBy: null,
-    correlationId: rel.changeId,
-    timestamp: now,
+    now,
     payload,
   });
   await appendToOutbox(ctx, [event], deps);

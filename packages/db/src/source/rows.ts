@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { buildEvent, DomainError } from "@rhumbatron/core";
+import { DomainError } from "@rhumbatron/core";
+import { projectEvent } from "../events/factory.ts";
 import { appendToOutbox, type OutboxDeps } from "../events/outbox.ts";
 import type { TxContext } from "../transaction.ts";
 
@@ -28,17 +29,11 @@ export async function recordProjectProvisioned(
   if (project.status !== "provisioning") return { activated: false };
   await ctx.tx.project.update({ where: { id: p.projectId }, data: { status: "active" } });
   // A project-wide fact: a random ID taken inside the transaction that runs it once.
-  const event = buildEvent({
-    eventId: `evt_${randomUUID().replace(/-/g, "")}`,
-    eventType: "project.created",
-    tenantId: project.tenantId,
-    projectId: p.projectId,
+  const root = { id: p.projectId, tenantId: project.tenantId, canonicalGeneration: 0 };
+  const event = projectEvent(root, "project.created", {
     actor: { kind: "system", id: "provisioner" },
-    resource: `project:${p.projectId}`,
-    canonicalGeneration: 0,
     causedBy: p.causedBy,
-    correlationId: p.projectId,
-    timestamp: deps.now(),
+    now: deps.now(),
     payload: { name: project.name },
   });
   await appendToOutbox(ctx, [event], deps);

@@ -1,12 +1,11 @@
 import {
-  buildEvent,
   candidateIdFromKey,
   compositionKey,
   DomainError,
   type HandlerResult,
-  stableEventId,
   topologicalOrder,
 } from "@rhumbatron/core";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import type { CommandHandler } from "../queues/consumer.ts";
 import type { EnqueueDeps } from "../queues/enqueue.ts";
@@ -80,18 +79,11 @@ export async function createCandidate(
       ${recompose?.from ?? null}, ${reason}, ${deps.now()}, ${deps.now()})
     ON CONFLICT (composition_key) DO NOTHING`;
   if (inserted === 0) return { candidateId, created: false };
-  const event = buildEvent({
-    eventId: stableEventId(changeId, "candidate.created", null, candidateId),
-    eventType: "candidate.created",
-    tenantId: owner.tenantId,
-    projectId: owner.projectId,
-    changeId,
+  const event = changeEvent(owner, "candidate.created", {
+    key: candidateId,
     actor: { kind: "system", id: "composer" },
-    resource: `change:${changeId}`,
-    canonicalGeneration: owner.canonicalGeneration,
     causedBy,
-    correlationId: changeId,
-    timestamp: deps.now(),
+    now: deps.now(),
     payload: {
       candidateId,
       baseGeneration: base.generation,

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
 import {
   type ApprovalDecision,
-  buildEvent,
   CANDIDATE_STATUS_SETS,
   checkPromotionPreconditions,
   commandIds,
@@ -11,13 +9,12 @@ import {
   decidePromotionCas,
   gateRequiredChecks,
   humanGateApplies,
-  randomEventId,
   releaseId,
-  stableEventId,
   type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { changeEvent, projectEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
@@ -90,24 +87,12 @@ export async function decideCandidateApproval(
         decidedAt: deps.now(),
       },
     });
-    const base = {
-      tenantId: owner.tenantId,
-      projectId: owner.projectId,
-      changeId: c.changeId,
-      actor: { kind: "user" as const, id: q.userId },
-      resource: `change:${c.changeId}`,
-      canonicalGeneration: owner.canonicalGeneration,
-      causedBy: null,
-      correlationId: c.changeId,
-      timestamp: deps.now(),
-    };
+    const by = { key: c.id, actor: { kind: "user" as const, id: q.userId }, now: deps.now() };
     const events = [];
     if (d.kind === "granted") {
       events.push(
-        buildEvent({
-          ...base,
-          eventId: stableEventId(c.changeId, "approval.granted", null, c.id),
-          eventType: "approval.granted",
+        changeEvent(owner, "approval.granted", {
+          ...by,
           payload: { candidateId: c.id, treeHash: d.treeHash, approverId: q.userId },
         }),
       );
@@ -117,16 +102,12 @@ export async function decideCandidateApproval(
         data: { status: "rejected", rejectionReason: `approval rejected: ${d.note ?? ""}` },
       });
       events.push(
-        buildEvent({
-          ...base,
-          eventId: stableEventId(c.changeId, "approval.rejected", null, c.id),
-          eventType: "approval.rejected",
+        changeEvent(owner, "approval.rejected", {
+          ...by,
           payload: { candidateId: c.id, treeHash: d.treeHash, approverId: q.userId, note: d.note ?? "" },
         }),
-        buildEvent({
-          ...base,
-          eventId: stableEventId(c.changeId, "candidate.rejected", null, c.id),
-          eventType: "candidate.rejected",
+        changeEvent(owner, "candidate.rejected", {
+          ...by,
           payload: { candidateId: c.id, reason: "approval rejected", gaps: [] },
         }),
       );
@@ -197,18 +178,11 @@ async function markStale(ctx: TxContext, candidateId: string, changeId: string, 
   await appendToOutbox(
     ctx,
     [
-      buildEvent({
-        eventId: stableEventId(changeId, "candidate.stale", null, candidateId),
-        eventType: "candidate.stale",
-        tenantId: owner.tenantId,
-        projectId: owner.projectId,
-        changeId,
+      changeEvent(owner, "candidate.stale", {
+        key: candidateId,
         actor: { kind: "system", id: "promotion" },
-        resource: `change:${changeId}`,
         canonicalGeneration: generation,
-        causedBy: null,
-        correlationId: changeId,
-        timestamp: deps.now(),
+        now: deps.now(),
         payload: { candidateId, canonicalGeneration: generation },
       }),
     ],
@@ -345,31 +319,19 @@ async function advanceCanonical(
   if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
   // The Change is done: its composed work is canonical now.
   await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
-  const base = {
-    tenantId: root.tenantId,
-    projectId: c.projectId,
+  const by = {
     changeId: c.changeId,
     actor: { kind: q.actorKind ?? "user", id: q.actorId },
-    resource: `project:${c.projectId}`,
     canonicalGeneration: generation,
-    causedBy: null,
-    correlationId: c.changeId,
-    timestamp: now,
-  };
+    now,
+  } as const;
   const advanced = { candidateId: c.id, fromGeneration: root.canonicalGeneration, toGeneration: generation };
   await appendToOutbox(
     ctx,
     [
-      buildEvent({
-        ...base,
-        eventId: randomEventId(randomUUID()),
-        eventType: "canonical.advanced",
-        payload: { ...advanced, treeHash: composed.tree },
-      }),
-      buildEvent({
-        ...base,
-        eventId: randomEventId(randomUUID()),
-        eventType: "artifact.promoted",
+      projectEvent(root, "canonical.advanced", { ...by, payload: { ...advanced, treeHash: composed.tree } }),
+      projectEvent(root, "artifact.promoted", {
+        ...by,
         payload: { candidateId: c.id, generation, treeHash: composed.tree, commit: composed.commit },
       }),
     ],
@@ -396,18 +358,10 @@ async function recordBlocked(
     await appendToOutbox(
       ctx,
       [
-        buildEvent({
-          eventId: stableEventId(c.changeId, "promotion.blocked", null, `${c.id}\n${blocks.join("\n")}`),
-          eventType: "promotion.blocked",
-          tenantId: owner.tenantId,
-          projectId: owner.projectId,
-          changeId: c.changeId,
+        changeEvent(owner, "promotion.blocked", {
+          key: `${c.id}\n${blocks.join("\n")}`,
           actor: { kind: by.actorKind ?? "user", id: by.actorId },
-          resource: `change:${c.changeId}`,
-          canonicalGeneration: owner.canonicalGeneration,
-          causedBy: null,
-          correlationId: c.changeId,
-          timestamp: deps.now(),
+          now: deps.now(),
           payload: { candidateId: c.id, blocks },
         }),
       ],

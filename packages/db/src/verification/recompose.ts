@@ -1,4 +1,5 @@
-import { buildEvent, commandIds, QUEUE_FOR_COMMAND, stableEventId } from "@rhumbatron/core";
+import { commandIds, QUEUE_FOR_COMMAND } from "@rhumbatron/core";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange } from "../events/outbox.ts";
 import { buildCommand, type EnqueueDeps, putOnQueue } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
@@ -53,18 +54,11 @@ export async function holdRecomposition(
   await appendToOutbox(
     ctx,
     [
-      buildEvent({
-        eventId: stableEventId(changeId, "candidate.recomposition_held", null, `${recompose.generation}:${at}`),
-        eventType: "candidate.recomposition_held",
-        tenantId: owner.tenantId,
-        projectId: owner.projectId,
-        changeId,
+      changeEvent(owner, "candidate.recomposition_held", {
+        key: `${recompose.generation}:${at}`,
         actor: { kind: "system", id: "composer" },
-        resource: `change:${changeId}`,
-        canonicalGeneration: owner.canonicalGeneration,
         causedBy,
-        correlationId: changeId,
-        timestamp: deps.now(),
+        now: deps.now(),
         payload: { staleCandidateId: recompose.from, generation: recompose.generation, reason: held.reason },
       }),
     ],

@@ -1,14 +1,14 @@
 import {
-  buildEvent,
+  type buildEvent,
   CANDIDATE_STATUS_SETS,
   type EventPayload,
   type EventType,
   type EvidenceRecord,
   type GateResult,
-  stableEventId,
   type VerificationPlan,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
@@ -52,29 +52,15 @@ export async function loadVerificationInput(db: Db, candidateId: string) {
 }
 export type VerificationInput = NonNullable<Awaited<ReturnType<typeof loadVerificationInput>>>;
 
+/** A Candidate's Event on its Change, written by the verification workflow. */
 function candidateEvent<T extends EventType>(
   owner: LockedChange,
-  changeId: string,
   type: T,
   key: string,
   payload: EventPayload<T>,
   now: Date,
-  causedBy: string | null,
 ) {
-  return buildEvent({
-    eventId: stableEventId(changeId, type, null, key),
-    eventType: type,
-    tenantId: owner.tenantId,
-    projectId: owner.projectId,
-    changeId,
-    actor: { kind: "system", id: "verification" },
-    resource: `change:${changeId}`,
-    canonicalGeneration: owner.canonicalGeneration,
-    causedBy,
-    correlationId: changeId,
-    timestamp: now,
-    payload,
-  });
+  return changeEvent(owner, type, { key, actor: { kind: "system", id: "verification" }, payload, now });
 }
 
 export interface StateDeps extends OutboxDeps {
@@ -111,12 +97,10 @@ export async function markCandidateComposed(
     [
       candidateEvent(
         owner,
-        c.changeId,
         "candidate.composed",
         c.candidateId,
         { candidateId: c.candidateId, treeHash: c.tree },
         deps.now(),
-        null,
       ),
     ],
     deps,
@@ -165,12 +149,10 @@ export async function recordEvidence(
     [
       candidateEvent(
         owner,
-        c.changeId,
         "evidence.recorded",
         e.id,
         { candidateId: c.candidateId, checkId: e.checkId, status: e.status, coverage: e.coverage },
         deps.now(),
-        null,
       ),
     ],
     deps,
@@ -224,7 +206,7 @@ export async function finishCandidateVerification(
     await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "conflicted" } });
   }
   const ev = <T extends EventType>(type: T, payload: EventPayload<T>) =>
-    candidateEvent(owner, c.changeId, type, c.eventKey ?? c.candidateId, payload, now, null);
+    candidateEvent(owner, type, c.eventKey ?? c.candidateId, payload, now);
   const events =
     o.status === "stale"
       ? [ev("candidate.stale", { candidateId: c.candidateId, canonicalGeneration: o.canonicalGeneration })]

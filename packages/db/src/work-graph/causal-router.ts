@@ -1,5 +1,4 @@
 import {
-  buildEvent,
   CANDIDATE_STATUS_SETS,
   type ClassifierAsk,
   classifierBudget,
@@ -8,9 +7,9 @@ import {
   type OverlapClassifier,
   type RouterSnapshot,
   routeEvent,
-  stableEventId,
 } from "@rhumbatron/core";
 import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
+import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
@@ -122,18 +121,12 @@ async function markCandidateStale(
   await appendToOutbox(
     ctx,
     [
-      buildEvent({
-        eventId: stableEventId(c.changeId, "candidate.stale", null, candidateId),
-        eventType: "candidate.stale",
-        tenantId: owner.tenantId,
-        projectId: owner.projectId,
-        changeId: c.changeId,
+      changeEvent(owner, "candidate.stale", {
+        key: candidateId,
         actor: { kind: "system", id: CAUSAL_ROUTER },
-        resource: `change:${c.changeId}`,
         canonicalGeneration: generation,
         causedBy: cause.eventId,
-        correlationId: c.changeId,
-        timestamp: deps.now(),
+        now: deps.now(),
         payload: { candidateId, canonicalGeneration: generation },
       }),
     ],
