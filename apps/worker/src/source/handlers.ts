@@ -1,4 +1,11 @@
-import { candidateFork, canonicalRepo, DomainError, type HandlerResult, workspaceFork } from "@rhumbatron/core";
+import {
+  AGENT_RUN_STATUS_SETS,
+  candidateFork,
+  canonicalRepo,
+  DomainError,
+  type HandlerResult,
+  workspaceFork,
+} from "@rhumbatron/core";
 import {
   type CommandHandler,
   type Db,
@@ -108,7 +115,7 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
           fork: { not: null },
           forkDeletedAt: null,
           createdAt: { lt: cutoff },
-          status: { in: ["completed", "failed", "blocked"] },
+          status: { in: [...AGENT_RUN_STATUS_SETS.ended] },
         },
         orderBy: { createdAt: "asc" },
         take: SWEEP_BATCH + 1,

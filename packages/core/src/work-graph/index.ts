@@ -2,3 +2,4 @@ export * from "./graph.ts";
 export * from "./model.ts";
 export * from "./overlap.ts";
 export * from "./router.ts";
+export * from "./statuses.ts";

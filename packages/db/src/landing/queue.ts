@@ -1,4 +1,4 @@
-import { DomainError, type LandingWait, landingState } from "@rhumbatron/core";
+import { CHANGE_STATUS_SETS, DomainError, type LandingWait, landingState } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { landingInput } from "./landing.ts";
 
@@ -32,7 +32,7 @@ export async function listLandingQueue(
   });
   if (!project) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
   const changes = await db.change.findMany({
-    where: { projectId: q.projectId, landWhenReady: true, status: { notIn: ["promoted", "cancelled"] } },
+    where: { projectId: q.projectId, landWhenReady: true, status: { notIn: [...CHANGE_STATUS_SETS.final] } },
     orderBy: [{ landingSince: "asc" }, { id: "asc" }],
     take: 200,
   });

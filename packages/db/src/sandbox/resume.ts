@@ -1,4 +1,4 @@
-import { type Actor, meterWindow } from "@rhumbatron/core";
+import { type Actor, CHANGE_STATUS_SETS, meterWindow } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/outbox.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
@@ -35,7 +35,7 @@ const budgetBlocked = (tenantId: string) => ({
   state: "blocked" as const,
   blockedLimit: "sandbox_meter",
   blockedCause: BUDGET_BLOCK_CAUSE,
-  change: { status: { notIn: ["promoted", "cancelled"] }, project: { tenantId, status: "active" as const } },
+  change: { status: { notIn: [...CHANGE_STATUS_SETS.final] }, project: { tenantId, status: "active" as const } },
 });
 
 /** The tenant's room on this month's meter (as sandboxMeter reads it), without locking the meter. */

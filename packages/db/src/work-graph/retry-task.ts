@@ -1,4 +1,4 @@
-import { type Actor, commandIds, DomainError } from "@rhumbatron/core";
+import { type Actor, commandIds, DomainError, TASK_STATE_SETS } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
@@ -6,7 +6,7 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /** Task states a person may retry; a completed Task only when its Change's composition conflicted. */
-const RETRYABLE = new Set(["failed", "blocked"]);
+const RETRYABLE = new Set<string>(TASK_STATE_SETS.retryable);
 
 /**
  * Retries a failed or blocked Task (README: Cancel, retry, resume), or re-runs a completed one whose
