@@ -33,13 +33,19 @@ export type EventEnvelope<T extends EventType = EventType> = Omit<RawEventEnvelo
   payload: EventPayload<T>;
 };
 
+/**
+ * One decoded Event of any type, as a union over the catalogue: switching on `eventType` narrows
+ * `payload` to that type's schema, so consumers read typed payloads without casts.
+ */
+export type AnyEventEnvelope = { [T in EventType]: EventEnvelope<T> }[EventType];
+
 export type DecodeErrorCode = "malformed_envelope" | "unknown_type" | "wrong_version" | "bad_payload";
 export interface DecodeError {
   code: DecodeErrorCode;
   message: string;
   eventId: string | null;
 }
-export type DecodeResult = { ok: true; event: EventEnvelope } | { ok: false; error: DecodeError };
+export type DecodeResult = { ok: true; event: AnyEventEnvelope } | { ok: false; error: DecodeError };
 
 /**
  * Decodes one envelope. Never throws: an unknown type, a wrong version or a bad payload comes back
@@ -77,7 +83,8 @@ export function decodeEvent(raw: unknown): DecodeResult {
       error: { code: "bad_payload", message: `${e.eventType}: ${z.prettifyError(payload.error)}`, eventId: e.eventId },
     };
   }
-  return { ok: true, event: { ...e, eventType: e.eventType, payload: payload.data } as EventEnvelope };
+  // Checked against the catalogue entry of its own type just above.
+  return { ok: true, event: { ...e, eventType: e.eventType, payload: payload.data } as AnyEventEnvelope };
 }
 
 export interface NewEvent<T extends EventType> {

@@ -1,4 +1,4 @@
-import type { EventEnvelope } from "./envelope.ts";
+import type { AnyEventEnvelope, EventEnvelope } from "./envelope.ts";
 
 /**
  * What one Event changes in a project's view (spec: ProjectViewDO.applyDelta): the last known state
@@ -12,7 +12,7 @@ export interface ViewDelta {
   canonicalGeneration?: number;
 }
 
-export function projectViewDelta(e: EventEnvelope): ViewDelta {
+export function projectViewDelta(e: AnyEventEnvelope): ViewDelta {
   const task = (state: string): ViewDelta =>
     e.taskId ? { entities: [{ kind: "task", id: e.taskId, state }] } : { entities: [] };
   const candidate = (state: string): ViewDelta => {
@@ -21,7 +21,7 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
   };
   switch (e.eventType) {
     case "change.created": {
-      const p = e.payload as { taskIds: string[] };
+      const p = e.payload;
       return {
         entities: [
           ...(e.changeId ? [{ kind: "change" as const, id: e.changeId, state: "open" }] : []),
@@ -57,7 +57,7 @@ export function projectViewDelta(e: EventEnvelope): ViewDelta {
     case "candidate.stale":
       return candidate("stale");
     case "canonical.advanced": {
-      const p = e.payload as { candidateId: string; toGeneration: number };
+      const p = e.payload;
       return {
         entities: [
           { kind: "candidate", id: p.candidateId, state: "promoted" },

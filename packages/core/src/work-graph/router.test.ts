@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { EventType } from "../events/catalogue.ts";
 import { INFORMATIONAL_EVENT_TYPES } from "../events/catalogue.ts";
-import { buildEvent } from "../events/envelope.ts";
+import { type AnyEventEnvelope, buildEvent } from "../events/envelope.ts";
 import { stableEventId } from "../events/event-id.ts";
 import { type ActiveAgent, type RouterSnapshot, routeEvent } from "./router.ts";
 
-function ev<T extends EventType>(eventType: T, payload: unknown, taskId: string | null = null) {
+/** A built (so validated) Event; as the consumer hands it over, one member of the union. */
+function ev<T extends EventType>(eventType: T, payload: unknown, taskId: string | null = null): AnyEventEnvelope {
   return buildEvent({
     eventId: stableEventId("chg_1", eventType, taskId, JSON.stringify(payload)),
     eventType,
@@ -19,7 +20,7 @@ function ev<T extends EventType>(eventType: T, payload: unknown, taskId: string 
     correlationId: "chg_1",
     timestamp: new Date("2026-01-01T00:00:00Z"),
     payload: payload as never,
-  });
+  }) as AnyEventEnvelope;
 }
 
 const agent = (agentId: string, paths: string[], prefixes: string[] = []): ActiveAgent => ({

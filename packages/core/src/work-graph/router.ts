@@ -1,6 +1,6 @@
 import { commandIds, newCommand, type TypedCommand } from "../commands/catalogue.ts";
 import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
-import type { EventEnvelope } from "../events/envelope.ts";
+import type { AnyEventEnvelope, EventEnvelope } from "../events/envelope.ts";
 import { candidateStatusIn } from "../verification/candidate-status.ts";
 import { type GraphTask, planDispatch } from "./graph.ts";
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
@@ -105,7 +105,7 @@ const route = (
   staleCandidates,
 });
 
-export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecision {
+export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDecision {
   if (e.eventType === "task.ready") return { kind: "ignore", reason: "task_ready" };
   if (!(ROUTED_EVENT_TYPES as readonly string[]).includes(e.eventType))
     return { kind: "ignore", reason: "informational" };
@@ -118,7 +118,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
       return plan.markReady.length || plan.wake.length ? route([dispatch(e)]) : route([]);
     }
     case "verification.started": {
-      const p = e.payload as { reason: string };
+      const p = e.payload;
       if (p.reason !== "work_graph_completed" || !e.changeId) return { kind: "ignore", reason: "not_applicable" };
       return route([
         newCommand("candidate.create", {
@@ -130,7 +130,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
       ]);
     }
     case "canonical.advanced": {
-      const p = e.payload as { toGeneration: number };
+      const p = e.payload;
       const stale = snap.candidates
         .filter((c) => c.baseGeneration < p.toGeneration && candidateStatusIn(c.status, "live"))
         .map((c) => c.id);
@@ -143,7 +143,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
     case "candidate.stale": {
       // Canonical moved under the Change's Candidate: compose the same ChangeSets again on the new
       // generation. One command per (Change, generation), so a redelivered Event creates nothing twice.
-      const p = e.payload as { candidateId: string; canonicalGeneration: number };
+      const p = e.payload;
       if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
       return route([recompose(e, p.candidateId, p.canonicalGeneration)]);
     }
@@ -151,7 +151,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
     case "approval.granted": {
       // Ready, or one step nearer: the landing queue promotes it if its Change lands when ready
       // and nothing else holds it (the handler checks both when the command runs).
-      const p = e.payload as { candidateId: string };
+      const p = e.payload;
       if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
       return route([
         newCommand("candidate.land", {
@@ -163,7 +163,7 @@ export function routeEvent(e: EventEnvelope, snap: RouterSnapshot): RouterDecisi
       ]);
     }
     case "artifact.promoted":
-      return route([indexBuild(e, (e.payload as { generation: number }).generation)]);
+      return route([indexBuild(e, e.payload.generation)]);
     default: {
       if (!OVERLAP_TYPES.includes(e.eventType)) return { kind: "ignore", reason: "informational" };
       const p = e.payload as { agentId: string; paths: string[]; prefixes?: string[] };

@@ -1,10 +1,10 @@
 import {
+  type AnyEventEnvelope,
   type BatchOutcome,
   batchKey,
   type DecodeError,
   decideBatchOutcome,
   decodeEvent,
-  type EventEnvelope,
   type RhumbatronConfig,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
@@ -24,7 +24,7 @@ import { readStream, type StreamEntryRow } from "./stream.ts";
 export interface DeliveredEvent {
   offset: bigint;
   entry: StreamEntryRow;
-  event: EventEnvelope;
+  event: AnyEventEnvelope;
 }
 
 export interface Subscription {
