@@ -1,0 +1,81 @@
+/**
+ * The import rules of the repository (README: Layout), checked by `npm run lint` in CI.
+ * Rooms, bottom up: packages/core (pure) <- packages/db <- packages/api <- packages/sdk; apps/*
+ * wire packages together; e2e and scripts sit on top. An arrow may only point down.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "No file may reach itself through its imports.",
+      from: { path: "^(packages|apps|scripts)/" },
+      to: { circular: true },
+    },
+    {
+      name: "packages-never-import-apps",
+      severity: "error",
+      comment: "Packages are the lower floor: an app mounts them, never the other way round.",
+      from: { path: "^packages/" },
+      to: { path: "^apps/" },
+    },
+    {
+      name: "core-stays-pure",
+      severity: "error",
+      comment: "packages/core decides; it reads no database, no file and no clock of its own.",
+      from: { path: "^packages/core/src/", pathNot: "\\.test\\.ts$" },
+      to: { path: "^packages/(db|api|sdk)/" },
+    },
+    {
+      name: "core-does-not-import-node-io",
+      severity: "error",
+      comment: "No file system, process or network module in core (its tests may).",
+      from: { path: "^packages/core/src/", pathNot: "\\.test\\.ts$" },
+      to: { dependencyTypes: ["core"], path: "^(fs|child_process|net|http|https|fs/promises)$" },
+    },
+    {
+      name: "db-below-api-and-sdk",
+      severity: "error",
+      from: { path: "^packages/db/" },
+      to: { path: "^packages/(api|sdk)/" },
+    },
+    {
+      name: "api-below-sdk",
+      severity: "error",
+      from: { path: "^packages/api/" },
+      to: { path: "^packages/sdk/" },
+    },
+    {
+      name: "sdk-takes-only-types-from-api",
+      severity: "error",
+      comment:
+        "The SDK is shipped to users: it takes the AppRouter type, no server code (its tests may use the API's fixtures).",
+      from: { path: "^packages/sdk/src/", pathNot: "(\\.test\\.ts$|/testing/)" },
+      to: { path: "^packages/api/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "e2e-uses-public-surfaces",
+      severity: "error",
+      comment: "e2e drives the product from outside: HTTP, the SDK, the CLI, git over HTTP, the browser.",
+      from: { path: "^e2e/" },
+      to: { path: "^apps/" },
+    },
+    {
+      name: "scripts-do-not-import-e2e",
+      severity: "error",
+      from: { path: "^scripts/" },
+      to: { path: "^e2e/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|\\.next|generated|\\.data)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".cjs"],
+    },
+  },
+};
