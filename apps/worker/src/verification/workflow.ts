@@ -34,6 +34,7 @@ import {
   reserveSandboxSeconds,
   type SandboxReservation,
   settleSandbox,
+  type TxContext,
   takeBrowserRun,
   type VerificationInput,
   type VerificationOutcome,
@@ -95,20 +96,38 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   return done(await gateStep(v, plan, merged.tree));
 }
 
-/** One verification in progress: its deps, its durable step runner, what it verifies, and its two endings. */
-interface VerificationRun {
+/**
+ * One verification in progress (a first verification, or a check rerun): its deps, its durable
+ * step runner, what it verifies, its Sandbox reservation ID, and its two endings.
+ */
+export interface VerificationRun {
   deps: VerificationDeps;
   run: WorkflowRun;
   input: VerificationInput;
-  ids: { candidateId: string; changeId: string };
+  ids: { candidateId: string; changeId: string; eventKey?: string };
+  reservationId: string;
   policy: VerificationPolicy;
   finish(o: VerificationOutcome): Promise<VerificationRunResult>;
   skip(why: string): Promise<VerificationRunResult>;
 }
 
-function verificationRun(deps: VerificationDeps, instanceId: string, input: VerificationInput): VerificationRun {
+/**
+ * A first verification's instance ID is the Candidate's ID; a rerun's is its rerun ID, which also
+ * keys its Events and its reservation, and `afterFinish` records the rerun's end in the same step.
+ */
+export function verificationRun(
+  deps: VerificationDeps,
+  instanceId: string,
+  input: VerificationInput,
+  afterFinish?: (ctx: TxContext, status: string) => Promise<void>,
+): VerificationRun {
   const run = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: leaseSeconds(deps.config) });
-  const ids = { candidateId: input.candidate.id, changeId: input.candidate.changeId };
+  const rerun = instanceId !== input.candidate.id;
+  const ids = {
+    candidateId: input.candidate.id,
+    changeId: input.candidate.changeId,
+    ...(rerun ? { eventKey: instanceId } : {}),
+  };
   const end = (output: Record<string, unknown>) =>
     finishWorkflowInstance(deps.db, instanceId, { status: "succeeded", output }, deps.now());
   return {
@@ -116,9 +135,14 @@ function verificationRun(deps: VerificationDeps, instanceId: string, input: Veri
     run,
     input,
     ids,
+    reservationId: `sbxres_${instanceId}`,
     policy: deps.policy ?? DEFAULT_POLICY,
     async finish(o) {
-      await run.txStep("finish", (ctx) => finishCandidateVerification(ctx, ids, o, deps));
+      await run.txStep("finish", async (ctx) => {
+        const moved = await finishCandidateVerification(ctx, ids, o, deps);
+        await afterFinish?.(ctx, o.status);
+        return moved;
+      });
       await end({ status: o.status });
       return { candidateId: ids.candidateId, outcome: o.status, ...("reason" in o ? { detail: o.reason } : {}) };
     },
@@ -164,16 +188,16 @@ async function forkStep(v: VerificationRun): Promise<void> {
   });
 }
 
-type Reserved = { ok: true; reservation: SandboxReservation; at: string } | { ok: false; reason: string };
+export type Reserved = { ok: true; reservation: SandboxReservation; at: string } | { ok: false; reason: string };
 
 /** Step `reserve`: the Candidate's Sandbox seconds (stable ID sbxres_<candidate>); a refusal is a rejection. */
-function reserveStep(v: VerificationRun): Promise<Reserved> {
-  const { deps, ids } = v;
+export function reserveStep(v: VerificationRun): Promise<Reserved> {
+  const { deps } = v;
   return v.run.step("reserve", async (): Promise<Reserved> => {
     try {
       const r = await reserveSandboxSeconds(
         deps.db,
-        { kind: "candidate", id: `sbxres_${ids.candidateId}` },
+        { kind: "candidate", id: v.reservationId, changeId: v.ids.changeId },
         deps.config,
         deps.now(),
       );
@@ -186,7 +210,7 @@ function reserveStep(v: VerificationRun): Promise<Reserved> {
 }
 
 /** Step `settle`: the meter charges what the Candidate's Sandbox ran. */
-function settleStep(v: VerificationRun, reserved: Extract<Reserved, { ok: true }>) {
+export function settleStep(v: VerificationRun, reserved: Extract<Reserved, { ok: true }>) {
   const { deps } = v;
   return v.run.step("settle", () =>
     settleSandbox(
@@ -248,18 +272,29 @@ function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Pr
 }
 
 /** Steps `check:<id>` and `evidence:<id>`: one planned check run, its Evidence recorded with its Event. */
-async function checkAndRecordStep(v: VerificationRun, ws: SandboxWorkspace, commit: string, check: PlannedCheck) {
+export async function checkAndRecordStep(
+  v: VerificationRun,
+  ws: SandboxWorkspace,
+  commit: string,
+  check: PlannedCheck,
+  tag?: string,
+) {
   const { deps, run, input, ids } = v;
-  const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check));
+  const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check, tag));
   await run.txStep(`evidence:${check.id}`, (ctx) =>
     recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
   );
 }
 
 /** The gate over the latest record of every required check: verified (maybe behind the human gate) or rejected. */
-async function gateStep(v: VerificationRun, plan: VerificationPlan, tree: string): Promise<VerificationOutcome> {
+export async function gateStep(
+  v: VerificationRun,
+  plan: VerificationPlan,
+  tree: string,
+  humanGate = humanGateApplies(plan, v.policy),
+): Promise<VerificationOutcome> {
   const gate = gateRequiredChecks(plan, await evidenceOf(v.deps.db, v.ids.candidateId));
-  if (gate.promotable) return { status: "verified", gate, humanGate: humanGateApplies(plan, v.policy), treeHash: tree };
+  if (gate.promotable) return { status: "verified", gate, humanGate, treeHash: tree };
   return {
     status: "rejected",
     reason: `${gate.gaps.length} required check${gate.gaps.length === 1 ? "" : "s"} not satisfied`,
