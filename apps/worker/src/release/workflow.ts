@@ -88,94 +88,120 @@ export async function runReleaseWorkflow(
 ): Promise<ReleaseRunOutcome> {
   const id = claim.instanceId;
   const { db, now } = deps;
-  const run = workflowRun(db, id, { now, leaseSeconds: deps.config.queues.leaseSeconds });
-  const recorded = async <T>(name: string, fn: () => Promise<T>, detail: (out: T) => unknown = (o) => o) => {
-    const startedAt = now().toISOString();
-    const out = await run.step(name, fn);
-    const finishedAt = now().toISOString();
-    await appendReleaseStep(
-      db,
-      id,
-      { step: name, status: "succeeded", startedAt, finishedAt, detail: detail(out) },
-      now(),
-    );
-    return out;
-  };
-
-  const rel = await recorded(
+  const r: ReleaseRun = { deps, id, run: workflowRun(db, id, { now, leaseSeconds: deps.config.queues.leaseSeconds }) };
+  const rel = await recordedStep(
+    r,
     "load",
     () => loadRelease(db, id),
-    (r) => (r ? { generation: r.generation, commit: r.commit, target: (r.target as { kind?: string }).kind } : null),
+    (x) => (x ? { generation: x.generation, commit: x.commit, target: (x.target as { kind?: string }).kind } : null),
   );
   if (!rel) {
     await finishWorkflowInstance(db, id, { status: "failed", error: `release ${id} not found` }, now());
     return { releaseId: id, outcome: "failed", error: `release ${id} not found` };
   }
   const retries = deps.retries ?? deps.config.queues.policies.release.maxRetries;
-  let result: { status: "succeeded" | "failed"; output: unknown; error: string | null };
+  let result: ReleaseResult;
   try {
-    // An instance that kept crashing outside its steps (its lease lapsing each time) stops here.
-    if (claim.attempts > retries + 1) {
-      const last = (await db.release.findUnique({ where: { id }, select: { error: true } }))?.error;
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `stopped after ${claim.attempts - 1} attempts${last ? `; last error: ${last}` : ""}`,
-      );
-    }
-    await run.txStep("started", async (ctx) => {
-      await releaseEvent(ctx, rel, "release.started", { releaseId: id, generation: rel.generation }, deps, now());
-      const at = now().toISOString();
-      await appendReleaseStep(
-        ctx.tx,
-        id,
-        { step: "started", status: "succeeded", startedAt: at, finishedAt: at },
-        now(),
-      );
-      return true;
-    });
-    const sync = await recorded("sync", () => syncCanonical({ ...deps, now }, rel.projectId, rel.generation));
-    const delivered = await recorded("deliver", () => deliver(deps, rel));
-    result = { status: "succeeded", output: { sync: sync.outcome, delivered }, error: null };
+    result = await attemptSteps(r, rel, claim, retries);
   } catch (err) {
-    const error = message(err);
-    const permanent = isDomainError(err) && PERMANENT.has(err.code);
-    const at = now();
-    await appendReleaseStep(
-      db,
-      id,
-      {
-        step: "attempt",
-        status: "failed",
-        attempt: claim.attempts,
-        startedAt: at.toISOString(),
-        finishedAt: at.toISOString(),
-        error,
-      },
-      at,
-    );
-    if (!permanent && claim.attempts <= retries) {
-      const delay = deps.retryDelaySeconds ?? deps.config.queues.policies.release.retryDelaySeconds;
-      const retryAt = new Date(at.getTime() + delay * 1000);
-      await recordReleaseError(db, id, error);
-      await releaseWorkflowLease(db, id, retryAt);
-      return { releaseId: id, outcome: "retrying", error, retryAt: retryAt.toISOString() };
-    }
-    result = { status: "failed", output: null, error };
+    const retry = await failedAttemptStep(r, claim, err, retries);
+    if (retry) return retry;
+    result = { status: "failed", output: null, error: message(err) };
   }
+  const final = await completeStep(r, rel, result);
+  await finishWorkflowInstance(db, id, { status: final.status, output: final.output ?? {}, error: final.error }, now());
+  return { releaseId: id, outcome: final.status, error: final.error };
+}
 
-  const final = await run.txStep("complete", async (ctx) => {
-    await completeRelease(ctx, rel, result, deps, now());
+interface ReleaseRun {
+  deps: ReleaseWorkflowDeps & { now: () => Date };
+  id: string;
+  run: ReturnType<typeof workflowRun>;
+}
+type ReleaseResult = { status: "succeeded" | "failed"; output: unknown; error: string | null };
+
+/** A stored step that is also listed, with its times, in releases.steps. */
+async function recordedStep<T>(
+  r: ReleaseRun,
+  name: string,
+  fn: () => Promise<T>,
+  detail: (out: T) => unknown = (o) => o,
+) {
+  const { db, now } = r.deps;
+  const startedAt = now().toISOString();
+  const out = await r.run.step(name, fn);
+  const finishedAt = now().toISOString();
+  await appendReleaseStep(
+    db,
+    r.id,
+    { step: name, status: "succeeded", startedAt, finishedAt, detail: detail(out) },
+    now(),
+  );
+  return out;
+}
+
+/** Steps `started` (release.started), `sync` (canonical main up to the generation) and `deliver`. */
+async function attemptSteps(r: ReleaseRun, rel: LoadedRelease, claim: ClaimedWorkflow, retries: number) {
+  const { deps, id } = r;
+  const { db, now } = deps;
+  // An instance that kept crashing outside its steps (its lease lapsing each time) stops here.
+  if (claim.attempts > retries + 1) {
+    const last = (await db.release.findUnique({ where: { id }, select: { error: true } }))?.error;
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `stopped after ${claim.attempts - 1} attempts${last ? `; last error: ${last}` : ""}`,
+    );
+  }
+  await r.run.txStep("started", async (ctx) => {
+    await releaseEvent(ctx, rel, "release.started", { releaseId: id, generation: rel.generation }, deps, now());
     const at = now().toISOString();
+    await appendReleaseStep(ctx.tx, id, { step: "started", status: "succeeded", startedAt: at, finishedAt: at }, now());
+    return true;
+  });
+  const sync = await recordedStep(r, "sync", () => syncCanonical({ ...deps, now }, rel.projectId, rel.generation));
+  const delivered = await recordedStep(r, "deliver", () => deliver(deps, rel));
+  return { status: "succeeded", output: { sync: sync.outcome, delivered }, error: null } satisfies ReleaseResult;
+}
+
+/**
+ * A failed attempt is listed; unless the error is permanent or the retries are used up, the
+ * release waits (its lease moved to the retry time) and this returns the retrying outcome.
+ */
+async function failedAttemptStep(
+  r: ReleaseRun,
+  claim: ClaimedWorkflow,
+  err: unknown,
+  retries: number,
+): Promise<ReleaseRunOutcome | null> {
+  const { db, now } = r.deps;
+  const error = message(err);
+  const at = now();
+  const entry = { step: "attempt", status: "failed" as const, attempt: claim.attempts, error };
+  await appendReleaseStep(db, r.id, { ...entry, startedAt: at.toISOString(), finishedAt: at.toISOString() }, at);
+  const permanent = isDomainError(err) && PERMANENT.has(err.code);
+  if (permanent || claim.attempts > retries) return null;
+  const delay = r.deps.retryDelaySeconds ?? r.deps.config.queues.policies.release.retryDelaySeconds;
+  const retryAt = new Date(at.getTime() + delay * 1000);
+  await recordReleaseError(db, r.id, error);
+  await releaseWorkflowLease(db, r.id, retryAt);
+  return { releaseId: r.id, outcome: "retrying", error, retryAt: retryAt.toISOString() };
+}
+
+/** Step `complete`: the final status with release.completed, listed, in one transaction. */
+function completeStep(r: ReleaseRun, rel: LoadedRelease, result: ReleaseResult): Promise<ReleaseResult> {
+  const { deps, id } = r;
+  return r.run.txStep("complete", async (ctx) => {
+    await completeRelease(ctx, rel, result, deps, deps.now());
+    const at = deps.now().toISOString();
+    const detail = { outcome: result.status };
     await appendReleaseStep(
       ctx.tx,
       id,
-      { step: "complete", status: "succeeded", startedAt: at, finishedAt: at, detail: { outcome: result.status } },
-      now(),
+      { step: "complete", status: "succeeded", startedAt: at, finishedAt: at, detail },
+      deps.now(),
     );
     return result;
   });
-  await finishWorkflowInstance(db, id, { status: final.status, output: final.output ?? {}, error: final.error }, now());
-  return { releaseId: id, outcome: final.status, error: final.error };
 }
 
 /** Runs the release instances that are due, one after another (these hosts have two cores). */
