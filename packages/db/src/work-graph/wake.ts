@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import type { HandlerContext } from "../queues/consumer.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -19,44 +19,55 @@ export async function handleWake(
 ): Promise<{ outcome: WakeOutcome; result: HandlerResult }> {
   const { command } = ctx;
   const agentId = String(command.payload.agentId ?? "");
-  const reason = String(command.payload.reason ?? "");
   if (!command.changeId || !command.taskId || !agentId)
     return { outcome: "stale", result: await falseWakeup(ctx, deps, "incomplete wake") };
   const owner = await lockResourceRow(ctx, `change:${command.changeId}`);
   const task = await ctx.tx.task.findUnique({ where: { id: command.taskId } });
-  const now = deps.now();
   if (!task) return { outcome: "stale", result: await falseWakeup(ctx, deps, "task gone") };
+  const wake: Wake = { ctx, deps, owner, task, agentId, reason: String(command.payload.reason ?? "") };
+  return wake.reason === "dispatch" ? dispatchWake(wake) : resumeWake(wake);
+}
 
-  if (reason === "dispatch") {
-    if (task.state === "running" && task.agentId === agentId) return { outcome: "duplicate", result: "done" };
-    if (task.state !== "ready" || !task.dispatched)
-      return { outcome: "stale", result: await falseWakeup(ctx, deps, `task is ${task.state}`) };
-    const runId = `run_${randomUUID()}`;
-    await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
-    await ctx.tx.agentRun.create({
-      data: { id: runId, taskId: task.id, changeId: owner.id, agentId, wakeCommandId: command.commandId, reason },
-    });
-    // The runner picks the run up on commit.
-    await deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
-    await appendToOutbox(
-      ctx,
-      [
-        changeEvent(owner, "task.started", {
-          taskId: task.id,
-          attempt: task.attempt,
-          actor: { kind: "agent", id: agentId },
-          causedBy: command.commandId,
-          now,
-          payload: { agentId, runId },
-        }),
-      ],
-      deps,
-    );
-    await metric(ctx, deps, "agent_wakeup");
-    return { outcome: "started", result: "done" };
-  }
+interface Wake {
+  ctx: HandlerContext;
+  deps: WorkGraphDeps;
+  owner: LockedChange;
+  task: NonNullable<Awaited<ReturnType<HandlerContext["tx"]["task"]["findUnique"]>>>;
+  agentId: string;
+  reason: string;
+}
 
-  // An overlap or canonical wake: the Agent must still hold the Task.
+/** A dispatch wake: the ready Task starts (running, held by the Agent) with a queued run and task.started. */
+async function dispatchWake(w: Wake): Promise<{ outcome: WakeOutcome; result: HandlerResult }> {
+  const { ctx, deps, owner, task, agentId } = w;
+  if (task.state === "running" && task.agentId === agentId) return { outcome: "duplicate", result: "done" };
+  if (task.state !== "ready" || !task.dispatched)
+    return { outcome: "stale", result: await falseWakeup(ctx, deps, `task is ${task.state}`) };
+  const runId = `run_${randomUUID()}`;
+  await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
+  await queueRun(w, runId);
+  await appendToOutbox(
+    ctx,
+    [
+      changeEvent(owner, "task.started", {
+        taskId: task.id,
+        attempt: task.attempt,
+        actor: { kind: "agent", id: agentId },
+        causedBy: ctx.command.commandId,
+        now: deps.now(),
+        payload: { agentId, runId },
+      }),
+    ],
+    deps,
+  );
+  await wakeMetric(w);
+  return { outcome: "started", result: "done" };
+}
+
+/** An overlap or canonical wake: the Agent must still hold the Task, and the overlap still hold. */
+async function resumeWake(w: Wake): Promise<{ outcome: WakeOutcome; result: HandlerResult }> {
+  const { ctx, deps, task, agentId } = w;
+  const { command } = ctx;
   if (task.state !== "running" || task.agentId !== agentId)
     return { outcome: "stale", result: await falseWakeup(ctx, deps, "agent no longer holds the task") };
   const paths = Array.isArray(command.payload.eventPaths) ? (command.payload.eventPaths as string[]) : null;
@@ -67,35 +78,34 @@ export async function handleWake(
   }
   const existing = await ctx.tx.agentRun.findUnique({ where: { wakeCommandId: command.commandId } });
   if (existing) return { outcome: "duplicate", result: "done" };
-  await ctx.tx.agentRun.create({
-    data: {
-      id: `run_${randomUUID()}`,
-      taskId: task.id,
-      changeId: owner.id,
-      agentId,
-      wakeCommandId: command.commandId,
-      reason,
-    },
-  });
-  await deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
-  await metric(ctx, deps, "agent_wakeup");
+  await queueRun(w, `run_${randomUUID()}`);
+  await wakeMetric(w);
   return { outcome: "resumed", result: "done" };
+}
 
-  async function metric(c: HandlerContext, d: WorkGraphDeps, name: string) {
-    await c.tx.metricPoint.createMany({
-      data: [
-        {
-          dataset: d.config.eventRouter.metricsDataset,
-          name,
-          eventId: `wake_${c.command.commandId}`,
-          tenantId: owner.tenantId,
-          projectId: owner.projectId,
-          occurredAt: now,
-        },
-      ],
-      skipDuplicates: true,
-    });
-  }
+/** A queued Agent run for the wake (its command ID is the run's unique key); the runner picks it up on commit. */
+async function queueRun(w: Wake, runId: string) {
+  const { ctx, owner, task, agentId, reason } = w;
+  await ctx.tx.agentRun.create({
+    data: { id: runId, taskId: task.id, changeId: owner.id, agentId, wakeCommandId: ctx.command.commandId, reason },
+  });
+  await w.deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
+}
+
+async function wakeMetric(w: Wake) {
+  await w.ctx.tx.metricPoint.createMany({
+    data: [
+      {
+        dataset: w.deps.config.eventRouter.metricsDataset,
+        name: "agent_wakeup",
+        eventId: `wake_${w.ctx.command.commandId}`,
+        tenantId: w.owner.tenantId,
+        projectId: w.owner.projectId,
+        occurredAt: w.deps.now(),
+      },
+    ],
+    skipDuplicates: true,
+  });
 }
 
 async function falseWakeup(ctx: HandlerContext, deps: WorkGraphDeps, why: string): Promise<HandlerResult> {
