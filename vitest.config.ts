@@ -9,7 +9,9 @@ export default defineConfig({
     globalSetup: ["packages/db/src/testing/global-setup.ts"],
     pool: "forks",
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // One generous outer limit per test: tests wait for conditions, never for a duration, so a busy
+    // machine (npm run test:loaded) only makes them slower. A hung test still fails, later.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
   },
 });

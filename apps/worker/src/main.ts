@@ -17,6 +17,7 @@ import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/innges
 import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
 import type { Executor } from "./executors/types.ts";
+import { startBeating } from "./functions/heartbeat.ts";
 import { buildFunctions, functionsForHost } from "./functions/index.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
   const gitHttp = await startGitHttpServer({
     port: settings.RHUMBATRON_GIT_PORT,
-    host: "0.0.0.0",
+    host: settings.HOST,
     repoRoot: gitRoot,
     authorize: (repo, token) => checkRepoToken(db, token, repo, "read", new Date()),
     logger,
@@ -111,8 +112,15 @@ async function main(): Promise<void> {
       : createInngestExecutor({
           ...deps,
           settings,
+          host: settings.HOST,
           ...(settings.RHUMBATRON_FUNCTION_HOST === "split" ? { appId: INNGEST_SPLIT_APP_IDS.worker } : {}),
         });
+
+  // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
+  // so what they held (leases, Agent runs, workflow instances) is picked up at once.
+  const beating = await startBeating({ db, config, worker, now: () => new Date(), logger }).catch((err: unknown) =>
+    fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
+  );
 
   // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.
   const starting = executor.start();
@@ -124,6 +132,7 @@ async function main(): Promise<void> {
     try {
       await starting.catch(() => {});
       await executor.stop();
+      await beating.stop();
       await gitHttp.close();
       await db.$disconnect();
       logger.info("worker stopped");

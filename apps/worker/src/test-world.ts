@@ -228,6 +228,57 @@ export function fastChecksPolicy(over: Partial<VerificationPolicy> = {}): Verifi
   };
 }
 
+/** The outer limit of a test that runs Changes to promotion on the whole worker (and of each wait in it). */
+export const WHOLE_WORKER_LIMIT = 480_000;
+
+/**
+ * The opening of the tests that run Changes to promotion on the whole worker: a world on `db`, one
+ * provisioned project, and the whole worker with fastChecksPolicy, pushed on `running` (the test
+ * file's stoppedAfterEach list, so it stops after the test).
+ */
+export async function wholeWorkerWithProject(
+  db: Db,
+  databaseUrl: string,
+  running: { stop(): Promise<void> }[],
+): Promise<{ w: TestWorld; projectId: string }> {
+  const w = await testWorld(db);
+  const projectId = await provisionedProject(w);
+  running.push(await startFullWorker(w, databaseUrl, { policy: fastChecksPolicy() }));
+  return { w, projectId };
+}
+
+/** A one-Task Change (Task `a`, intents on `path`) that writes `content` to `path`, or deletes it when none is given. */
+export function oneFileChange(
+  w: TestWorld,
+  projectId: string,
+  c: { requestId: string; title: string; path: string; content?: string; landWhenReady: boolean },
+): Promise<string> {
+  const { path, content } = c;
+  return createScriptedChange(w, projectId, {
+    requestId: c.requestId,
+    title: c.title,
+    tasks: [
+      {
+        key: "a",
+        paths: [path],
+        editPlan: [content === undefined ? { op: "delete", path } : { op: "write", path, content }],
+      },
+    ],
+    landWhenReady: c.landWhenReady,
+  });
+}
+
+/** Waits until every one of the Changes is promoted, under WHOLE_WORKER_LIMIT. */
+export function waitForPromoted(w: TestWorld, changeIds: string[], what = `${changeIds.join(", ")} promoted`) {
+  return waitUntil(
+    what,
+    async () =>
+      (await w.db.change.findMany({ where: { id: { in: changeIds } }, select: { status: true } })).map((c) => c.status),
+    (s) => s.length === changeIds.length && s.every((x) => x === "promoted"),
+    WHOLE_WORKER_LIMIT,
+  );
+}
+
 /** Polls `probe` until `ok` holds, under one generous outer limit; the error shows the last value. */
 export async function waitUntil<T>(
   what: string,

@@ -7,8 +7,7 @@ import { type SeededUser, seedUsers } from "./fixtures/users.ts";
 const demoProject = () => process.env.E2E_DEMO_PROJECT_ID ?? "";
 
 const MEMBER: SeededUser = {
-  tenant: { id: DEMO_TENANT, slug: "demo", name: "Demo" },
-  userId: "usr_e2e_member",
+  tenant: { slug: "demo", name: "Demo" },
   email: "member@demo.rhumbatron.local",
   name: "E2E Member",
   role: "member",
@@ -16,8 +15,7 @@ const MEMBER: SeededUser = {
 };
 
 const OUTSIDER: SeededUser = {
-  tenant: { id: "ten_e2e_other", slug: "e2e-other", name: "Other Tenant" },
-  userId: "usr_e2e_outsider",
+  tenant: { slug: "e2e-other", name: "Other Tenant" },
   email: "admin@other.rhumbatron.local",
   name: "E2E Outsider",
   // An admin of their own tenant: the highest role anywhere, and still nothing in the demo tenant.
@@ -25,15 +23,21 @@ const OUTSIDER: SeededUser = {
   password: "e2e-outsider-password",
 };
 
+/** By email: each user's browser state once signed in, and the outsider's own tenant. */
 const states: Record<string, StorageState> = {};
+let outsiderTenantId = "";
 
 test.beforeAll(async ({ baseURL }) => {
-  await seedUsers([MEMBER, OUTSIDER]);
-  for (const u of [MEMBER, OUTSIDER]) states[u.userId] = await signIn(baseURL ?? "", u.email, u.password);
+  // Four runs of the operator command, a few seconds each.
+  test.setTimeout(120_000);
+  const [member, outsider] = await seedUsers([MEMBER, OUTSIDER]);
+  expect(member?.tenantId).toBe(DEMO_TENANT);
+  outsiderTenantId = outsider?.tenantId ?? "";
+  for (const u of [MEMBER, OUTSIDER]) states[u.email] = await signIn(baseURL ?? "", u.email, u.password);
 });
 
 async function pageAs(browser: Browser, baseURL: string | undefined, user: SeededUser) {
-  const context = await browser.newContext({ baseURL, storageState: states[user.userId] });
+  const context = await browser.newContext({ baseURL, storageState: states[user.email] });
   return { context, page: await context.newPage() };
 }
 
@@ -172,7 +176,7 @@ test("a user of another tenant cannot open the demo project, by URL or through t
     const asDemo = await trpcQuery(page.request, "projects.overview", { tenantId: DEMO_TENANT, projectId });
     expect(asDemo.status()).toBe(403);
     expect(await trpcErrorCode(asDemo)).toBe("FORBIDDEN");
-    const asOwn = await trpcQuery(page.request, "projects.overview", { tenantId: OUTSIDER.tenant.id, projectId });
+    const asOwn = await trpcQuery(page.request, "projects.overview", { tenantId: outsiderTenantId, projectId });
     expect(asOwn.status()).toBe(404);
     expect(await trpcErrorCode(asOwn)).toBe("NOT_FOUND");
     const clone = await trpcMutation(page.request, "projects.cloneAccess", { tenantId: DEMO_TENANT, projectId });

@@ -1,4 +1,4 @@
-import { expect, type Page, test } from "@playwright/test";
+import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
 import { saveScreenshot } from "../../support/screenshots.ts";
 import { deadLetterOf, POISON_TYPE, queuedCopies, sendPoisonCommand } from "./fixtures/poison.ts";
 
@@ -6,12 +6,15 @@ const projectId = () => process.env.E2E_DEMO_PROJECT_ID ?? "";
 const row = (page: Page, commandId: string) =>
   page.locator(`[data-testid="dead-letter-row"][data-dead-letter-id="dl_${commandId}"]`);
 
-/** Waits until the dead-letter consumer has recorded the command (the worker runs it on a nudge). */
-async function recorded(commandId: string, attempts: number) {
+/**
+ * Waits until the dead-letter consumer has recorded the command (the worker runs it on a nudge), as
+ * the operations API shows it to `api`'s user.
+ */
+async function recorded(api: APIRequestContext, commandId: string, attempts: number) {
   await expect
     .poll(
       async () => {
-        const dl = await deadLetterOf(commandId);
+        const dl = await deadLetterOf(api, commandId);
         return dl && { status: dl.status, attempts: dl.attempts };
       },
       { timeout: 30_000 },
@@ -23,10 +26,10 @@ test("a poison command is dead-lettered, shown on /operations, and Retry sends i
   page,
 }) => {
   const commandId = await sendPoisonCommand(projectId());
-  await recorded(commandId, 1);
-  const first = await deadLetterOf(commandId);
+  await recorded(page.request, commandId, 1);
+  const first = await deadLetterOf(page.request, commandId);
   expect(first).toMatchObject({
-    origin_queue: "integration",
+    originQueue: "integration",
     reason: `unknown command type ${POISON_TYPE} on integration`,
     payload: { attempt: 0, commandType: POISON_TYPE },
   });
@@ -55,8 +58,8 @@ test("a poison command is dead-lettered, shown on /operations, and Retry sends i
   expect(await answer.text()).toContain(`"queue":"integration","commandId":"${commandId}"`);
   // Nobody handles it on integration either, so it comes back to the same dead letter, which opens
   // again with a second attempt (packages/db queues/dead-letters.ts).
-  await recorded(commandId, 2);
-  expect((await deadLetterOf(commandId))?.resolved_by).toBeNull();
+  await recorded(page.request, commandId, 2);
+  expect((await deadLetterOf(page.request, commandId))?.resolvedBy).toBeNull();
   await expect(open).toContainText("2 attempts", { timeout: 15_000 });
   await expect(open).toHaveAttribute("data-status", "open");
   await expect(open.getByTestId("retry-button")).toBeEnabled();
@@ -65,14 +68,14 @@ test("a poison command is dead-lettered, shown on /operations, and Retry sends i
   // Exactly one re-send: the dead-letter consumer itself never sends the command again.
   for (let i = 0; i < 3; i++) {
     expect(await queuedCopies(commandId)).toEqual([]);
-    expect((await deadLetterOf(commandId))?.attempts).toBe(2);
+    expect((await deadLetterOf(page.request, commandId))?.attempts).toBe(2);
     await page.waitForTimeout(1_000);
   }
 });
 
 test("a dead letter is dismissed with a reason, which is recorded and shown, and nothing is sent", async ({ page }) => {
   const commandId = await sendPoisonCommand(projectId());
-  await recorded(commandId, 1);
+  await recorded(page.request, commandId, 1);
   await page.goto("/operations");
   // The worker reports its Sandbox: bubblewrap here (the setup step provides it), so no warning.
   await expect(page.getByTestId("operations-sandbox").locator("[data-isolates]")).toHaveAttribute(
@@ -96,11 +99,11 @@ test("a dead letter is dismissed with a reason, which is recorded and shown, and
   await expect(dismissed).toContainText(reason);
   await expect(dismissed.getByTestId("retry-button")).toHaveCount(0);
 
-  expect(await deadLetterOf(commandId)).toMatchObject({
+  expect(await deadLetterOf(page.request, commandId)).toMatchObject({
     status: "dismissed",
     attempts: 1,
-    resolved_by: "usr_demo_admin",
-    resolve_note: reason,
+    resolvedBy: "usr_demo_admin",
+    resolveNote: reason,
   });
   expect(await queuedCopies(commandId)).toEqual([]);
 });

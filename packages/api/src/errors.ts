@@ -1,6 +1,7 @@
 import { type DomainErrorCode, isDomainError } from "@rhumbatron/core";
 import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { fromDatabaseError } from "./database-errors.ts";
 
 /**
  * The one table from domain error codes to tRPC codes (and so to HTTP statuses). Core and db throw
@@ -16,9 +17,21 @@ export const DOMAIN_TO_TRPC: Record<DomainErrorCode, TRPC_ERROR_CODE_KEY> = {
   UNAVAILABLE: "SERVICE_UNAVAILABLE",
 };
 
-/** A DomainError as the TRPCError its code maps to; anything else unchanged. */
+/**
+ * A DomainError as the TRPCError its code maps to; so too a database failure that says what it is
+ * (unreachable: 503, a refused value: 400; database-errors.ts). Anything else unchanged.
+ */
 export function toTRPCError(err: unknown): unknown {
-  if (err instanceof TRPCError && isDomainError(err.cause)) return toTRPCError(err.cause);
-  if (!isDomainError(err)) return err;
-  return new TRPCError({ code: DOMAIN_TO_TRPC[err.code], message: err.message, cause: err });
+  if (err instanceof TRPCError) {
+    if (isDomainError(err.cause)) return toTRPCError(err.cause);
+    // tRPC wraps whatever a procedure threw in an INTERNAL_SERVER_ERROR; the database's own errors are read here.
+    if (err.code === "INTERNAL_SERVER_ERROR" && err.cause) {
+      const known = fromDatabaseError(err.cause);
+      return known ? toTRPCError(known) : err;
+    }
+    return err;
+  }
+  if (isDomainError(err)) return new TRPCError({ code: DOMAIN_TO_TRPC[err.code], message: err.message, cause: err });
+  const known = fromDatabaseError(err);
+  return known ? toTRPCError(known) : err;
 }

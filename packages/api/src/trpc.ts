@@ -1,4 +1,4 @@
-import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
+import { type BlobStore, idSchema, type RhumbatronConfig } from "@rhumbatron/core";
 import type { Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
@@ -94,7 +94,7 @@ export const publicProcedure = t.procedure.use(domainErrors);
 export const authedProcedure = publicProcedure.use(authenticated);
 
 /** Every tenant-scoped procedure's input starts with the tenant it acts in. */
-export const tenantInput = z.object({ tenantId: z.string().min(1).max(200) });
+export const tenantInput = z.object({ tenantId: idSchema });
 
 /**
  * A procedure acting in one tenant, open to callers with at least `minimum` there (ROLE_ORDER in

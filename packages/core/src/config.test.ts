@@ -39,6 +39,8 @@ describe("configuration", () => {
     });
     expect(c.source.repoTokenTtlSeconds).toBe(600);
     expect(c.source.patchMaxBytes).toBe(524_288);
+    expect(c.source.gitRequestMaxBytes).toBe(16 * 1_048_576);
+    expect(c.api.requestBodyMaxBytes).toBe(2 * 1_048_576);
     expect(c.sandbox.monthlySeconds).toBe(18_000);
     expect(c.sandbox).toMatchObject({ maxOutputBytes: 1_048_576, maxProcesses: 256 });
     expect(c.browser.sessionMaxSeconds).toBe(55);

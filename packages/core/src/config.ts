@@ -20,6 +20,9 @@ export const QUEUE_PURPOSES = [
 ] as const;
 export type QueuePurpose = (typeof QUEUE_PURPOSES)[number];
 
+/** Each ChangeSet patch stops at 512 KB (spec: stored patches); a Task's edit plan may not write more. */
+export const PATCH_MAX_BYTES = 512 * 1024;
+
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 const cron = z.string().regex(/^(\S+\s+){4}\S+$/, "a five-field cron expression");
@@ -93,6 +96,8 @@ export const configSchema = z
       repoTokenTtlSeconds: positiveInt,
       patchMaxBytes: positiveInt,
       codeStoreMaxBlobBytes: positiveInt,
+      /** The largest (decompressed) request body the git endpoint reads for one upload-pack POST. */
+      gitRequestMaxBytes: positiveInt,
       forkRetentionDays: positiveInt,
       forksSweepCron: cron,
     }),
@@ -119,6 +124,13 @@ export const configSchema = z
       sessionMaxSeconds: positiveInt,
       maxRunsPerCandidate: positiveInt,
     }),
+    api: z.object({
+      /**
+       * The largest tRPC request body the web server reads (413 beyond it). Room for a Change whose
+       * Tasks write a few full-size patches; nothing legitimate comes near it.
+       */
+      requestBodyMaxBytes: positiveInt,
+    }),
     release: z.object({
       /** How long a release webhook may take to answer. */
       webhookTimeoutSeconds: positiveInt,
@@ -139,11 +151,25 @@ export const configSchema = z
     }),
     worker: z.object({
       heartbeatCron: cron,
+      /** How often a worker process beats (a timer of its own, whichever executor runs its functions). */
+      heartbeatSeconds: positiveInt,
       /** The health endpoint calls the worker stale when its last beat is older than this. */
       heartbeatStaleSeconds: positiveInt,
+      /**
+       * A lease (queue message, stream cursor, workflow instance, Agent run) whose holder has not beaten
+       * for this long is taken over by another worker, whatever time its lease still has.
+       */
+      takeoverSeconds: positiveInt,
     }),
   })
   .superRefine((cfg, ctx) => {
+    if (cfg.worker.takeoverSeconds < 2 * cfg.worker.heartbeatSeconds) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["worker", "takeoverSeconds"],
+        message: `must be at least two heartbeats (2 × ${cfg.worker.heartbeatSeconds} s), or a live worker's leases would be taken over`,
+      });
+    }
     if (cfg.env === "prod" && cfg.streams.count > cfg.streams.maxStreamsInProd) {
       ctx.addIssue({
         code: "custom",
@@ -238,8 +264,9 @@ const base: RhumbatronConfig = {
   },
   source: {
     repoTokenTtlSeconds: 600,
-    patchMaxBytes: 512 * 1024,
+    patchMaxBytes: PATCH_MAX_BYTES,
     codeStoreMaxBlobBytes: 1024 * 1024,
+    gitRequestMaxBytes: 16 * 1024 * 1024,
     forkRetentionDays: 7,
     forksSweepCron: "0 3 * * *",
   },
@@ -256,6 +283,7 @@ const base: RhumbatronConfig = {
     maxProcesses: 256,
   },
   browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
+  api: { requestBodyMaxBytes: 2 * 1024 * 1024 },
   release: { webhookTimeoutSeconds: 30 },
   checks: {
     timeoutsSeconds: {
@@ -270,7 +298,7 @@ const base: RhumbatronConfig = {
     defaultP95LimitMs: 200,
     rerunsPerCheck: 2,
   },
-  worker: { heartbeatCron: "* * * * *", heartbeatStaleSeconds: 180 },
+  worker: { heartbeatCron: "* * * * *", heartbeatSeconds: 10, heartbeatStaleSeconds: 30, takeoverSeconds: 30 },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

@@ -6,6 +6,7 @@ export * from "./commands/queues.ts";
 export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./events/index.ts";
+export * from "./input.ts";
 export * from "./metrics/metric-buckets.ts";
 export * from "./ports/blob-store.ts";
 export * from "./sandbox/index.ts";

@@ -31,6 +31,12 @@ const emptyToUndefined = (v: unknown) => (v === "" ? undefined : v);
 export const settingsSchema = z.object({
   DATABASE_URL: z.preprocess(emptyToUndefined, postgresUrl),
   PORT: z.preprocess(emptyToUndefined, port.default(3000)),
+  /**
+   * The address the web app, the worker's git endpoint and its Inngest endpoint listen on. Closed by
+   * default: 127.0.0.1 is reachable from this machine only; 0.0.0.0 (or ::) exposes them, which belongs
+   * behind a TLS proxy (README: Exposing it).
+   */
+  HOST: z.preprocess(emptyToUndefined, z.string().trim().min(1).default("127.0.0.1")),
   RHUMBATRON_ENV: z.preprocess(emptyToUndefined, z.enum(ENVIRONMENTS).default("dev")),
   RHUMBATRON_EXECUTOR: z.preprocess(emptyToUndefined, z.enum(EXECUTOR_KINDS).default("local")),
   RHUMBATRON_DATA_DIR: z.preprocess(emptyToUndefined, z.string().default(".data")),
@@ -221,6 +227,9 @@ function crossFieldIssues(s: Settings): string[] {
   // A known secret would let anyone forge a session cookie.
   if (s.RHUMBATRON_ENV === "prod" && !s.RHUMBATRON_AUTH_SECRET) {
     lines.push("RHUMBATRON_AUTH_SECRET is required when RHUMBATRON_ENV=prod (e.g. `openssl rand -base64 32`)");
+  }
+  if (s.RHUMBATRON_ENV === "prod" && s.RHUMBATRON_AUTH_SECRET === DEV_AUTH_SECRET) {
+    lines.push("RHUMBATRON_AUTH_SECRET must not be the public development secret when RHUMBATRON_ENV=prod");
   }
   return lines;
 }

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Role } from "@rhumbatron/db";
+import { createDb, type Role } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "./testing/api-server.ts";
@@ -211,7 +211,7 @@ describe("rhumbatron CLI", () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^ {2}budget +72000 s \(this tenant's own budget, set by admin@acme\.test at /m);
     expect(human.stdout).toContain("raise it (tenant admin): rhumbatron sandbox budget --set <seconds>");
-  }, 90_000);
+  });
 
   it("change create --land queues the Change; queue list shows what it waits for; change land --off takes it out", async () => {
     const created = await run(
@@ -268,6 +268,27 @@ describe("rhumbatron CLI", () => {
     const unknown = await run(["projects", "list"], { url: server.url, token: `rbt_${"x".repeat(43)}` });
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain("the token is missing, revoked or unknown; create one at");
+  });
+
+  it("exits 5 with 'service unavailable' when the server answers 503 (its database is down)", async () => {
+    const closedDb = createDb("postgresql://postgres@127.0.0.1:1/rhumbatron");
+    const degraded = await startApiServer(closedDb);
+    try {
+      for (const args of [["whoami"], ["--json", "projects", "list"]]) {
+        const r = await run(args, { url: degraded.url, token: tokens.viewer });
+        expect(r.code, r.stderr).toBe(5);
+        expect(r.stdout).toBe("");
+        const message = `service unavailable: the server at ${degraded.url} cannot serve requests now (the database cannot be reached; try again in a moment); if that lasts, check the server's log and that its database is running`;
+        if (args[0] === "--json") {
+          expect(JSON.parse(r.stderr)).toEqual({ error: { code: "UNAVAILABLE", message } });
+        } else {
+          expect(r.stderr.trim()).toBe(`error: ${message}`);
+        }
+      }
+    } finally {
+      await degraded.close();
+      await closedDb.$disconnect();
+    }
   });
 
   it("exits 5 when the server cannot be reached", async () => {

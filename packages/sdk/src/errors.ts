@@ -125,7 +125,7 @@ function withHint(code: RhumbatronErrorCode, reason: string, baseUrl: string): s
     case "TOO_MANY_REQUESTS":
       return `${reason}; wait a moment and try again`;
     case "UNAVAILABLE":
-      return `the server at ${baseUrl} is up but cannot serve requests (${reason}); check its log and that its database is running, then try again`;
+      return `service unavailable: the server at ${baseUrl} cannot serve requests now (${reason}); if that lasts, check the server's log and that its database is running`;
     case "INTERNAL":
       return `the server failed (${reason}); see the server log, and report it if it repeats`;
     default:

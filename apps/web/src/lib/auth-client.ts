@@ -24,10 +24,15 @@ async function post(path: string, what: string, body: unknown): Promise<{ ok: tr
     return { ok: false, status: 0, message: "Cannot reach the server. Check your connection and try again." };
   }
   if (res.ok) return { ok: true };
-  if (res.status === 429) {
-    return { ok: false, status: 429, message: "Too many attempts. Wait a few seconds and try again." };
-  }
   const error = (await res.json().catch(() => null)) as { message?: string; code?: string } | null;
+  if (res.status === 429) {
+    // The server says how long to wait (the sign-in limit); a bare 429 gets the general advice.
+    return {
+      ok: false,
+      status: 429,
+      message: error?.message || "Too many attempts. Wait a few seconds and try again.",
+    };
+  }
   return {
     ok: false,
     status: res.status,

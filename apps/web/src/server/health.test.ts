@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { composeHealth, type HealthInputs, healthHttpStatus } from "./health.ts";
 
 const now = new Date("2026-03-01T12:00:00.000Z");
-const STALE_AFTER = 180;
+const STALE_AFTER = 30;
 const dbOk: DatabaseHealth = { status: "ok", appliedMigrations: 3 };
 const dbDown: DatabaseHealth = { status: "error", error: "connect ECONNREFUSED 127.0.0.1:5432", appliedMigrations: 0 };
 
@@ -22,7 +22,7 @@ const inputs = (over: Partial<HealthInputs>): HealthInputs => ({
   version: "0.1.0",
   database: dbOk,
   executor: "local",
-  heartbeat: beat(30),
+  heartbeat: beat(10),
   now,
   heartbeatStaleSeconds: STALE_AFTER,
   ...over,
@@ -33,11 +33,12 @@ describe("composeHealth", () => {
     const report = composeHealth(inputs({}));
     expect(report).toEqual({
       status: "ok",
+      problems: [],
       version: "0.1.0",
       database: { status: "ok", appliedMigrations: 3 },
       executor: "local",
       worker: {
-        lastHeartbeatAt: "2026-03-01T11:59:30.000Z",
+        lastHeartbeatAt: "2026-03-01T11:59:50.000Z",
         workerId: "wrk_1",
         stale: false,
         sandbox: { kind: "bubblewrap", isolates: true, note: null },
@@ -49,14 +50,19 @@ describe("composeHealth", () => {
   it("counts a beat exactly at the stale window's edge as fresh, one second later as stale", () => {
     expect(composeHealth(inputs({ heartbeat: beat(STALE_AFTER) })).status).toBe("ok");
     const stale = composeHealth(inputs({ heartbeat: beat(STALE_AFTER + 1) }));
-    expect(stale.status).toBe("degraded");
+    expect(stale.status).toBe("unavailable");
     expect(stale.worker?.stale).toBe(true);
-    expect(healthHttpStatus(stale)).toBe(200);
+    expect(stale.problems).toEqual([
+      `worker: stale, last heartbeat ${STALE_AFTER + 1} s ago (limit ${STALE_AFTER} s); background work is stopped until a worker runs again`,
+    ]);
+    expect(healthHttpStatus(stale)).toBe(503);
   });
 
-  it("is degraded when no worker has ever beaten", () => {
+  it("is unavailable (503) when no worker has ever beaten, and says to start one", () => {
     const report = composeHealth(inputs({ heartbeat: null }));
-    expect(report.status).toBe("degraded");
+    expect(report.status).toBe("unavailable");
+    expect(report.problems[0]).toMatch(/^worker: no worker has ever beaten/);
+    expect(healthHttpStatus(report)).toBe(503);
     expect(report.worker).toBeNull();
   });
 
@@ -64,12 +70,13 @@ describe("composeHealth", () => {
     expect(composeHealth(inputs({ heartbeat: beat(-5) })).worker?.stale).toBe(false);
   });
 
-  it("is an error (503) when the database is down, whatever the worker says", () => {
+  it("is unavailable (503) when the database is down, whatever the worker says, and names it", () => {
     const report = composeHealth(inputs({ database: dbDown, heartbeat: null }));
-    expect(report.status).toBe("error");
-    expect(report.database.error).toContain("ECONNREFUSED");
+    expect(report.status).toBe("unavailable");
+    expect(report.problems).toHaveLength(1);
+    expect(report.problems[0]).toMatch(/^database: cannot be reached \(connect ECONNREFUSED/);
     expect(healthHttpStatus(report)).toBe(503);
-    expect(composeHealth(inputs({ database: dbDown })).status).toBe("error");
+    expect(composeHealth(inputs({ database: dbDown })).status).toBe("unavailable");
   });
 
   it("reports the configured executor", () => {

@@ -2,7 +2,9 @@ import type { DatabaseHealth, WorkerHealth } from "@rhumbatron/db";
 
 /** The body of GET /api/health. */
 export interface HealthReport {
-  status: "ok" | "degraded" | "error";
+  /** "ok" (200), or "unavailable" (503): `problems` names what is wrong and what to do. */
+  status: "ok" | "unavailable";
+  problems: string[];
   version: string;
   database: DatabaseHealth;
   executor: string;
@@ -26,9 +28,9 @@ export interface HealthInputs {
 }
 
 /**
- * Pure: the health report from what was measured. "error" (served as 503) when the database is down;
- * "degraded" when it is up but no worker has beaten within the stale window, so background work
- * (publishing, consumers, workflows) is not running; "ok" otherwise.
+ * Pure: the health report from what was measured. "unavailable" (served as 503) when the database
+ * is down, or when no worker has beaten within the stale window (then background work, publishing,
+ * consumers and workflows, is not running); each cause is one line of `problems`. "ok" otherwise.
  */
 export function composeHealth(inputs: HealthInputs): HealthReport {
   const { heartbeat } = inputs;
@@ -41,12 +43,29 @@ export function composeHealth(inputs: HealthInputs): HealthReport {
         sandbox: heartbeat.sandbox,
       }
     : null;
-  let status: HealthReport["status"] = "ok";
-  if (inputs.database.status !== "ok") status = "error";
-  else if (!worker || worker.stale) status = "degraded";
-  return { status, version: inputs.version, database: inputs.database, executor: inputs.executor, worker };
+  const problems: string[] = [];
+  if (inputs.database.status !== "ok") {
+    problems.push(
+      `database: cannot be reached (${inputs.database.error ?? "no answer"}); check that Postgres runs and DATABASE_URL points at it`,
+    );
+  } else if (!worker) {
+    problems.push("worker: no worker has ever beaten; start it (npm start starts it with the web app)");
+  } else if (worker.stale) {
+    const ago = Math.round((inputs.now.getTime() - new Date(worker.lastHeartbeatAt).getTime()) / 1000);
+    problems.push(
+      `worker: stale, last heartbeat ${ago} s ago (limit ${inputs.heartbeatStaleSeconds} s); background work is stopped until a worker runs again`,
+    );
+  }
+  return {
+    status: problems.length === 0 ? "ok" : "unavailable",
+    problems,
+    version: inputs.version,
+    database: inputs.database,
+    executor: inputs.executor,
+    worker,
+  };
 }
 
 export function healthHttpStatus(report: HealthReport): number {
-  return report.status === "error" ? 503 : 200;
+  return report.status === "ok" ? 200 : 503;
 }

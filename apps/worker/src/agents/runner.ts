@@ -29,7 +29,7 @@ import { storePatch } from "../source/code-store.ts";
 import { workspaceTools } from "./toolbox.ts";
 
 /**
- * One Agent run, end to end (spec: Sandbox lifecycle sequence): admit, reserve, fork canonical as
+ * One Agent run, end to end (docs/workflows.md, Agent run): admit, reserve, fork canonical as
  * ws-<run>, check out the base and stack the ChangeSets this Task depends on, run the tool loop,
  * commit, push with a write token, revoke, publish the ChangeSet with its stored patch, settle the
  * meter, remove the run directory, complete the Task.
@@ -66,7 +66,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
   try {
     const start = await prepareStep(deps, runId, ctx, run.ws.path);
-    // The project's own allowlist when it has one (spec: run_command allowlist, configurable per project).
+    // run_command runs only allowlisted executables: the project's own list if it has one, else the default.
     const tools = workspaceTools(run.ws, {
       allowlist: ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist,
       commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,

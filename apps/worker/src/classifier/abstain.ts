@@ -1,8 +1,9 @@
 import type { OverlapClassifier } from "@rhumbatron/core";
 
 /**
- * The default when no model is configured: abstain without a call, which wakes the agent
- * (spec: Causal routing, "An abstention wakes the Agent, which is the safe default").
+ * The default when no model is configured: abstain without a call, which wakes the agent (README:
+ * The overlap classifier). Waking is the safe default: a needless wake costs a run, a missed one
+ * can leave an Agent working on what another Change has already moved.
  */
 export const abstainClassifier: OverlapClassifier = {
   name: "abstain",

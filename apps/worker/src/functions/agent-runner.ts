@@ -4,20 +4,26 @@ import type { WorkerFunction } from "./types.ts";
 
 /**
  * Executes queued Agent runs, one at a time per worker (the 2-core machines this runs on cannot
- * do better), until none is left or the per-run budget is spent. A run whose runner stopped
- * answering for longer than its reservation is picked up again and restored from its fork.
+ * do better), until none is left or the per-run budget is spent. A run whose runner died (its
+ * heartbeat stopped for worker.takeoverSeconds) or stopped answering for longer than its
+ * reservation is picked up again and restored from its fork.
  */
 export function agentRunnerFunction(deps: Omit<RunnerDeps, "now">): WorkerFunction {
   return {
     id: "agent-runner",
     triggers: { cron: deps.config.queues.pollCron, nudge: AGENT_RUNS_CHANNEL },
     retries: 0,
-    async handler({ now, logger }) {
+    async handler({ now, logger, worker }) {
       const staleAfterMs =
         (deps.config.sandbox.agentReservationSeconds + deps.config.sandbox.agentIdleTailSeconds) * 1000;
       const results = [];
       for (let i = 0; i < 10; i++) {
-        const runId = await claimNextRun(deps.db, now(), staleAfterMs);
+        const runId = await claimNextRun(deps.db, {
+          now: now(),
+          runner: worker.workerId,
+          staleAfterMs,
+          takeoverSeconds: deps.config.worker.takeoverSeconds,
+        });
         if (!runId) break;
         const r = await executeRun({ ...deps, now }, runId);
         logger.info({ runId, outcome: r.outcome, detail: r.detail }, "agent run finished");

@@ -3,8 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { streamIndex } from "@rhumbatron/core";
-import { appendToOutbox, localFolderBlobStore, pgNotifyNudger, withTransaction } from "@rhumbatron/db";
-import { seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import {
+  appendToOutbox,
+  EVENT_ROUTER_CHANNEL,
+  localFolderBlobStore,
+  pgNotifyNudger,
+  pgNudgeChannel,
+  withTransaction,
+} from "@rhumbatron/db";
+import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";
@@ -64,6 +72,19 @@ async function writeEvents(projectId: string, n: number) {
 }
 
 describe("the event pipeline in the worker", () => {
+  it("answers a nudge that names no stream (the listener's catch-up) with one nudge per stream", async () => {
+    const { run } = setup();
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const got: string[] = [];
+    listener.on("notification", (n) => got.push(String(n.payload)));
+    await listener.query(`LISTEN ${pgNudgeChannel(EVENT_ROUTER_CHANNEL)}`);
+    expect(await run("event-router", "nudge", "default", new Date())).toEqual({ catchUp: testConfig.streams.count });
+    await waitFor("a nudge for every stream", () => got.length === testConfig.streams.count);
+    expect(got.sort()).toEqual(Array.from({ length: testConfig.streams.count }, (_, i) => String(i)).sort());
+    await listener.end();
+  });
+
   it("goes outbox -> stream -> project view, and on the cron tick archives and counts metrics", async () => {
     const { run, blobs } = setup();
     const projectId = "proj_pipe1";

@@ -12,11 +12,11 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { cronMatchesMinute } from "../executors/cron.ts";
-import type { FunctionContext, WorkerFunction } from "./types.ts";
+import { DEFAULT_RUN_KEY, type FunctionContext, type WorkerFunction } from "./types.ts";
 
 /**
- * The event router (spec: Event router). For stream N, on every nudge and every cron tick: the
- * project-view projector, then the causal router, each up to config.eventRouter
+ * The event router (docs/workflows.md, Event consumption). For stream N, on every nudge and every
+ * cron tick: the project-view projector, then the causal router, each up to config.eventRouter
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
  * audit archiver, and, unless the tick is a maintenance tick, one analytics batch.
  */
@@ -49,6 +49,14 @@ export function eventRouterFunction({ config, blobs, nudger, classifier }: Event
     triggers: { cron: config.streams.sweepCron, nudge: EVENT_ROUTER_CHANNEL },
     retries: 3,
     async handler(ctx) {
+      if (ctx.trigger === "nudge" && ctx.key === DEFAULT_RUN_KEY) {
+        // A nudge that names no stream: the catch-up after the listener reconnected (nudges sent
+        // meanwhile were lost). Every stream gets a nudge of its own, so each drains under its key.
+        await withTransaction(ctx.db, async (tx) => {
+          for (let s = 0; s < config.streams.count; s++) await nudger.nudge(tx, EVENT_ROUTER_CHANNEL, String(s));
+        });
+        return { catchUp: config.streams.count };
+      }
       const sweep = ctx.trigger !== "nudge";
       const stream = sweep
         ? streamForSweep(ctx.now(), config.streams.count)

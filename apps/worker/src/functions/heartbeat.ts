@@ -1,4 +1,7 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
+import { type Db, markWorkerStopped, reapDeadWorkersOnHost, recordBeat } from "@rhumbatron/db";
+import type { Logger } from "pino";
+import type { WorkerIdentity } from "../identity.ts";
 import type { FunctionContext, WorkerFunction } from "./types.ts";
 
 export interface HeartbeatResult {
@@ -8,36 +11,89 @@ export interface HeartbeatResult {
 }
 
 /**
- * Records that this worker is alive: the web health page calls the worker stale when its latest
- * beat is older than config.worker.heartbeatStaleSeconds. A missed beat is replaced by the next
- * tick, so it is not retried.
+ * Records that this worker is alive. The process beats on a timer of its own (startBeating) every
+ * config.worker.heartbeatSeconds; this function also beats on its cron and on a nudge, so the
+ * health page sees a worker whichever executor runs it. The health endpoint calls the worker stale
+ * when its latest beat is older than config.worker.heartbeatStaleSeconds, and other workers take
+ * over its leases after config.worker.takeoverSeconds without a beat. A missed beat is replaced by
+ * the next one, so it is not retried.
  */
 export function heartbeatFunction(config: RhumbatronConfig): WorkerFunction {
   return {
     id: "heartbeat",
     triggers: { cron: config.worker.heartbeatCron, nudge: "heartbeat" },
     retries: 0,
-    handler: beat,
+    handler: ({ db, worker, now }: FunctionContext) => beat(db, worker, now()),
   };
 }
 
-async function beat({ db, worker, now }: FunctionContext): Promise<HeartbeatResult> {
-  const at = now();
-  const identity = {
-    executor: worker.executor,
-    hostname: worker.hostname,
-    pid: worker.pid,
-    version: worker.version,
-    startedAt: worker.startedAt,
-    sandboxKind: worker.sandbox?.kind ?? null,
-    sandboxIsolates: worker.sandbox?.isolates ?? null,
-    sandboxNote: worker.sandbox?.note ?? null,
+async function beat(db: Db, worker: WorkerIdentity, at: Date): Promise<HeartbeatResult> {
+  const row = await recordBeat(
+    db,
+    {
+      workerId: worker.workerId,
+      executor: worker.executor,
+      hostname: worker.hostname,
+      pid: worker.pid,
+      version: worker.version,
+      startedAt: worker.startedAt,
+      sandboxKind: worker.sandbox?.kind ?? null,
+      sandboxIsolates: worker.sandbox?.isolates ?? null,
+      sandboxNote: worker.sandbox?.note ?? null,
+    },
+    at,
+  );
+  return { workerId: worker.workerId, beats: row.beats, lastBeatAt: row.lastBeatAt.toISOString() };
+}
+
+/** True when a process with this pid runs on this host (signal 0 checks without sending anything). */
+export function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, under another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export interface Beating {
+  /** Earlier worker processes on this host found dead at start: their leases were freed. */
+  reaped: string[];
+  /** Stops the timer and marks this worker stopped, so what it still holds is free at once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The worker process's heartbeat: marks this host's dead earlier workers stopped (a restarted
+ * worker picks up what its previous process held at once), beats now, then every
+ * heartbeatSeconds. A failed beat is logged; the next one tries again.
+ */
+export async function startBeating(deps: {
+  db: Db;
+  config: RhumbatronConfig;
+  worker: WorkerIdentity;
+  now: () => Date;
+  logger: Logger;
+  isRunning?: (pid: number) => boolean;
+}): Promise<Beating> {
+  const { db, worker, now, logger } = deps;
+  const reaped = await reapDeadWorkersOnHost(db, worker, deps.isRunning ?? processRunning, now());
+  if (reaped.length > 0) logger.info({ reaped }, "earlier worker processes on this host are gone; their work is free");
+  await beat(db, worker, now());
+  let beating: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    beating = beat(db, worker, now()).catch((err: unknown) =>
+      logger.warn({ error: err instanceof Error ? err.message : String(err) }, "heartbeat failed"),
+    );
+  }, deps.config.worker.heartbeatSeconds * 1000);
+  timer.unref();
+  return {
+    reaped,
+    async stop() {
+      clearInterval(timer);
+      await beating;
+      await markWorkerStopped(db, worker.workerId, now());
+    },
   };
-  // One statement (INSERT … ON CONFLICT), so concurrent beats never lose an increment.
-  const row = await db.workerHeartbeat.upsert({
-    where: { workerId: worker.workerId },
-    create: { workerId: worker.workerId, ...identity, lastBeatAt: at, beats: 1 },
-    update: { ...identity, lastBeatAt: at, beats: { increment: 1 } },
-  });
-  return { workerId: row.workerId, beats: row.beats, lastBeatAt: row.lastBeatAt.toISOString() };
 }

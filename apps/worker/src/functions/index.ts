@@ -1,19 +1,10 @@
-import type {
-  AgentProvider,
-  BlobStore,
-  OverlapClassifier,
-  RhumbatronConfig,
-  Sandbox,
-  VerificationPolicy,
-} from "@rhumbatron/core";
 import { DomainError } from "@rhumbatron/core";
-import { type Db, type EnqueueDeps, type Nudger, validateNudgeChannel } from "@rhumbatron/db";
+import { type EnqueueDeps, validateNudgeChannel } from "@rhumbatron/db";
 import { abstainClassifier } from "../classifier/abstain.ts";
+import type { WorkerContext } from "../context.ts";
 import { indexingHandlers } from "../indexer/index.ts";
 import { releaseWorkflowFunction } from "../release/workflow.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
-import type { SourceStore } from "../source/store.ts";
-import type { BrowserCheckInput, BrowserCheckResult } from "../verification/browser-check.ts";
 import { landHandler } from "../verification/landing.ts";
 import { agentRunnerFunction } from "./agent-runner.ts";
 import { eventRouterFunction } from "./event-router.ts";
@@ -31,32 +22,20 @@ export { DEFAULT_RUN_KEY, type FunctionContext, type RunTrigger, type WorkerFunc
 /** Inngest's limit; the local executor does not retry (the next cron tick or nudge does). */
 const MAX_RETRIES = 20;
 
-export interface FunctionDeps {
-  config: RhumbatronConfig;
-  /** How functions wake other functions (pg_notify locally, Inngest events otherwise). */
-  nudger: Nudger;
-  blobs: BlobStore;
-  /** Decides prefix-only overlaps for the causal router (abstain by default). */
-  classifier?: OverlapClassifier;
-  /**
-   * Source, Sandbox and Agents: when given, the worker provisions and cleans up repositories,
-   * sweeps old forks and runs Agents. Tests of other parts leave it out.
-   */
-  source?: {
-    db: Db;
-    store: SourceStore;
-    sandbox: Sandbox;
-    provider: AgentProvider;
-    allowlist: string[];
-    templateDir?: string;
-    /** Where folder releases are written (`<data dir>/releases` in the worker). */
-    releaseRoot: string;
-    /** The browser check (Chromium); main.ts passes runBrowserCheck, so importing the registry never loads Playwright. */
-    browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
-    /** The verification policy; default DEFAULT_POLICY. Tests of other paths pass faster check commands. */
-    policy?: VerificationPolicy;
+/**
+ * What the registry needs: a slice of the worker's one context (context.ts). The classifier is
+ * optional (abstain by default); `source` (git, Sandbox, Agents) too: when given, the worker
+ * provisions and cleans up repositories, sweeps old forks, runs Agents, verifications and
+ * releases. Tests of other parts leave it out. main.ts passes runBrowserCheck as browserCheck, so
+ * importing the registry never loads Playwright.
+ */
+export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
+  Partial<Pick<WorkerContext, "classifier">> & {
+    source?: Pick<
+      WorkerContext,
+      "db" | "sandbox" | "provider" | "allowlist" | "templateDir" | "releaseRoot" | "browserCheck" | "policy"
+    > & { store: WorkerContext["source"] };
   };
-}
 
 /**
  * Functions that need the Sandbox or the source store (git repositories on local disk): with

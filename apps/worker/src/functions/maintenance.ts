@@ -23,7 +23,8 @@ export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, 
     async handler({ db, now, logger }) {
       const retention = await enforceRetention(db, blobs, config, now());
       const expiredMessages = await expireQueueMessages(db, now());
-      // Bounded work that ran out of deliveries goes back on its queue (spec: integration limit).
+      // Bounded work that ran out of deliveries (config.integration.maxDeliveriesPerCommand) goes
+      // back on its queue.
       const requeued = await requeueDeferred(db, { config, nudger, now });
       // Sandbox reservations a crashed run or verification left open.
       const reservationsSettled = await sweepSandboxReservations(db, config);

@@ -15,7 +15,8 @@ import {
 import type { WorkerFunction } from "./types.ts";
 
 /**
- * One consumer function per queue (spec: Queues). The handler registry says which command types
+ * One consumer function per queue, each with its queue's policy (config.queues.policies: batch,
+ * retries, delay, what happens when they run out). The handler registry says which command types
  * each queue's consumer accepts; anything else goes straight to the dead-letter queue. The
  * database-only handlers are here; those that need the source store (provisioning, cleanup, forks
  * sweep, index builds) come in through `extra` from buildFunctions.

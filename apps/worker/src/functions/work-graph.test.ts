@@ -1,7 +1,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, type OverlapClassifier, type OverlapQuestion, streamIndex } from "@rhumbatron/core";
+import {
+  commandCapWindow,
+  loadConfig,
+  type OverlapClassifier,
+  type OverlapQuestion,
+  streamIndex,
+} from "@rhumbatron/core";
 import {
   appendToOutbox,
   causalRouterSubscription,
@@ -37,7 +43,7 @@ async function startWorker() {
   return { executor, logs };
 }
 
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 100_000): Promise<T> {
   const end = Date.now() + ms;
   let last: T = await probe();
   while (!ok(last)) {
@@ -145,7 +151,7 @@ describe("the Work Graph end to end, with the local executor", () => {
     // Every wake became exactly one run.
     expect(await t.db.agentRun.count({ where: { changeId } })).toBe(3);
     expect(await t.db.metricPoint.count({ where: { name: "agent_wakeup", projectId: "proj_wg1" } })).toBe(3);
-  }, 60_000);
+  });
 
   it("keeps at most 8 Agents active on 10 ready Tasks and fills a freed slot", async () => {
     await seedProjects(t.db, ["proj_wg2"]);
@@ -193,7 +199,7 @@ describe("the Work Graph end to end, with the local executor", () => {
       (x) => Object.values(x).filter((v) => v === "running").length === 8 && x.t0 === "completed",
     );
     expect(Object.values(after).filter((v) => v === "ready")).toHaveLength(1);
-  }, 60_000);
+  });
 });
 
 describe("the overlap classifier's daily cap", () => {
@@ -259,5 +265,77 @@ describe("the overlap classifier's daily cap", () => {
     now = new Date("2026-08-02T00:01:00Z");
     await emit(3);
     expect(calls).toHaveLength(3);
+  });
+
+  it("holds no lock while the model answers: the counter row and the Task rows stay writable", async () => {
+    await seedProjects(t.db, ["proj_wg4"]);
+    const config = loadConfig("dev");
+    const now = new Date("2026-08-03T10:00:00Z");
+    let answer: (() => void) | undefined;
+    let asked: (() => void) | undefined;
+    const wasAsked = new Promise<void>((r) => {
+      asked = r;
+    });
+    const slow: OverlapClassifier = {
+      name: "slow-endpoint",
+      classify: async () => {
+        asked?.();
+        await new Promise<void>((r) => {
+          answer = r;
+        });
+        return { decision: "wake", probability: 0.2, model: "test", reason: "maybe related" };
+      },
+    };
+    await t.db.change.create({
+      data: { id: "chg_holder4", projectId: "proj_wg4", title: "holder", riskTier: "low", clientRequestId: "h4" },
+    });
+    await t.db.task.create({
+      data: {
+        id: "task_holder4",
+        changeId: "chg_holder4",
+        key: "h",
+        title: "h",
+        state: "running",
+        agentId: "agt_holder4",
+        intents: { paths: [], prefixes: ["src/cart/"] },
+      },
+    });
+    // Today's counter row exists (earlier calls), as it does on a busy day.
+    await t.db.usageCounter.create({
+      data: { counter: "overlap_classifier_calls", scopeId: config.env, window: commandCapWindow(now), count: 1 },
+    });
+    const sub = causalRouterSubscription({ config, nudger: pgNotifyNudger, now: () => now, classifier: slow });
+    await withTransaction(t.db, (ctx) =>
+      appendToOutbox(
+        ctx,
+        [
+          testEvent("claim.acquired", {
+            projectId: "proj_wg4",
+            changeId: "chg_holder4",
+            key: "k4",
+            payload: { agentId: "agt_other4", paths: ["src/cart/x.ts"] },
+          }),
+        ],
+        { config, nudger: pgNotifyNudger },
+      ),
+    );
+    await publishDue(t.db, { config, sink: postgresStreamSink, nudger: pgNotifyNudger, now: () => now });
+    const consuming = consumeOnce(t.db, sub, streamIndex("proj_wg4", config.streams.count), {
+      config,
+      now: () => now,
+      owner: "test",
+    });
+    await wasAsked;
+    // While the model thinks, other writers get the rows at once (a lock would make them wait 2 s, then fail).
+    await t.db.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe("SET LOCAL lock_timeout = '2s'");
+      await tx.$executeRaw`UPDATE usage_counters SET count = count WHERE counter = 'overlap_classifier_calls'`;
+      await tx.$executeRaw`UPDATE tasks SET updated_at = now() WHERE id = 'task_holder4'`;
+    });
+    answer?.();
+    expect((await consuming).outcome).toBe("ack");
+    const wakes = await t.db.queueMessage.findMany({ where: { queue: "agent-wakeups", projectId: "proj_wg4" } });
+    expect(wakes).toHaveLength(1);
+    expect(await t.db.metricPoint.count({ where: { name: "model_route", projectId: "proj_wg4" } })).toBe(1);
   });
 });

@@ -210,10 +210,15 @@ export function releaseWorkflowFunction(deps: ReleaseWorkflowDeps): WorkerFuncti
     id: "release-workflow",
     triggers: { cron: deps.config.queues.pollCron, nudge: workflowChannel("release") },
     retries: 0,
-    async handler({ now, logger }) {
+    async handler({ now, logger, worker }) {
       const releases: ReleaseRunOutcome[] = [];
       for (let i = 0; i < 10; i++) {
-        const claim = await claimWorkflowInstance(deps.db, "release", now(), deps.config.queues.leaseSeconds);
+        const claim = await claimWorkflowInstance(deps.db, "release", {
+          now: now(),
+          leaseSeconds: deps.config.queues.leaseSeconds,
+          owner: worker.workerId,
+          takeoverSeconds: deps.config.worker.takeoverSeconds,
+        });
         if (!claim) break;
         try {
           const r = await runReleaseWorkflow({ ...deps, now }, claim);

@@ -125,7 +125,6 @@ describe("bubblewrap sandbox", () => {
       timeoutMs: 800,
     });
     expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
-    expect(r.durationMs).toBeLessThan(5_000);
     expect(await sleepStillRunning(marker)).toBe(false);
   });
 
@@ -140,7 +139,6 @@ describe("bubblewrap sandbox", () => {
     stop.abort();
     const r = await running;
     expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
-    expect(r.durationMs).toBeLessThan(5_000);
     expect(await sleepStillRunning(marker)).toBe(false);
   });
 

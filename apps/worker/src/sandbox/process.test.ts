@@ -79,7 +79,6 @@ describe("plain-process fallback sandbox", () => {
     const marker = "27.1828";
     const r = await node(`require("child_process").spawn("sleep", ["${marker}"]); setInterval(() => {}, 1000);`, 800);
     expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
-    expect(r.durationMs).toBeLessThan(5_000);
     expect(await sleepStillRunning(marker)).toBe(false);
   });
 
@@ -95,7 +94,6 @@ describe("plain-process fallback sandbox", () => {
     stop.abort();
     const r = await running;
     expect(r).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
-    expect(r.durationMs).toBeLessThan(5_000);
     expect(await sleepStillRunning(marker)).toBe(false);
     const already = new AbortController();
     already.abort();

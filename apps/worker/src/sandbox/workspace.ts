@@ -73,7 +73,7 @@ export async function checkCommand(path: string, cmd: SandboxCommand, allowlist:
     }
   }
   const rel = workspaceRelativePath(cmd.cwd);
-  // spec: Sandbox lifecycle: a lost workspace is restored by the caller, never silently recreated here.
+  // A lost workspace is restored by the caller (it knows what the run had), never silently recreated here.
   if (!(await isDir(path))) {
     throw new DomainError("UNAVAILABLE", `sandbox workspace ${path} is gone (Sandbox loss)`, {
       reason: "sandbox_lost",

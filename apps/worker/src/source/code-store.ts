@@ -2,7 +2,8 @@ import { type BlobStore, type RhumbatronConfig, sourceKeys, truncatePatch } from
 import type { SourceStore } from "./store.ts";
 
 /**
- * The file index and code store of one canonical tree (spec: provisioning and every promotion):
+ * The file index and code store of one canonical tree, published when a project is provisioned and
+ * after every promotion:
  *  - source/<project>/<tree>/index.json  every file with its size and blob id (agents read this
  *    instead of walking the repository);
  *  - source/<project>/<tree>/code.json   path -> blob id;

@@ -200,6 +200,10 @@ describe("git smart-HTTP endpoint", () => {
     ["a name the system never builds", "/git/home.git/info/refs?service=git-upload-pack"],
     ["the dumb protocol", `/git/${REPO}.git/info/refs`],
     ["another path", `/git/${REPO}.git/HEAD`],
+    ["an encoded NUL", `/git/${REPO}%00.git/info/refs?service=git-upload-pack`],
+    ["an encoded dot segment", `/git/%2e%2e/${REPO}.git/info/refs?service=git-upload-pack`],
+    ["an encoded backslash", `/git/..%5C${REPO}.git/info/refs?service=git-upload-pack`],
+    ["an upper-case name", `/git/${REPO.toUpperCase()}.git/info/refs?service=git-upload-pack`],
   ])("answers 404 to %s", async (_label, path) => {
     const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKENS[REPO]}` } });
     expect(res.status).toBe(404);
@@ -213,6 +217,62 @@ describe("git smart-HTTP endpoint", () => {
     const text = await res.text();
     expect(text).not.toContain(tmp);
     expect(text).not.toContain(BROKEN);
+  });
+});
+
+describe("the request body limit", () => {
+  const LIMIT = 4096;
+  let limited: { port: number; close(): Promise<void> };
+  let head = "";
+  beforeAll(async () => {
+    limited = await startGitHttpServer({ port: 0, repoRoot, authorize, maxRequestBytes: LIMIT });
+    head = await ok(["--git-dir", join(repoRoot, REPO), "rev-parse", "main"]);
+  });
+  afterAll(() => limited?.close());
+
+  const packUrl = () => `http://127.0.0.1:${limited.port}/git/${REPO}.git/git-upload-pack`;
+  const auth = () => ({
+    authorization: `Bearer ${TOKENS[REPO]}`,
+    "content-type": "application/x-git-upload-pack-request",
+  });
+  /** `lines` want lines and no flush: git keeps reading until the body ends, so only the limit stops it. */
+  const wants = (lines: number) => Buffer.from(`0032want ${head}\n`.repeat(lines));
+
+  it("serves a clone whose negotiation fits", async () => {
+    const clone = join(tmp, "clone-limited");
+    await ok(["clone", "-q", `http://x:${TOKENS[REPO]}@127.0.0.1:${limited.port}/git/${REPO}.git`, clone]);
+    expect(await readFile(join(clone, "README.md"), "utf8")).toBe("# hello\n");
+  });
+
+  it("answers 413 to a declared length over the limit", async () => {
+    const res = await fetch(packUrl(), { method: "POST", body: wants(200), headers: auth() });
+    expect(res.status).toBe(413);
+    expect(await res.text()).toBe(`the request body is larger than ${LIMIT} bytes\n`);
+  });
+
+  it("counts a chunked body without a length, and a gzip body after it is unpacked", async () => {
+    const body = wants(200);
+    const chunked = await fetch(packUrl(), {
+      method: "POST",
+      headers: auth(),
+      body: new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < body.length; i += 512) controller.enqueue(body.subarray(i, i + 512));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+
+    const bomb = gzipSync(wants(20_000)); // a few KB that unpack to about 1 MB
+    expect(bomb.length).toBeLessThan(LIMIT);
+    const gzipped = await fetch(packUrl(), {
+      method: "POST",
+      body: bomb,
+      headers: { ...auth(), "content-encoding": "gzip" },
+    });
+    expect(gzipped.status).toBe(413);
   });
 });
 

@@ -3,10 +3,10 @@ import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
+import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { isDomainError, isRepoName } from "@rhumbatron/core";
+import { isDomainError, isRepoName, loadConfig } from "@rhumbatron/core";
 import type { Logger } from "../logger.ts";
 
 /**
@@ -26,6 +26,8 @@ export interface GitHttpOptions {
   authorize: (repo: string, token: string | null) => Promise<void>;
   gitBinary?: string;
   logger?: Pick<Logger, "info" | "warn">;
+  /** The largest upload-pack request body read, after gzip (413 beyond it); default `source.gitRequestMaxBytes`. */
+  maxRequestBytes?: number;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -35,7 +37,13 @@ const ROUTE = /^\/git\/([^/]+)\.git\/(info\/refs|git-upload-pack|git-receive-pac
 const ADVERTISEMENT = "application/x-git-upload-pack-advertisement";
 const RESULT = "application/x-git-upload-pack-result";
 
-export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", logger }: GitHttpOptions): Handler {
+export function createGitHttpHandler({
+  repoRoot,
+  authorize,
+  gitBinary = "git",
+  logger,
+  maxRequestBytes = loadConfig().source.gitRequestMaxBytes,
+}: GitHttpOptions): Handler {
   const git = (args: string[]): ChildProcess =>
     // No shell, and only PATH: nothing from the worker's environment (tokens, GIT_* overrides) reaches git.
     spawn(gitBinary, args, {
@@ -45,7 +53,10 @@ export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", l
     });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    // A NUL, a backslash or an encoded dot or slash never belongs to a route; refused before anything is read.
+    const raw = req.url ?? "/";
+    if (raw.includes("\u0000") || raw.includes("\\") || /%(00|2e|2f|5c)/i.test(raw)) return send(res, 404, "not found");
+    const url = new URL(raw, "http://localhost");
     const m = ROUTE.exec(url.pathname);
     if (!m) return send(res, 404, "not found");
     const [, repo = "", route] = m;
@@ -95,12 +106,18 @@ export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", l
   async function uploadPack(req: IncomingMessage, res: ServerResponse, repo: string, dir: string): Promise<void> {
     const encoding = (req.headers["content-encoding"] ?? "identity").toLowerCase();
     if (!["identity", "gzip", "x-gzip"].includes(encoding)) return send(res, 415, "unsupported content encoding");
+    if (Number(req.headers["content-length"]) > maxRequestBytes) return tooLarge(req, res);
     const child = git(["upload-pack", "--strict", "--stateless-rpc", dir]);
     killOnClientGone(res, child);
     const stdin = child.stdin as NodeJS.WritableStream;
     const body: Readable = encoding === "identity" ? req : req.pipe(createGunzip());
-    // A bad gzip body or a vanished client ends the exchange; git's exit status decides the answer.
-    pipeline(body, stdin).catch(() => child.kill("SIGKILL"));
+    // Counted after gzip, so a small compressed body cannot unpack into an unbounded one.
+    let overLimit = false;
+    const limit = byteLimit(maxRequestBytes, () => {
+      overLimit = true;
+    });
+    // A bad gzip body, a body over the limit or a vanished client ends the exchange; git's exit status decides the answer.
+    pipeline(body, limit, stdin).catch(() => child.kill("SIGKILL"));
 
     // Headers go out with git's first byte, so a git that fails before answering still gets a 500.
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -111,6 +128,7 @@ export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", l
       }
     });
     const { code, stderr } = await exited(child);
+    if (overLimit && !res.headersSent) return tooLarge(req, res);
     if (res.headersSent) {
       // Whatever git wrote (possibly an ERR pkt-line) is the client's to read.
       res.end();
@@ -119,6 +137,13 @@ export function createGitHttpHandler({ repoRoot, authorize, gitBinary = "git", l
     }
     if (code !== 0) return gitFailed(res, repo, code, stderr);
     res.writeHead(200, { "Content-Type": RESULT, "Cache-Control": "no-cache" }).end();
+  }
+
+  function tooLarge(req: IncomingMessage, res: ServerResponse): void {
+    // Unread bytes stay unread: the connection closes after the answer instead of draining them.
+    res.setHeader("Connection", "close");
+    send(res, 413, `the request body is larger than ${maxRequestBytes} bytes`);
+    req.resume();
   }
 
   function gitFailed(res: ServerResponse, repo: string, code: number | null, stderr: string): void {
@@ -180,6 +205,19 @@ async function isBareRepo(dir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Passes bytes through until more than `maxBytes` went by, then fails the pipeline (and says so once). */
+function byteLimit(maxBytes: number, onExceeded: () => void): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen <= maxBytes) return done(null, chunk);
+      onExceeded();
+      done(new Error(`request body over ${maxBytes} bytes`));
+    },
+  });
 }
 
 /** pkt-line: four hex digits giving the length including themselves, then the payload. */

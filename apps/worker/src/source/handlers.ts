@@ -30,11 +30,11 @@ export type SourceHandlerDeps = Pick<
 export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
   return {
     commandTypes: ["project.provision"],
-    ownTransaction: true,
-    async handle(ctx): Promise<HandlerResult> {
-      const projectId = ctx.command.projectId;
+    // Git and the code store, with no transaction open; then the rows.
+    async prepare({ command }) {
+      const projectId = command.projectId;
       const repo = canonicalRepo(projectId);
-      const project = await ctx.tx.project.findUnique({ where: { id: projectId } });
+      const project = await deps.db.project.findUnique({ where: { id: projectId }, select: { id: true } });
       if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
       const files = await readTemplate(deps.templateDir);
       const s0 = await withRepoToken(
@@ -55,9 +55,13 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
           commit: s0.commit,
         }),
       );
+      return { commit: s0.commit, tree: s0.tree };
+    },
+    async handle(ctx): Promise<HandlerResult> {
+      const s0 = ctx.prepared as { commit: string; tree: string };
       await recordProjectProvisioned(
         ctx,
-        { projectId, commit: s0.commit, tree: s0.tree, causedBy: ctx.command.commandId },
+        { projectId: ctx.command.projectId, commit: s0.commit, tree: s0.tree, causedBy: ctx.command.commandId },
         deps,
       );
       return "done";
@@ -86,13 +90,12 @@ export async function repositoriesOf(db: Db, projectId: string): Promise<string[
 export function cleanupHandler(deps: SourceHandlerDeps): CommandHandler {
   return {
     commandTypes: ["project.cleanup"],
-    ownTransaction: true,
-    async handle(ctx) {
-      const projectId = ctx.command.projectId;
+    async prepare({ command }) {
+      const projectId = command.projectId;
       for (const name of await repositoriesOf(deps.db, projectId)) await deps.source.delete(name);
       for (const key of await deps.blobs.list(`source/${projectId}/`)) await deps.blobs.delete(key);
-      return "done";
     },
+    handle: async () => "done",
   };
 }
 
@@ -106,12 +109,12 @@ export const SWEEP_BATCH = 50;
 export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
   return {
     commandTypes: ["forks.sweep"],
-    ownTransaction: true,
-    async handle(ctx) {
+    // Reads and git deletes with no transaction open; the deleted forks are recorded in the ack's.
+    async prepare({ command }) {
       const cutoff = new Date(deps.now().getTime() - deps.config.source.forkRetentionDays * 86_400_000);
-      const old = await ctx.tx.agentRun.findMany({
+      const old = await deps.db.agentRun.findMany({
         where: {
-          change: { projectId: ctx.command.projectId },
+          change: { projectId: command.projectId },
           fork: { not: null },
           forkDeletedAt: null,
           createdAt: { lt: cutoff },
@@ -122,9 +125,9 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
         select: { id: true },
       });
       // Candidate forks of Candidates that reached an end state and are past the retention.
-      const oldCandidates = await ctx.tx.candidate.findMany({
+      const oldCandidates = await deps.db.candidate.findMany({
         where: {
-          projectId: ctx.command.projectId,
+          projectId: command.projectId,
           createdAt: { lt: cutoff },
           status: { in: ["rejected", "stale", "promoted"] },
         },
@@ -132,11 +135,14 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
         take: SWEEP_BATCH,
       });
       for (const c of oldCandidates) await deps.source.delete(candidateFork(c.id));
-      for (const run of old.slice(0, SWEEP_BATCH)) {
-        await deps.source.delete(workspaceFork(run.id));
-        await recordWorkspaceForkDeleted(ctx, run.id, deps.now());
-      }
-      return old.length > SWEEP_BATCH ? "more" : "done";
+      const swept = old.slice(0, SWEEP_BATCH).map((r) => r.id);
+      for (const runId of swept) await deps.source.delete(workspaceFork(runId));
+      return { swept, more: old.length > SWEEP_BATCH };
+    },
+    async handle(ctx) {
+      const { swept, more } = ctx.prepared as { swept: string[]; more: boolean };
+      for (const runId of swept) await recordWorkspaceForkDeleted(ctx, runId, deps.now());
+      return more ? "more" : "done";
     },
   };
 }

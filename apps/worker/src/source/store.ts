@@ -18,8 +18,8 @@ import {
 import { type CommitDiff, diffCommits } from "./patch.ts";
 
 /**
- * The source store (spec: Artifacts repositories): bare repositories in one namespace folder per
- * environment, created on first use. Every access presents a repo token scoped to that repository
+ * The source store (README: Cloning a project's source): bare repositories in one namespace folder
+ * per environment, created on first use. Every access presents a repo token scoped to that repository
  * and mode; the store checks it before touching anything.
  */
 export interface SourceStoreDeps {
@@ -186,7 +186,8 @@ export class SourceStore {
   /**
    * A compare-and-swap of `repo`'s main from `expectedOld` to `next`, taking the objects from
    * `fromRepo` (the promoted Candidate's fork). Main must be `expectedOld`, or already `next` (a
-   * repeat), and `next` must descend from it: never a force push (spec: no force push).
+   * repeat), and `next` must descend from it: main is never force-pushed, so no promoted commit
+   * is lost.
    */
   async fastForward(
     repo: string,

@@ -4,12 +4,12 @@ import { publishCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
 /**
- * The source sync after a promotion (spec: Fast-forward main, start release): canonical main moves
- * to the commit of a Canonical Generation, taking the objects from that generation's Candidate
- * fork, fast-forward only; then the code store of the new tree is published. A main more than one
- * generation behind advances generation by generation. Every part is idempotent: a repeat finds
- * main where it should be and only fills in a code store a crash left out (spec: a retry of the
- * promotion repairs the source sync).
+ * The source sync after a promotion (README: Verification, approval and promotion, Release and
+ * Search index): canonical main moves to the commit of a Canonical Generation, taking the objects
+ * from that generation's Candidate fork, fast-forward only; then the code store of the new tree is
+ * published. A main more than one generation behind advances generation by generation. Every part
+ * is idempotent: a repeat finds main where it should be and only fills in a code store a crash left
+ * out, which is how a retried promotion (alreadyPromoted) repairs a sync that failed.
  */
 export interface SyncResult {
   outcome: "already" | "advanced";

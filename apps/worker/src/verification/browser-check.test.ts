@@ -89,7 +89,6 @@ describe("browser check", () => {
       blockedHosts: [],
     });
     expect(r.detail).toMatch(/wishlist flow passed; cart total \$12\.00/);
-    expect(r.durationMs).toBeLessThan(SESSION_MAX_MS);
     expect(r.screenshots.length).toBeGreaterThanOrEqual(1);
     for (const key of r.screenshots) {
       expect(key).toMatch(/^evidence\/cand_test\/cand-built\/[a-z]+\.png$/);
@@ -99,13 +98,13 @@ describe("browser check", () => {
     }
     // The app was stopped and its socket cleaned up.
     expect(existsSync(join(built.path, ".preview.sock"))).toBe(false);
-  }, 90_000);
+  });
 
   it("passes the cart flow", async () => {
     const r = await check(built, { flow: "cart" });
     expect(r, r.log).toMatchObject({ status: "pass", coverage: "checked_supported" });
     expect(r.detail).toMatch(/^cart flow passed/);
-  }, 90_000);
+  });
 
   it("fails a page whose wishlist button is not rendered", async () => {
     const ws = await variant("cand-broken", async (path) => {
@@ -122,8 +121,7 @@ describe("browser check", () => {
     expect(r.screenshots).toContain("evidence/cand_test/cand-broken/failure.png");
     expect(r.log).toContain("console.error: wishlist hook removed");
     expect(r.log).toContain("pageerror: late boom");
-    expect(r.durationMs).toBeLessThan(SESSION_MAX_MS);
-  }, 90_000);
+  });
 
   it("blocks and counts requests to any other host, and the flow still passes", async () => {
     const ws = await variant("cand-beacon", async (path) => {
@@ -135,7 +133,7 @@ describe("browser check", () => {
     expect(r, r.log).toMatchObject({ status: "pass", coverage: "checked_supported", blockedHosts: ["example.com"] });
     expect(r.blockedRequests).toBeGreaterThanOrEqual(1);
     expect(r.log).toContain("blocked: GET http://example.com/pixel.png");
-  }, 90_000);
+  });
 
   it("reports an app that cannot start as an error, not a failed page", async () => {
     const ws = await variant("cand-nostart", (path) => rm(join(path, "dist", "src", "server.js")));
@@ -143,8 +141,7 @@ describe("browser check", () => {
     expect(r).toMatchObject({ status: "error", coverage: "not_checked", screenshots: [] });
     expect(r.detail).toMatch(/^the app did not start: it exited \(code 1/);
     expect(r.detail).toContain("server.js");
-    expect(r.durationMs).toBeLessThan(10_000);
-  }, 90_000);
+  });
 
   it("reports a session budget spent before the flow could run as an error, and stops the app", async () => {
     const r = await runBrowserCheck({
@@ -155,7 +152,6 @@ describe("browser check", () => {
     });
     expect(r, r.log).toMatchObject({ status: "error", coverage: "not_checked", screenshots: [] });
     expect(r.detail).toBe("the session budget ran out before the flow ran");
-    expect(r.durationMs).toBeLessThan(5_000);
     expect(existsSync(join(built.path, ".preview.sock"))).toBe(false);
   });
 

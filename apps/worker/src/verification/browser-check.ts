@@ -64,128 +64,181 @@ const error = (detail: string): Outcome => ({ status: "error", coverage: "not_ch
 const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * One browser check: the session (the app, Chromium, the flow) under its budget, then whatever was
+ * started is closed, the app's output logged and the screenshots stored, whatever happened.
+ */
 export async function runBrowserCheck(input: BrowserCheckInput): Promise<BrowserCheckResult> {
-  const started = performance.now();
-  const left = () => input.sessionMaxMs - (performance.now() - started) - CLOSE_RESERVE_MS;
-  const lines: string[] = [];
-  const log = (line: string) => void lines.push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
-  const blocked = { count: 0, hosts: new Set<string>() };
-  const shots: { name: string; png: Buffer }[] = [];
-  const ws = input.workspace;
-  const link = join(tmpdir(), `rb-${randomBytes(6).toString("hex")}.sock`);
-  const stop = new AbortController();
-  // Set inside session(); the finally block closes whatever was started.
-  const running: { server: Promise<CommandResult | Error> | null; browser: Browser | null } = {
-    server: null,
-    browser: null,
-  };
-
-  async function route(r: Route) {
-    const req = r.request();
-    const url = new URL(req.url());
-    if (url.origin !== PREVIEW_ORIGIN) {
-      blocked.count++;
-      blocked.hosts.add(url.hostname || url.protocol);
-      log(`blocked: ${req.method()} ${req.url()}`);
-      return r.abort("blockedbyclient").catch(() => {});
-    }
-    try {
-      await r.fulfill(await forward(link, req, Math.max(1_000, left())));
-    } catch (e) {
-      log(`preview request failed: ${req.method()} ${url.pathname}: ${firstLine(e)}`);
-      await r.abort("connectionrefused").catch(() => {});
-    }
-  }
-
-  async function session(): Promise<Outcome> {
-    const executablePath = input.chromiumPath ?? findChromium(process.env, existsSync);
-    if (!executablePath || !existsSync(executablePath)) return error(CHROMIUM_INSTALL_HINT);
-    await rm(join(ws.path, SOCKET_NAME), { force: true }); // a previous session's socket
-    await symlink(join(ws.path, SOCKET_NAME), link); // socket paths are limited to ~107 bytes
-    const server = ws
-      .run({
-        argv: ["node", "dist/src/server.js"],
-        env: { LISTEN_PATH: SOCKET_NAME },
-        timeoutMs: input.sessionMaxMs + SERVER_SLACK_MS,
-        signal: stop.signal,
-      })
-      .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-    running.server = server;
-    const notUp = await waitForApp(link, server, left);
-    if (notUp) return error(`the app did not start: ${notUp}`);
-    try {
-      running.browser = await chromium.launch({
-        executablePath,
-        args: BROWSER_CHECK_ARGS,
-        timeout: Math.max(1, left()),
-      });
-    } catch (e) {
-      return error(`could not launch Chromium: ${firstLine(e)}`);
-    }
-    const context = await running.browser.newContext({ serviceWorkers: "block" });
-    await context.route("**/*", route);
-    await context.routeWebSocket(
-      () => true,
-      (socket) => {
-        const host = new URL(socket.url()).hostname;
-        if (host !== new URL(PREVIEW_ORIGIN).hostname) {
-          blocked.count++;
-          blocked.hosts.add(host);
-        }
-        log(`blocked: websocket ${socket.url()}`);
-        void socket.close({ code: 1008, reason: "blocked by the browser check" }).catch(() => {});
-      },
-    );
-    const page = await context.newPage();
-    page.on("pageerror", (e) => log(`pageerror: ${e.message}`));
-    page.on("console", (m) => {
-      if (m.type() === "error") log(`console.error: ${m.text()}`);
-    });
-    // Less than one full step left: our slowness, not the Candidate's page, would decide the result.
-    if (left() < STEP_TIMEOUT_MS) return error("the session budget ran out before the flow ran");
-    return runFlow(page, input.flow ?? "wishlist", left, shots);
-  }
-
+  const s = newSession(input);
   let outcome: Outcome;
   let ended: CommandResult | Error | null = null;
   try {
-    outcome = await session();
+    outcome = await runSession(s);
   } catch (e) {
     outcome = error(`browser session failed: ${firstLine(e)}`);
   } finally {
-    await running.browser?.close().catch(() => {});
-    stop.abort();
-    ended = running.server ? await running.server : null;
-    await rm(link, { force: true }).catch(() => {});
-    await rm(join(ws.path, SOCKET_NAME), { force: true }).catch(() => {});
+    ended = await closeSession(s);
   }
-  if (ended && !(ended instanceof Error)) {
-    for (const [name, text] of [
-      ["app stdout", ended.stdout],
-      ["app stderr", ended.stderr],
-    ] as const) {
-      if (text.trim()) log(`${name}: ${text.trim().slice(-2_000)}`);
-    }
-  }
+  logAppOutput(s, ended);
+  const screenshots = await storeScreenshots(s);
+  return checkResult(s, outcome, screenshots);
+}
 
-  const screenshots: string[] = [];
-  for (const shot of shots) {
-    const key = `${input.keyPrefix}/${shot.name}.png`;
+/** What one check holds while it runs: its clock, its log and counters, and what it started. */
+interface CheckSession {
+  input: BrowserCheckInput;
+  started: number;
+  /** Milliseconds left of the session budget, less what closing needs. */
+  left: () => number;
+  lines: string[];
+  log: (line: string) => void;
+  blocked: { count: number; hosts: Set<string> };
+  shots: { name: string; png: Buffer }[];
+  /** A short path to the app's socket (socket paths are limited to ~107 bytes). */
+  link: string;
+  stop: AbortController;
+  /** Set by the session as it starts them; closeSession closes whatever was started. */
+  server: Promise<CommandResult | Error> | null;
+  browser: Browser | null;
+}
+
+function newSession(input: BrowserCheckInput): CheckSession {
+  const started = performance.now();
+  const lines: string[] = [];
+  return {
+    input,
+    started,
+    left: () => input.sessionMaxMs - (performance.now() - started) - CLOSE_RESERVE_MS,
+    lines,
+    log: (line) => void lines.push(line.length > 500 ? `${line.slice(0, 500)}…` : line),
+    blocked: { count: 0, hosts: new Set<string>() },
+    shots: [],
+    link: join(tmpdir(), `rb-${randomBytes(6).toString("hex")}.sock`),
+    stop: new AbortController(),
+    server: null,
+    browser: null,
+  };
+}
+
+/** Chromium found, the app up on its socket, a guarded page, then the flow in what is left of the budget. */
+async function runSession(s: CheckSession): Promise<Outcome> {
+  const executablePath = s.input.chromiumPath ?? findChromium(process.env, existsSync);
+  if (!executablePath || !existsSync(executablePath)) return error(CHROMIUM_INSTALL_HINT);
+  const notUp = await startApp(s);
+  if (notUp) return error(`the app did not start: ${notUp}`);
+  try {
+    s.browser = await chromium.launch({ executablePath, args: BROWSER_CHECK_ARGS, timeout: Math.max(1, s.left()) });
+  } catch (e) {
+    return error(`could not launch Chromium: ${firstLine(e)}`);
+  }
+  const page = await openGuardedPage(s, s.browser);
+  // Less than one full step left: our slowness, not the Candidate's page, would decide the result.
+  if (s.left() < STEP_TIMEOUT_MS) return error("the session budget ran out before the flow ran");
+  return runFlow(page, s.input.flow ?? "wishlist", s.left, s.shots);
+}
+
+/** Starts the built app in the Sandbox on its socket; null once it accepts connections, else why not. */
+async function startApp(s: CheckSession): Promise<string | null> {
+  const ws = s.input.workspace;
+  await rm(join(ws.path, SOCKET_NAME), { force: true }); // a previous session's socket
+  await symlink(join(ws.path, SOCKET_NAME), s.link);
+  s.server = ws
+    .run({
+      argv: ["node", "dist/src/server.js"],
+      env: { LISTEN_PATH: SOCKET_NAME },
+      timeoutMs: s.input.sessionMaxMs + SERVER_SLACK_MS,
+      signal: s.stop.signal,
+    })
+    .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+  return waitForApp(s.link, s.server, s.left);
+}
+
+/** A page whose every request goes to the app's socket or is blocked and counted, its errors logged. */
+async function openGuardedPage(s: CheckSession, browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ serviceWorkers: "block" });
+  await context.route("**/*", (r) => routeRequest(s, r));
+  await context.routeWebSocket(
+    () => true,
+    (socket) => {
+      const host = new URL(socket.url()).hostname;
+      if (host !== new URL(PREVIEW_ORIGIN).hostname) {
+        s.blocked.count++;
+        s.blocked.hosts.add(host);
+      }
+      s.log(`blocked: websocket ${socket.url()}`);
+      void socket.close({ code: 1008, reason: "blocked by the browser check" }).catch(() => {});
+    },
+  );
+  const page = await context.newPage();
+  page.on("pageerror", (e) => s.log(`pageerror: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") s.log(`console.error: ${m.text()}`);
+  });
+  return page;
+}
+
+/** A request to the preview host is answered over the app's socket; any other is blocked and counted. */
+async function routeRequest(s: CheckSession, r: Route) {
+  const req = r.request();
+  const url = new URL(req.url());
+  if (url.origin !== PREVIEW_ORIGIN) {
+    s.blocked.count++;
+    s.blocked.hosts.add(url.hostname || url.protocol);
+    s.log(`blocked: ${req.method()} ${req.url()}`);
+    return r.abort("blockedbyclient").catch(() => {});
+  }
+  try {
+    await r.fulfill(await forward(s.link, req, Math.max(1_000, s.left())));
+  } catch (e) {
+    s.log(`preview request failed: ${req.method()} ${url.pathname}: ${firstLine(e)}`);
+    await r.abort("connectionrefused").catch(() => {});
+  }
+}
+
+/** Closes the browser, stops the app (returning how it ended) and removes its socket and link. */
+async function closeSession(s: CheckSession): Promise<CommandResult | Error | null> {
+  await s.browser?.close().catch(() => {});
+  s.stop.abort();
+  const ended = s.server ? await s.server : null;
+  await rm(s.link, { force: true }).catch(() => {});
+  await rm(join(s.input.workspace.path, SOCKET_NAME), { force: true }).catch(() => {});
+  return ended;
+}
+
+function logAppOutput(s: CheckSession, ended: CommandResult | Error | null) {
+  if (!ended || ended instanceof Error) return;
+  for (const [name, text] of [
+    ["app stdout", ended.stdout],
+    ["app stderr", ended.stderr],
+  ] as const) {
+    if (text.trim()) s.log(`${name}: ${text.trim().slice(-2_000)}`);
+  }
+}
+
+/** Stores the screenshots as blobs; one that cannot be stored is logged and left out. */
+async function storeScreenshots(s: CheckSession): Promise<string[]> {
+  const keys: string[] = [];
+  for (const shot of s.shots) {
+    const key = `${s.input.keyPrefix}/${shot.name}.png`;
     try {
-      await input.blobs.put(key, new Uint8Array(shot.png), { "content-type": "image/png" });
-      screenshots.push(key);
+      await s.input.blobs.put(key, new Uint8Array(shot.png), { "content-type": "image/png" });
+      keys.push(key);
     } catch (e) {
-      log(`could not store screenshot ${key}: ${firstLine(e)}`);
+      s.log(`could not store screenshot ${key}: ${firstLine(e)}`);
     }
   }
-  const more = lines.length - MAX_LOG_LINES;
+  return keys;
+}
+
+function checkResult(s: CheckSession, outcome: Outcome, screenshots: string[]): BrowserCheckResult {
+  const more = s.lines.length - MAX_LOG_LINES;
   return {
     ...outcome,
-    durationMs: Math.round(performance.now() - started),
-    blockedRequests: blocked.count,
-    blockedHosts: [...blocked.hosts].sort(),
+    durationMs: Math.round(performance.now() - s.started),
+    blockedRequests: s.blocked.count,
+    blockedHosts: [...s.blocked.hosts].sort(),
     screenshots,
-    log: [...lines.slice(0, MAX_LOG_LINES), ...(more > 0 ? [`… ${more} more lines`] : [])].join("\n"),
+    log: [...s.lines.slice(0, MAX_LOG_LINES), ...(more > 0 ? [`… ${more} more lines`] : [])].join("\n"),
   };
 }
 

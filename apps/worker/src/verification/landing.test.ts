@@ -5,12 +5,12 @@ import { describe, expect, it } from "vitest";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
-  fastChecksPolicy,
-  provisionedProject,
-  startFullWorker,
+  WHOLE_WORKER_LIMIT as LIMIT,
+  oneFileChange,
   type TestWorld,
-  testWorld,
+  waitForPromoted,
   waitUntil,
+  wholeWorkerWithProject,
 } from "../test-world.ts";
 
 /**
@@ -21,16 +21,9 @@ import {
 const t = useTestDatabase();
 const running = stoppedAfterEach();
 
-const LIMIT = 480_000;
-
 /** A one-Task Change that writes `path`. */
 function create(w: TestWorld, projectId: string, requestId: string, path: string, content: string, land: boolean) {
-  return createScriptedChange(w, projectId, {
-    requestId,
-    title: `Add ${path}`,
-    tasks: [{ key: "a", paths: [path], editPlan: [{ op: "write", path, content }] }],
-    landWhenReady: land,
-  });
+  return oneFileChange(w, projectId, { requestId, title: `Add ${path}`, path, content, landWhenReady: land });
 }
 
 /**
@@ -61,16 +54,11 @@ async function mainFiles(w: TestWorld, projectId: string): Promise<Map<string, s
   });
 }
 
-const statuses = async (ids: string[]) =>
-  (await t.db.change.findMany({ where: { id: { in: ids } }, orderBy: { id: "asc" } })).map((c) => c.status);
-
 describe("the landing queue", () => {
   it(
     "lands three Changes created at the same moment, one at a time, with no human action",
     async () => {
-      const w = await testWorld(t.db);
-      const projectId = await provisionedProject(w);
-      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
       const ids = await Promise.all(
         ["one", "two", "three"].map((n) =>
           create(w, projectId, `land-${n}`, `src/land-${n}.ts`, `export const ${n} = "${n}";\n`, true),
@@ -80,12 +68,7 @@ describe("the landing queue", () => {
       expect(queue.map((e) => e.position)).toEqual([1, 2, 3]);
       expect(new Set(queue.map((e) => e.changeId))).toEqual(new Set(ids));
 
-      await waitUntil(
-        "all three promoted",
-        () => statuses(ids),
-        (s) => s.every((x) => x === "promoted"),
-        LIMIT,
-      );
+      await waitForPromoted(w, ids, "all three promoted");
       const files = await mainFiles(w, projectId);
       for (const n of ["one", "two", "three"])
         expect(files.get(`src/land-${n}.ts`)).toBe(`export const ${n} = "${n}";\n`);
@@ -108,9 +91,7 @@ describe("the landing queue", () => {
   it(
     "lands a diamond Change (a -> b, a -> c, {b, c} -> d): the join starts from the composition of its dependencies",
     async () => {
-      const w = await testWorld(t.db);
-      const projectId = await provisionedProject(w);
-      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
       const write = (key: string, dependsOn: string[], path: string, content: string) => ({
         key,
         dependsOn,
@@ -143,12 +124,7 @@ describe("the landing queue", () => {
           },
         ],
       });
-      await waitUntil(
-        "the diamond promoted",
-        () => statuses([changeId]),
-        (s) => s[0] === "promoted",
-        LIMIT,
-      );
+      await waitForPromoted(w, [changeId], "the diamond promoted");
       const files = await mainFiles(w, projectId);
       expect(["a", "b", "c", "d"].map((k) => files.get(`src/d-${k}.ts`))).toEqual([
         "export const a = 1;\n",
@@ -164,9 +140,7 @@ describe("the landing queue", () => {
   it(
     "recomposes a Candidate made stale by another promotion, keeps it verified on the new base, and lands it when asked",
     async () => {
-      const w = await testWorld(t.db);
-      const projectId = await provisionedProject(w);
-      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
       const waiting = await create(w, projectId, "stale-b", "src/b.ts", "export const b = 2;\n", false);
       const first = await waitUntil(
         "the waiting Change verified on S0",
@@ -177,12 +151,7 @@ describe("the landing queue", () => {
       expect(first?.baseGeneration).toBe(0);
 
       const lander = await create(w, projectId, "stale-a", "src/a.ts", "export const a = 1;\n", true);
-      await waitUntil(
-        "the other Change promoted",
-        () => statuses([lander]),
-        (s) => s[0] === "promoted",
-        LIMIT,
-      );
+      await waitForPromoted(w, [lander], "the other Change promoted");
       const again = await waitUntil(
         "the waiting Change recomposed and verified on S1",
         () => t.db.candidate.findFirst({ where: { changeId: waiting, baseGeneration: 1 } }),
@@ -201,12 +170,7 @@ describe("the landing queue", () => {
         w.deps,
       );
       expect(on).toMatchObject({ landWhenReady: true, changed: true, state: { ready: true, waitingFor: "landing" } });
-      await waitUntil(
-        "the recomposed Change promoted",
-        () => statuses([waiting]),
-        (s) => s[0] === "promoted",
-        LIMIT,
-      );
+      await waitForPromoted(w, [waiting], "the recomposed Change promoted");
       const files = await mainFiles(w, projectId);
       expect(files.get("src/a.ts")).toBe("export const a = 1;\n");
       expect(files.get("src/b.ts")).toBe("export const b = 2;\n");

@@ -29,15 +29,15 @@ export function landHandler(deps: SourceHandlerDeps): CommandHandler {
   const probe = storeSourceProbe(deps);
   return {
     commandTypes: ["candidate.land"],
-    // Promotion runs its own transactions (project row, then release and index commands).
-    ownTransaction: true,
-    async handle(ctx): Promise<HandlerResult> {
-      const candidateId = (ctx.command.payload as { candidateId?: unknown }).candidateId;
-      if (!ctx.command.changeId || typeof candidateId !== "string") {
+    // Promotion runs its own transactions (project row, then release and index commands) and probes
+    // git, so it runs before the ack's transaction opens.
+    async prepare({ command }) {
+      const candidateId = (command.payload as { candidateId?: unknown }).candidateId;
+      if (!command.changeId || typeof candidateId !== "string") {
         throw new DomainError("INVALID_INPUT", "candidate.land needs a changeId and a candidateId");
       }
-      await landCandidate(deps.db, { changeId: ctx.command.changeId, candidateId }, deps, probe);
-      return "done";
+      await landCandidate(deps.db, { changeId: command.changeId, candidateId }, deps, probe);
     },
+    handle: async (): Promise<HandlerResult> => "done",
   };
 }

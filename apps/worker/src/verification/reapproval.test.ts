@@ -4,12 +4,12 @@ import { describe, expect, it } from "vitest";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
-  fastChecksPolicy,
-  provisionedProject,
-  startFullWorker,
+  WHOLE_WORKER_LIMIT as LIMIT,
+  oneFileChange,
   type TestWorld,
-  testWorld,
+  waitForPromoted,
   waitUntil,
+  wholeWorkerWithProject,
 } from "../test-world.ts";
 
 /**
@@ -20,38 +20,24 @@ import {
 const t = useTestDatabase();
 const running = stoppedAfterEach();
 
-const LIMIT = 480_000;
-
-function lander(w: TestWorld, projectId: string, requestId: string, op: "write" | "delete", path: string) {
-  return createScriptedChange(w, projectId, {
+/** A Change that writes or deletes `path` and lands when ready, and its wait until promoted. */
+async function lands(w: TestWorld, projectId: string, requestId: string, op: "write" | "delete", path: string) {
+  const content = op === "write" ? "export const x = 1;\n" : undefined;
+  const changeId = await oneFileChange(w, projectId, {
     requestId,
     title: `${op} ${path}`,
-    tasks: [
-      {
-        key: "a",
-        paths: [path],
-        editPlan: [op === "write" ? { op, path, content: "export const x = 1;\n" } : { op, path }],
-      },
-    ],
+    path,
+    content,
     landWhenReady: true,
   });
+  await waitForPromoted(w, [changeId]);
 }
-
-const promoted = (changeId: string) =>
-  waitUntil(
-    `${changeId} promoted`,
-    () => t.db.change.findUniqueOrThrow({ where: { id: changeId } }),
-    (c) => c.status === "promoted",
-    LIMIT,
-  );
 
 describe("approval across recompositions", () => {
   it(
     "asks again with the interdiff after the base moved, and carries the approval over to a byte-identical tree",
     async () => {
-      const w = await testWorld(t.db);
-      const projectId = await provisionedProject(w);
-      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
       // A high-risk Change behind the human gate, approved on S0 but not landing yet.
       const gated = await createScriptedChange(w, projectId, {
         requestId: "gated",
@@ -87,7 +73,7 @@ describe("approval across recompositions", () => {
       );
 
       // Another Change adds src/x.ts and lands: the approved Candidate is stale and recomposed on S1.
-      await promoted(await lander(w, projectId, "adds-x", "write", "src/x.ts"));
+      await lands(w, projectId, "adds-x", "write", "src/x.ts");
       const second = await waitUntil(
         "the gated Change recomposed and verified on S1",
         () => t.db.candidate.findFirst({ where: { changeId: gated, baseGeneration: 1 } }),
@@ -117,7 +103,7 @@ describe("approval across recompositions", () => {
 
       // A third Change deletes src/x.ts: S2's tree is S0's again, so the recomposed tree is the one
       // approved on S0 and keeps that approval; turned on, landing needs nobody.
-      await promoted(await lander(w, projectId, "drops-x", "delete", "src/x.ts"));
+      await lands(w, projectId, "drops-x", "delete", "src/x.ts");
       const third = await waitUntil(
         "the gated Change recomposed and verified on S2",
         () => t.db.candidate.findFirst({ where: { changeId: gated, baseGeneration: 2 } }),
@@ -135,7 +121,7 @@ describe("approval across recompositions", () => {
         first.id,
       ]);
       await setLandWhenReady(t.db, { tenantId: "ten_a", changeId: gated, on: true, actorId: "usr_dev" }, w.deps);
-      await promoted(gated);
+      await waitForPromoted(w, [gated]);
     },
     LIMIT,
   );

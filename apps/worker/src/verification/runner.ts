@@ -14,13 +14,25 @@ import { leaseSeconds, runVerification, type VerificationDeps, type Verification
 
 /**
  * The verification runner: claims CandidateVerificationWorkflow instances, then check reruns, and
- * runs each (a crashed runner's lease lapses and another picks the instance up). An instance that
- * kept failing is given up: its Candidate is rejected with why and its meter settled.
+ * runs each. A crashed runner's instance is picked up by another as soon as the crashed one's
+ * heartbeat stops (or its lease lapses). An instance that kept failing is given up: its Candidate
+ * is rejected with why and its meter settled. `runner` is the claiming worker's ID.
  */
-export async function drainVerifications(deps: VerificationDeps, max = 5): Promise<VerificationRunResult[]> {
+export async function drainVerifications(
+  deps: VerificationDeps,
+  runner = "verification-runner",
+  max = 5,
+): Promise<VerificationRunResult[]> {
   const results: VerificationRunResult[] = [];
+  const claim = (kind: "verification" | "rerun") =>
+    claimWorkflowInstance(deps.db, kind, {
+      now: deps.now(),
+      leaseSeconds: leaseSeconds(deps.config),
+      owner: runner,
+      takeoverSeconds: deps.config.worker.takeoverSeconds,
+    });
   for (let i = 0; i < max; i++) {
-    const claimed = await claimWorkflowInstance(deps.db, "verification", deps.now(), leaseSeconds(deps.config));
+    const claimed = await claim("verification");
     if (!claimed) break;
     if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
       results.push(await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`));
@@ -30,7 +42,7 @@ export async function drainVerifications(deps: VerificationDeps, max = 5): Promi
   }
   // Check reruns run on the same runner (and its nudge channel), after first verifications.
   for (let i = 0; i < max; i++) {
-    const claimed = await claimWorkflowInstance(deps.db, "rerun", deps.now(), leaseSeconds(deps.config));
+    const claimed = await claim("rerun");
     if (!claimed) break;
     if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
       const candidateId = String(claimed.input.candidateId);

@@ -48,8 +48,9 @@ import { storePatch } from "../source/code-store.ts";
 import { compareContract, readCommandCheck, routesOf } from "./checks.ts";
 
 /**
- * CandidateVerificationWorkflow (spec: Verification workflow): one instance per Candidate, no model
- * call, every step recorded so a re-run replays it, every check its own step with its own timeout.
+ * CandidateVerificationWorkflow (README: Verification, approval and promotion; its steps are charted
+ * in docs/workflows.md): one instance per Candidate, no model call, every step recorded so a re-run
+ * replays it, every check its own step with its own timeout.
  * load -> final already? -> base still canonical? -> compatibility -> fork cand-<id> -> reserve
  * Sandbox seconds -> merge the ChangeSets in Work Graph order in the Candidate's Sandbox run
  * directory -> plan, verifying, candidate.composed -> one step per check (Evidence rows, output
@@ -531,49 +532,68 @@ async function readCheck(
   started: Date,
   suffix: string,
 ): Promise<SerializedEvidence> {
-  const { candidate, project } = input;
-  const key = evidenceKey(project.id, candidate.id, `${check.id}${suffix}.log`);
+  const key = evidenceKey(input.project.id, input.candidate.id, `${check.id}${suffix}.log`);
   const save = async (text: string) => {
     await deps.blobs.put(key, new TextEncoder().encode(text), { contentType: "text/plain; charset=utf-8" });
     return key;
   };
+  const run: CheckRun = { deps, input, ws, check, started, suffix, save };
+  return check.kind === "browser" ? readBrowserCheck(run) : readCommandRun(run);
+}
 
-  if (check.kind === "browser") {
-    if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
-      return evidenceFrom(candidate.id, check, started, deps.now(), {
-        status: "skipped",
-        coverage: "not_checked",
-        metrics: {},
-        detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
-      });
-    }
-    if (!existsSync(join(ws.path, "dist"))) {
-      await ws.run({ argv: ["npm", "run", "-s", "build"], timeoutMs: deps.config.checks.timeoutsSeconds.build * 1000 });
-    }
-    const r = await deps.browserCheck({
-      workspace: ws,
-      blobs: deps.blobs,
-      keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
-      sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
+/** One check being read: where it runs, when it started, and how its log is stored. */
+interface CheckRun {
+  deps: VerificationDeps;
+  input: VerificationInput;
+  ws: SandboxWorkspace;
+  check: PlannedCheck;
+  started: Date;
+  /** `.r1`, `.r2`… for a rerun's blobs; empty for the first run. */
+  suffix: string;
+  /** Stores the check's log as its output blob and returns the key. */
+  save: (text: string) => Promise<string>;
+}
+
+/** The browser check, within the Candidate's browser runs, on the built app. */
+async function readBrowserCheck({ deps, input, ws, check, started, suffix, save }: CheckRun) {
+  const { candidate, project } = input;
+  if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
+    return evidenceFrom(candidate.id, check, started, deps.now(), {
+      status: "skipped",
+      coverage: "not_checked",
+      metrics: {},
+      detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
     });
-    const out = await save(r.log);
-    return evidenceFrom(
-      candidate.id,
-      check,
-      started,
-      deps.now(),
-      {
-        status: r.status,
-        coverage: r.coverage,
-        metrics: { blockedRequests: r.blockedRequests },
-        detail: r.detail + (r.blockedHosts.length ? `; blocked requests to ${r.blockedHosts.join(", ")}` : ""),
-        durationMs: r.durationMs,
-      },
-      out,
-      r.screenshots,
-    );
   }
+  if (!existsSync(join(ws.path, "dist"))) {
+    await ws.run({ argv: ["npm", "run", "-s", "build"], timeoutMs: deps.config.checks.timeoutsSeconds.build * 1000 });
+  }
+  const r = await deps.browserCheck({
+    workspace: ws,
+    blobs: deps.blobs,
+    keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
+    sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
+  });
+  const out = await save(r.log);
+  return evidenceFrom(
+    candidate.id,
+    check,
+    started,
+    deps.now(),
+    {
+      status: r.status,
+      coverage: r.coverage,
+      metrics: { blockedRequests: r.blockedRequests },
+      detail: r.detail + (r.blockedHosts.length ? `; blocked requests to ${r.blockedHosts.join(", ")}` : ""),
+      durationMs: r.durationMs,
+    },
+    out,
+    r.screenshots,
+  );
+}
 
+/** A check that is a command, read by its kind's rules; a passing contract check is compared with the base. */
+async function readCommandRun({ deps, input, ws, check, started, save }: CheckRun) {
   if (!check.argv) throw new DomainError("INVALID_CONFIG", `check ${check.id} has no command`);
   const timeoutMs = check.timeoutSeconds * 1000;
   const r = await ws.run({ argv: check.argv, timeoutMs });
@@ -586,7 +606,7 @@ async function readCheck(
     log += against.log;
   }
   const out = await save(log);
-  return evidenceFrom(candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
+  return evidenceFrom(input.candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
 }
 
 type CheckReading = ReturnType<typeof readCommandCheck>;
@@ -604,46 +624,59 @@ async function contractAgainstBase(
   r: CommandResult,
   timeoutMs: number,
 ): Promise<{ reading: CheckReading; log: string }> {
-  const { candidate } = input;
-  const fork = candidateFork(candidate.id);
-  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
-  await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
-    deps.source.checkout(fork, t, join(ws.path, BASE_DIR), candidate.baseCommit),
-  );
-  const remaining = Math.max(1_000, timeoutMs - r.durationMs);
-  const b = await ws.run({ argv, cwd: BASE_DIR, timeoutMs: remaining });
-  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+  const b = await baseRouteTable(deps, input, ws, argv, Math.max(1_000, timeoutMs - r.durationMs));
   const log = `\n$ (base) ${argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
-  const composed = routesOf(r.stdout);
-  const base = routesOf(b.stdout);
   if (b.timedOut) {
     return {
       log,
       reading: { status: "error", coverage: "not_checked", metrics: {}, detail: "the base route table timed out" },
     };
   }
+  const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
+  return { log, reading: contractReading(r.stdout, b.stdout, declared) };
+}
+
+/** Runs the contract command on a checkout of the base commit beside the composed tree, then removes it. */
+async function baseRouteTable(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  argv: string[],
+  timeoutMs: number,
+): Promise<CommandResult> {
+  const fork = candidateFork(input.candidate.id);
+  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+  await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
+    deps.source.checkout(fork, t, join(ws.path, BASE_DIR), input.candidate.baseCommit),
+  );
+  const b = await ws.run({ argv, cwd: BASE_DIR, timeoutMs });
+  await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
+  return b;
+}
+
+/** The composed route table against the base's with the declared contract changes applied. */
+function contractReading(
+  composedOutput: string,
+  baseOutput: string,
+  declared: { added: string[]; removed: string[]; changed: string[] },
+): CheckReading {
+  const composed = routesOf(composedOutput);
+  const base = routesOf(baseOutput);
   if (!composed || !base) {
     return {
-      log,
-      reading: {
-        status: "pass",
-        coverage: "checked_no_signal",
-        metrics: {},
-        detail: 'no route table printed ({"routes": [...]})',
-      },
+      status: "pass",
+      coverage: "checked_no_signal",
+      metrics: {},
+      detail: 'no route table printed ({"routes": [...]})',
     };
   }
-  const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
   const cmp = compareContract(base, composed, declared);
   if (cmp.ok) {
     return {
-      log,
-      reading: {
-        status: "pass",
-        coverage: "checked_supported",
-        metrics: { routes: composed.length },
-        detail: "the route table matches the declared contract changes",
-      },
+      status: "pass",
+      coverage: "checked_supported",
+      metrics: { routes: composed.length },
+      detail: "the route table matches the declared contract changes",
     };
   }
   const detail = [
@@ -652,8 +685,5 @@ async function contractAgainstBase(
   ]
     .filter(Boolean)
     .join("; ");
-  return {
-    log,
-    reading: { status: "fail", coverage: "checked_supported", metrics: { routes: composed.length }, detail },
-  };
+  return { status: "fail", coverage: "checked_supported", metrics: { routes: composed.length }, detail };
 }

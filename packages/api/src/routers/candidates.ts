@@ -1,3 +1,4 @@
+import { idSchema, safeText } from "@rhumbatron/core";
 import {
   approvalInterdiff,
   decideCandidateApproval,
@@ -10,7 +11,7 @@ import {
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
-const id = z.string().min(1).max(200);
+const id = idSchema;
 const checkId = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, "a check ID of the Candidate's plan, like unit or build");
 const treeHash = z.string().regex(/^[0-9a-f]{40}$/, "the composed tree hash the client shows (40 hex digits)");
 
@@ -46,7 +47,7 @@ export const candidatesRouter = router({
       approvalInterdiff(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
     ),
   approve: tenantProcedure("approver")
-    .input(z.object({ candidateId: id, treeHash, note: z.string().trim().max(2000).optional() }))
+    .input(z.object({ candidateId: id, treeHash, note: safeText(2000).trim().optional() }))
     .mutation(({ ctx, input }) =>
       decideCandidateApproval(
         ctx.db,
@@ -55,7 +56,7 @@ export const candidatesRouter = router({
       ),
     ),
   reject: tenantProcedure("approver")
-    .input(z.object({ candidateId: id, treeHash, note: z.string().trim().min(1, "say why").max(2000) }))
+    .input(z.object({ candidateId: id, treeHash, note: safeText(2000).trim().min(1, "say why") }))
     .mutation(({ ctx, input }) =>
       decideCandidateApproval(ctx.db, { ...input, userId: ctx.caller.userId, kind: "rejected" }, ctx.services),
     ),

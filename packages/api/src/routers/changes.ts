@@ -1,7 +1,6 @@
-import { changeInput, DomainError, validateWorkGraph } from "@rhumbatron/core";
+import { changeInput, DomainError, idSchema, requestIdSchema, safeText, validateWorkGraph } from "@rhumbatron/core";
 import {
   cancelChange,
-  clientRequestId,
   createChange,
   getChange,
   listChangeCandidates,
@@ -15,7 +14,7 @@ import {
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
-const id = z.string().min(1).max(200);
+const id = idSchema;
 
 /** The Work Graph is checked at the edge too: a cycle or a dangling dependency never reaches the database. */
 const graphChecked = changeInput.superRefine((c, ctx) => {
@@ -34,7 +33,7 @@ export const changesRouter = router({
     .input(
       z.object({
         projectId: id,
-        clientRequestId,
+        clientRequestId: requestIdSchema,
         change: graphChecked,
         /** "Land when ready" (off by default): promoted without another click once verified and approved. */
         landWhenReady: z.boolean().default(false),
@@ -87,7 +86,7 @@ export const changesRouter = router({
       ),
     ),
   cancel: tenantProcedure("member")
-    .input(z.object({ changeId: id, reason: z.string().trim().min(1).max(2000) }))
+    .input(z.object({ changeId: id, reason: safeText(2000).trim().min(1, "say why") }))
     .mutation(({ ctx, input }) =>
       cancelChange(
         ctx.db,

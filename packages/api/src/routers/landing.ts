@@ -1,8 +1,9 @@
+import { idSchema } from "@rhumbatron/core";
 import { listLandingQueue } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
-const id = z.string().min(1).max(200);
+const id = idSchema;
 
 /** The landing queue of a project (README: Landing). */
 export const landingRouter = router({

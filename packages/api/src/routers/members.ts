@@ -1,9 +1,10 @@
+import { idSchema, safeText } from "@rhumbatron/core";
 import { addMember, listMembers, removeMember, resetMemberPassword, setMemberRole } from "@rhumbatron/db";
 import { z } from "zod";
 import { ROLE_ORDER } from "../roles.ts";
 import { router, tenantProcedure } from "../trpc.ts";
 
-const userId = z.string().min(1).max(200);
+const userId = idSchema;
 const role = z.enum(ROLE_ORDER);
 
 /**
@@ -16,8 +17,8 @@ export const membersRouter = router({
   add: tenantProcedure("admin")
     .input(
       z.object({
-        email: z.string().trim().toLowerCase().max(254).pipe(z.email("enter an email address")),
-        name: z.string().trim().min(1, "enter a name").max(100),
+        email: safeText(254).trim().toLowerCase().pipe(z.email("enter an email address")),
+        name: safeText(100).trim().min(1, "enter a name"),
         role,
       }),
     )

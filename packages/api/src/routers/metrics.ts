@@ -1,5 +1,6 @@
 import {
   bucketCount,
+  idSchema,
   isAllowedCombination,
   MAX_BUCKETS,
   METRIC_BUCKETS,
@@ -20,7 +21,7 @@ const seriesInput = z
   .object({
     range: z.enum(METRIC_RANGES).default("7d"),
     bucket: z.enum(METRIC_BUCKETS).default("day"),
-    projectId: z.string().min(1).max(200).optional(),
+    projectId: idSchema.optional(),
   })
   .refine((i) => isAllowedCombination(i.range, i.bucket), {
     message: `too many buckets: at most ${MAX_BUCKETS} per chart (pick day buckets for long ranges)`,

@@ -1,3 +1,4 @@
+import { idSchema, safeText } from "@rhumbatron/core";
 import {
   countOutboxRows,
   dismissDeadLetter,
@@ -13,7 +14,7 @@ import { router, tenantProcedure } from "../trpc.ts";
 
 const OUTBOX_STATES = ["pending", "retry_wait", "published", "failed"] as const;
 const DEAD_LETTER_STATUSES = ["open", "retried", "dismissed"] as const;
-const id = z.string().min(1).max(300);
+const id = idSchema;
 
 /** What operators watch and act on: outbox rows, queues and dead letters (operator role). */
 export const operationsRouter = router({
@@ -54,7 +55,7 @@ export const operationsRouter = router({
     ),
   /** Records who, when and why; sends nothing. */
   dismissDeadLetter: tenantProcedure("operator")
-    .input(z.object({ deadLetterId: id, reason: z.string().trim().min(1, "say why you dismiss it").max(2000) }))
+    .input(z.object({ deadLetterId: id, reason: safeText(2000).trim().min(1, "say why you dismiss it") }))
     .mutation(async ({ ctx, input }) => {
       await dismissDeadLetter(
         ctx.db,

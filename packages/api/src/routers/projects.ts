@@ -1,4 +1,4 @@
-import { canonicalRepo, DomainError, releaseTargetSchema } from "@rhumbatron/core";
+import { canonicalRepo, DomainError, idSchema, releaseTargetSchema, safeText } from "@rhumbatron/core";
 import {
   archiveProject,
   createProject,
@@ -17,7 +17,7 @@ import { z } from "zod";
 import { projectFeed } from "../project-feed.ts";
 import { router, tenantProcedure } from "../trpc.ts";
 
-const projectId = z.string().min(1).max(200);
+const projectId = idSchema;
 
 export const projectsRouter = router({
   /** The tenant's projects, newest first, archived last. */
@@ -109,7 +109,7 @@ export const projectsRouter = router({
     .input(
       z.object({
         projectId,
-        query: z.string().trim().min(1).max(200),
+        query: safeText(200).trim().min(1),
         limit: z.number().int().min(1).max(200).optional(),
       }),
     )

@@ -1,4 +1,4 @@
-import { DomainError } from "@rhumbatron/core";
+import { DomainError, idSchema, safeText } from "@rhumbatron/core";
 import { createApiToken, listApiTokens, revokeApiToken } from "@rhumbatron/db";
 import { z } from "zod";
 import { hasAtLeast, ROLE_ORDER } from "../roles.ts";
@@ -11,7 +11,7 @@ import { router, tenantProcedure } from "../trpc.ts";
  */
 export const tokensRouter = router({
   create: tenantProcedure("viewer")
-    .input(z.object({ name: z.string().trim().min(1, "name the token").max(100), role: z.enum(ROLE_ORDER) }))
+    .input(z.object({ name: safeText(100).trim().min(1, "name the token"), role: z.enum(ROLE_ORDER) }))
     .mutation(({ ctx, input }) => {
       if (!hasAtLeast(ctx.membership.role, input.role)) {
         throw new DomainError("FORBIDDEN", `a token's role cannot be above your own (${ctx.membership.role})`);
@@ -29,7 +29,7 @@ export const tokensRouter = router({
     }),
   ),
   revoke: tenantProcedure("viewer")
-    .input(z.object({ tokenId: z.string().min(1).max(200) }))
+    .input(z.object({ tokenId: idSchema }))
     .mutation(({ ctx, input }) =>
       revokeApiToken(
         ctx.db,

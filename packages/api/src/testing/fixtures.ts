@@ -106,3 +106,23 @@ export function cookieFrom(res: Response): string {
 export function callerWith(db: Db, headers: Record<string, string> = {}) {
   return createCaller(createContext({ db, headers: new Headers(headers), services: testServices() }));
 }
+
+/**
+ * A fingerprint of every table (row count and a hash of the rows), to prove a refused request wrote
+ * nothing. A token's last_used_at is left out: recording that a token was presented is not a write
+ * the refused request made to the product's data.
+ */
+export async function tableFingerprint(db: Db): Promise<Record<string, string>> {
+  const tables = await db.$queryRaw<{ tablename: string }[]>`
+    SELECT tablename FROM pg_tables
+    WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY tablename`;
+  const row = `(to_jsonb(x) - 'last_used_at')::text`;
+  const sql = tables
+    .map(
+      ({ tablename }) =>
+        `SELECT '${tablename}' AS t, count(*)::int AS n, md5(coalesce(string_agg(${row}, ',' ORDER BY ${row}), '')) AS h FROM "${tablename}" x`,
+    )
+    .join(" UNION ALL ");
+  const rows = await db.$queryRawUnsafe<{ t: string; n: number; h: string }[]>(sql);
+  return Object.fromEntries(rows.map((r) => [r.t, `${r.n} rows, ${r.h}`]));
+}

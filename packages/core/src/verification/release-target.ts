@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
+import { hasNoNul, NUL_MESSAGE } from "../input.ts";
 
 /**
  * Where a promoted generation is released (projects.release_target): a folder on the worker host
@@ -25,7 +26,10 @@ export const releaseTargetSchema = z.discriminatedUnion("kind", [
   }),
   z.object({
     kind: z.literal("webhook"),
-    url: z.url({ protocol: /^https?$/, error: "give an http:// or https:// URL for the webhook" }).max(2000),
+    url: z
+      .url({ protocol: /^https?$/, error: "give an http:// or https:// URL for the webhook" })
+      .max(2000)
+      .refine(hasNoNul, { error: NUL_MESSAGE }),
   }),
   z.object({ kind: z.literal("none") }),
 ]);

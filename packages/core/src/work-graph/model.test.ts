@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PATCH_MAX_BYTES } from "../config.ts";
 import { DomainError } from "../errors.ts";
 import { changeInput, validateWorkGraph } from "./model.ts";
 
@@ -60,7 +61,59 @@ describe("changeInput", () => {
     ],
     ["an absolute path", { ...base, tasks: [{ key: "a", title: "x", intents: { paths: ["/etc"] } }] }],
     ["a bad route", { ...base, contractChanges: { added: ["cart"] } }],
+    ["a NUL in the title", { ...base, title: "Add\u0000" }],
+    ["a NUL in an invariant", { ...base, invariants: ["cart\u0000"] }],
+    ["a NUL in a route", { ...base, contractChanges: { added: ["GET /api/\u0000"] } }],
+    [
+      "a NUL in written content",
+      { ...base, tasks: [{ key: "a", title: "x", editPlan: [{ op: "write", path: "a.txt", content: "\u0000" }] }] },
+    ],
   ])("rejects %s", (_name, input) => {
     expect(changeInput.safeParse(input).success).toBe(false);
+  });
+
+  const withPath = (path: string) => ({
+    ...base,
+    tasks: [{ key: "a", title: "x", editPlan: [{ op: "write", path, content: "x" }] }],
+  });
+
+  it.each([".git/hooks/pre-commit", "..\\..\\win", "C:/x", "src/.GIT/config", "a//b"])(
+    "refuses the task path %j, naming it",
+    (path) => {
+      const r = changeInput.safeParse(withPath(path));
+      expect(r.success).toBe(false);
+      expect(r.error?.issues).toEqual([
+        expect.objectContaining({
+          path: ["tasks", 0, "editPlan", 0, "path"],
+          message: expect.stringContaining(JSON.stringify(path)),
+        }),
+      ]);
+    },
+  );
+
+  it("refuses bad paths in the intents too", () => {
+    const r = changeInput.safeParse({
+      ...base,
+      tasks: [{ key: "a", title: "x", intents: { paths: [".git/config"], prefixes: ["../up/"] } }],
+    });
+    expect(r.error?.issues.map((i) => i.path.join("."))).toEqual([
+      "tasks.0.intents.paths.0",
+      "tasks.0.intents.prefixes.0",
+    ]);
+  });
+
+  it("refuses an edit plan that writes more than one ChangeSet patch holds (512 KB)", () => {
+    const half = "x".repeat(PATCH_MAX_BYTES / 2);
+    const plan = (extra: string) => [
+      { op: "write", path: "a.txt", content: half },
+      { op: "replace", path: "b.txt", find: "y", replace: half + extra },
+    ];
+    expect(changeInput.safeParse({ ...base, tasks: [{ key: "a", title: "x", editPlan: plan("") }] }).success).toBe(
+      true,
+    );
+    const r = changeInput.safeParse({ ...base, tasks: [{ key: "a", title: "x", editPlan: plan("é") }] });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]).toMatchObject({ path: ["tasks", 0, "editPlan"] });
+    expect(r.error?.issues[0]?.message).toContain("512 KB");
   });
 });

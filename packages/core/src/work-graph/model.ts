@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { PATCH_MAX_BYTES } from "../config.ts";
 import { DomainError } from "../errors.ts";
+import { repoPathSchema, safeText, utf8Bytes } from "../input.ts";
 
 /**
  * A Change and its Work Graph (spec: a Change becomes a Work Graph of Tasks). Validated at the
@@ -15,19 +17,11 @@ export type TaskState = (typeof TASK_STATES)[number];
 /** Why a Task is blocked: the limit it hit. */
 export const BLOCKED_LIMITS = ["dead_letter", "sandbox_meter", "command_cap", "cancelled"] as const;
 
-/** A repository path: relative, `/`-separated, no `..` or empty segments. A prefix may end with `/`. */
-export const repoPath = z
-  .string()
-  .min(1)
-  .max(500)
-  .refine(
-    (p) =>
-      !p.startsWith("/") &&
-      !p.split("/").some((s, i, all) => s === ".." || s === "." || (s === "" && i < all.length - 1)),
-    {
-      message: "must be a relative repository path without '..' or empty segments",
-    },
-  );
+/**
+ * A repository path (`repoPathSchema` in ../input.ts): relative, `/`-separated, no `.`, `..` or empty
+ * segments, no drive letter, backslash or control character, never into `.git`. A prefix may end with `/`.
+ */
+export const repoPath = repoPathSchema;
 
 export const taskKey = z
   .string()
@@ -35,13 +29,32 @@ export const taskKey = z
 
 /** One step of a scripted agent's edit plan (the offline agent replays these). */
 export const editStep = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("write"), path: repoPath, content: z.string().max(1_000_000) }),
+  z.object({ op: z.literal("write"), path: repoPath, content: safeText(PATCH_MAX_BYTES) }),
   z.object({ op: z.literal("delete"), path: repoPath }),
-  z.object({ op: z.literal("replace"), path: repoPath, find: z.string().min(1), replace: z.string() }),
+  z.object({
+    op: z.literal("replace"),
+    path: repoPath,
+    find: safeText(PATCH_MAX_BYTES).min(1),
+    replace: safeText(PATCH_MAX_BYTES),
+  }),
   /** A command in the Sandbox (on the allowlist); a non-zero exit fails the run. */
-  z.object({ op: z.literal("run"), argv: z.array(z.string().min(1)).min(1).max(50) }),
+  z.object({ op: z.literal("run"), argv: z.array(safeText(4000).min(1)).min(1).max(50) }),
 ]);
 export type EditStep = z.infer<typeof editStep>;
+
+/**
+ * The bytes a Task's edit plan adds (written content and replacement text): what its ChangeSet's
+ * patch holds at least. A plan that adds more than one patch may hold (512 KB) is refused at create
+ * time instead of being cut short after the Agent did the work.
+ */
+export function editPlanBytes(plan: readonly EditStep[]): number {
+  let n = 0;
+  for (const step of plan) {
+    if (step.op === "write") n += utf8Bytes(step.content);
+    if (step.op === "replace") n += utf8Bytes(step.replace);
+  }
+  return n;
+}
 
 export const resourceIntents = z.object({
   paths: z.array(repoPath).max(200).default([]),
@@ -51,21 +64,27 @@ export type ResourceIntents = z.infer<typeof resourceIntents>;
 
 export const taskInput = z.object({
   key: taskKey,
-  title: z.string().trim().min(1).max(200),
+  title: safeText(200).trim().min(1),
   dependsOn: z.array(taskKey).max(100).default([]),
   intents: resourceIntents.default({ paths: [], prefixes: [] }),
-  editPlan: z.array(editStep).max(200).optional(),
+  editPlan: z
+    .array(editStep)
+    .max(200)
+    .refine((plan) => editPlanBytes(plan) <= PATCH_MAX_BYTES, {
+      message: `the edit plan writes more than a ChangeSet patch holds (${PATCH_MAX_BYTES} bytes, 512 KB); split the Task`,
+    })
+    .optional(),
 });
 export type TaskInput = z.infer<typeof taskInput>;
 
-const route = z.string().regex(/^(GET|POST|PUT|PATCH|DELETE) \/\S*$/, "like 'GET /api/cart'");
+const route = safeText(500).regex(/^(GET|POST|PUT|PATCH|DELETE) \/\S*$/, "like 'GET /api/cart'");
 
 export const changeInput = z.object({
-  title: z.string().trim().min(1).max(200),
-  description: z.string().max(20_000).default(""),
+  title: safeText(200).trim().min(1),
+  description: safeText(20_000).default(""),
   riskTier: z.enum(RISK_TIERS),
   goals: z.object({ p95LatencyMs: z.number().int().positive().max(600_000).optional() }).default({}),
-  invariants: z.array(z.string().trim().min(1).max(500)).max(50).default([]),
+  invariants: z.array(safeText(500).trim().min(1)).max(50).default([]),
   contractChanges: z
     .object({
       added: z.array(route).default([]),

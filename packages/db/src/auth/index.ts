@@ -1,3 +1,4 @@
 export * from "./api-tokens.ts";
 export * from "./members.ts";
+export * from "./operator.ts";
 export * from "./passwords.ts";

@@ -1,6 +1,6 @@
 import { verifyPassword } from "better-auth/crypto";
 import { describe, expect, it } from "vitest";
-import { useTestDatabase } from "../testing/index.ts";
+import { useTestDatabase, waitForLockWaiter } from "../testing/index.ts";
 import { createApiToken } from "./api-tokens.ts";
 import { addMember, listMembers, removeMember, resetMemberPassword, setMemberRole } from "./members.ts";
 import { seedPeople } from "./testing.ts";
@@ -122,9 +122,9 @@ describe("resetting a member's password", () => {
       async (tx) => {
         await tx.membership.create({ data: { tenantId: "ten_b", userId: dee, role: "viewer" } });
         reset = resetMemberPassword(t.db, "ten_a", dee, "usr_ann").catch((err: unknown) => err);
-        await waitForLockWaiter();
+        await waitForLockWaiter(t.db);
       },
-      { timeout: 10_000 },
+      { timeout: 90_000 },
     );
     expect(await reset).toMatchObject({
       code: "PRECONDITION_FAILED",
@@ -146,14 +146,3 @@ describe("resetting a member's password", () => {
     });
   });
 });
-
-/** Until another backend of this database waits for a row lock (bounded: a reset that never waits fails the test). */
-async function waitForLockWaiter(): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    const [row] = await t.db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-    if ((row?.n ?? 0) > 0) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

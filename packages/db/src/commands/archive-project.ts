@@ -16,8 +16,8 @@ export const cleanupCommandId = commandIds.cleanup;
 /**
  * Archives a project: status `archived`, `project.archived` (a project-root fact, so the project
  * row is locked) and `project.cleanup`, which deletes the repositories and `source/<project>/`
- * objects its rows name (spec: "archive cleanup removes them"). Rows (generations, Changes,
- * Candidates, the feed) stay, so the history can still be read.
+ * objects its rows name: archiving removes the project's repositories and stored source. Rows
+ * (generations, Changes, Candidates, the feed) stay, so the history can still be read.
  *
  * Idempotent: an archived project is left as it is. A project still `provisioning` is refused:
  * its provision command could run after the cleanup and leave a repository behind.

@@ -8,11 +8,12 @@ import {
   type RhumbatronConfig,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { readStream, type StreamEntryRow } from "./stream.ts";
 
 /**
- * A pull consumer of one stream (spec: Event router). Per (subscription, stream) one consumer runs
+ * A pull consumer of one stream (docs/workflows.md). Per (subscription, stream) one consumer runs
  * at a time, by a lease on the cursor row. Each delivery reads one batch after the cursor, decodes
  * it, and applies the fresh events in groups. A group claims its events in `processed_events` and
  * applies them in ONE transaction, so a crash or a throw after the claim rolls the claim back too
@@ -36,8 +37,14 @@ export interface Subscription {
    */
   group(events: DeliveredEvent[]): DeliveredEvent[][];
   maxGroups?: number;
+  /**
+   * Slow outside work for a group (a model call), done before its transaction opens so no lock is
+   * held while it waits; gets the group's events not yet applied, and its result is given to apply.
+   * It may run again for the same events (a crash before apply commits), so it must be safe to repeat.
+   */
+  prepare?(db: Db, events: DeliveredEvent[]): Promise<unknown>;
   /** Applies fresh events inside the claiming transaction; throw to leave them unapplied. */
-  apply(ctx: TxContext, events: DeliveredEvent[]): Promise<void>;
+  apply(ctx: TxContext, events: DeliveredEvent[], prepared?: unknown): Promise<void>;
 }
 
 export interface ConsumerDeps {
@@ -64,12 +71,13 @@ export interface ConsumeResult {
 async function lease(db: Db, sub: string, stream: number, deps: ConsumerDeps) {
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.eventRouter.cursorLeaseSeconds * 1000);
+  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
   await db.$executeRaw`
     INSERT INTO stream_cursors (subscription, stream_index) VALUES (${sub}, ${stream}) ON CONFLICT DO NOTHING`;
   const rows = await db.$queryRaw<{ committed_offset: bigint; redeliver_at: Date | null }[]>`
     UPDATE stream_cursors SET lease_owner = ${deps.owner}, leased_until = ${until}, updated_at = ${now}
     WHERE subscription = ${sub} AND stream_index = ${stream}
-      AND (leased_until IS NULL OR leased_until < ${now} OR lease_owner = ${deps.owner})
+      AND (leased_until IS NULL OR leased_until < ${now} OR lease_owner = ${deps.owner} OR ${deadHolder})
     RETURNING committed_offset, redeliver_at`;
   return rows[0] ?? null;
 }
@@ -205,11 +213,23 @@ function planGroups(sub: Subscription, decoded: DeliveredEvent[], result: Consum
 }
 
 /** Each group in its own transaction: claim the fresh Events (dedupe), apply them; a failed group is kept. */
+/** The group's events this consumer has not applied yet (a read: the claim itself is in apply's transaction). */
+async function notYetProcessed(db: Db, consumer: string, group: DeliveredEvent[]): Promise<DeliveredEvent[]> {
+  const ids = group.map((e) => e.event.eventId);
+  const done = await db.processedEvent.findMany({
+    where: { consumer, eventId: { in: ids } },
+    select: { eventId: true },
+  });
+  const seen = new Set(done.map((d) => d.eventId));
+  return group.filter((e) => !seen.has(e.event.eventId));
+}
+
 async function applyStep(db: Db, sub: Subscription, groups: DeliveredEvent[][], result: ConsumeResult) {
   const unapplied: DeliveredEvent[] = [];
   let lastError: string | undefined;
   for (const group of groups) {
     try {
+      const prepared = sub.prepare ? await sub.prepare(db, await notYetProcessed(db, sub.name, group)) : undefined;
       await withTransaction(db, async (ctx) => {
         const claimed = new Set(
           await markProcessed(
@@ -220,7 +240,7 @@ async function applyStep(db: Db, sub: Subscription, groups: DeliveredEvent[][], 
         );
         const fresh = group.filter((e) => claimed.has(e.event.eventId));
         result.duplicates += group.length - fresh.length;
-        if (fresh.length > 0) await sub.apply(ctx, fresh);
+        if (fresh.length > 0) await sub.apply(ctx, fresh, prepared);
         result.applied += fresh.length;
       });
     } catch (err) {

@@ -8,7 +8,8 @@ export interface RetentionResult {
 }
 
 /**
- * Retention (spec: streams keep 7 days; archives expire after 30 days in dev, 365 in prod).
+ * Retention: streams keep config.streams.retentionSeconds (7 days); archives expire after
+ * config.eventRouter.archiveRetentionDays (30 days in dev, 365 in prod).
  * Claims older than the stream's retention can never be redelivered, so they go too.
  */
 export async function enforceRetention(

@@ -2,7 +2,7 @@ import { loadConfig, streamIndex } from "@rhumbatron/core";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { pgNotifyNudger } from "../nudge.ts";
-import { seedChange, seedProjects, testEvent, useTestDatabase } from "../testing/index.ts";
+import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor, waitForLockWaiter } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { appendToOutbox, withProjectRoot, withResourceShard } from "./outbox.ts";
 
@@ -78,12 +78,12 @@ describe("the outbox", () => {
       order.push("first done");
       return { result: null, events: [] };
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor("the first transaction holds the project row", () => order.includes("first locked"));
     const second = withProjectRoot(t.db, "proj_c", deps, async () => {
       order.push("second locked");
       return { result: null, events: [] };
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForLockWaiter(t.db);
     release();
     await Promise.all([first, second]);
     expect(order).toEqual(["first locked", "first done", "second locked"]);
@@ -113,10 +113,9 @@ describe("the outbox", () => {
       await appendToOutbox(ctx, [ev("rolled")], deps);
       throw new Error("rollback");
     }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 150));
-    expect(got).toEqual([]);
     await withTransaction(t.db, (ctx) => appendToOutbox(ctx, [ev("kept")], deps));
-    await new Promise((r) => setTimeout(r, 150));
+    // Notifications arrive in commit order: had the rolled-back one been sent, it would come first.
+    await waitFor("the committed write's nudge", () => got.length > 0);
     expect(got).toEqual(["rhumbatron_outbox"]);
     await listener.end();
   });

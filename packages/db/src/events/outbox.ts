@@ -4,8 +4,8 @@ import type { Nudger } from "../nudge.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 
 /**
- * The transactional outbox (spec: Transactional outbox). A state change and its Events commit in
- * one transaction, through one of two owners:
+ * The transactional outbox (ARCHITECTURE.md: The walk of one Change). A state change and its Events
+ * commit in one transaction, through one of two owners:
  *  - project root: project-wide facts; locks the project row;
  *  - resource shard: everything else; locks the row of the resource it owns (e.g. `change:<id>`).
  * A repeated event_id is ignored, so a retried step that writes the same Event again changes nothing.

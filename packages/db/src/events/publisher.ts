@@ -5,7 +5,7 @@ import { type Tx, withTransaction } from "../transaction.ts";
 import type { StreamSink } from "./stream.ts";
 
 /**
- * The outbox publisher (spec: OutboxPublisher.publishDue). Per project and run: at most
+ * The outbox publisher (publishDue). Per project and run: at most
  * config.outbox.maxRowsPerProjectPerPublish rows, sent in commit order to the project's stream.
  * A row waiting for its retry holds back the later rows of its project (head-of-line, like a
  * partition); a failed row is final and does not. One publisher per project at a time.

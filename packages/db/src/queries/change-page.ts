@@ -63,8 +63,9 @@ export interface StoredPatch {
 }
 
 /**
- * A ChangeSet's stored patch, read from the blob store (spec: "the code view uses stored
- * patches"). Only a key under the project's own `source/<project>/` prefix is read.
+ * A ChangeSet's stored patch, read from the blob store: the Change page's code view shows the patch
+ * stored when the ChangeSet was published (README: What happens when you ask for a Change, step 4).
+ * Only a key under the project's own `source/<project>/` prefix is read.
  */
 export async function readChangeSetPatch(
   db: Db,

@@ -24,8 +24,9 @@ export interface StreamLag {
 
 /**
  * Consumer lag on every configured stream: the stream head's offset minus each subscription's
- * committed offset. Streams are shared by every tenant of the environment (spec: 8 streams), so the
- * numbers are the environment's; `projects` names which of them carry this tenant's Events.
+ * committed offset. Streams are shared by every tenant of the environment (config.streams.count,
+ * 8), so the numbers are the environment's; `projects` names which of them carry this tenant's
+ * Events.
  */
 export async function streamLag(
   db: Db,
@@ -71,8 +72,9 @@ export interface UsageMeters {
 /**
  * The tenant's Sandbox meter for the current month against its budget (the tenant's own, else
  * RHUMBATRON_SANDBOX_MONTHLY_SECONDS, else 18,000 s; `sandbox.meter` has the details) and the
- * overlap classifier's calls today against its daily cap (spec: 200, environment-wide), read from
- * usage_counters with the same windows and scopes the writers use (meterWindow, commandCapWindow: UTC).
+ * overlap classifier's calls today against its daily cap (config.causal.classifierDailyCallCap,
+ * 200, environment-wide; README: The overlap classifier), read from usage_counters with the same
+ * windows and scopes the writers use (meterWindow, commandCapWindow: UTC).
  */
 export async function usageMeters(
   db: Db,

@@ -8,15 +8,17 @@ import {
   type QueuePurpose,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type EnqueueDeps, putOnQueue, queueChannel } from "./enqueue.ts";
 
 /**
- * A queue consumer (spec: Queues). It leases up to a batch of available messages
+ * A queue consumer (config.queues.policies). It leases up to a batch of available messages
  * (FOR UPDATE SKIP LOCKED; a lease that runs out brings a crashed consumer's messages back), runs
  * the handler for each one, and then acks, retries after the queue's delay, or applies the queue's
  * exhaustion rule. A handler runs inside the transaction that acks its message, so its database
  * effect and the ack commit together: a consumer killed mid-batch leaves no half-handled message.
+ * Slow outside work (git, blobs) goes in the handler's prepare, before that transaction opens.
  */
 export interface LeasedMessage {
   id: bigint;
@@ -33,6 +35,15 @@ export interface HandlerContext extends TxContext {
   message: LeasedMessage;
   command: CommandEnvelope;
   now: Date;
+  /** What the handler's prepare returned (undefined without one). */
+  prepared?: unknown;
+}
+
+/** What a handler's prepare gets: the command, outside any transaction. */
+export interface PrepareContext {
+  message: LeasedMessage;
+  command: CommandEnvelope;
+  now: Date;
 }
 
 export interface CommandHandler {
@@ -40,9 +51,12 @@ export interface CommandHandler {
   commandTypes: readonly string[] | "*";
   handle(ctx: HandlerContext): Promise<HandlerResult>;
   /**
-   * Handlers that do slow outside work (git, sandbox) set this: each of their messages then gets a
-   * transaction of its own instead of sharing the batch's, so no transaction stays open for long.
+   * Slow outside work (git, blobs, a promotion's own transactions), done before the ack's
+   * transaction opens, so no transaction waits on it; its result is handed to handle as
+   * ctx.prepared. A redelivery runs it again, so it must be idempotent (every such step is keyed).
    */
+  prepare?(ctx: PrepareContext): Promise<unknown>;
+  /** Each message gets a transaction of its own instead of sharing the batch's. */
   ownTransaction?: boolean;
   /** For queues whose exhaustion rule records the failure somewhere (indexing). */
   onExhausted?(ctx: TxContext, message: LeasedMessage, error: string): Promise<void>;
@@ -63,6 +77,7 @@ export async function leaseMessages(db: Db, purpose: QueuePurpose, deps: QueueCo
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.queues.leaseSeconds * 1000);
   const batch = deps.config.queues.policies[purpose].batchSize;
+  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
   const rows = await db.$queryRaw<
     {
       id: bigint;
@@ -78,7 +93,7 @@ export async function leaseMessages(db: Db, purpose: QueuePurpose, deps: QueueCo
     WHERE id IN (
       SELECT id FROM queue_messages
       WHERE queue = ${purpose} AND available_at <= ${now} AND expires_at > ${now}
-        AND (leased_until IS NULL OR leased_until < ${now})
+        AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder})
       ORDER BY available_at, id LIMIT ${batch}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, command_id, command_type, envelope, deliveries, origin_queue, last_error`;
@@ -120,19 +135,15 @@ export async function deliverMessage(
     outcome = { kind: "unknown_type", commandType: parsed.data.commandType };
   } else {
     try {
-      // Handler and ack (or redelivery, or deferral) in one transaction.
-      // A handler doing slow outside work (git, an index build) may take up to its lease.
-      const timeoutMs = handler.ownTransaction ? deps.config.queues.leaseSeconds * 1000 : undefined;
-      action = await withTransaction(
-        db,
-        async (ctx) => {
-          const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now });
-          const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
-          await settleHandled(ctx, m, a, deps);
-          return a;
-        },
-        timeoutMs ? { timeoutMs } : {},
-      );
+      // Slow outside work first, with no transaction open; then the handler's rows and the ack
+      // (or redelivery, or deferral) in one transaction.
+      const prepared = handler.prepare ? await handler.prepare({ message: m, command: parsed.data, now }) : undefined;
+      action = await withTransaction(db, async (ctx) => {
+        const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now, prepared });
+        const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
+        await settleHandled(ctx, m, a, deps);
+        return a;
+      });
       return action;
     } catch (err) {
       outcome = { kind: "failed", error: errorText(err) };
@@ -274,7 +285,9 @@ export async function consumeQueue(
   };
   const own = (m: LeasedMessage) => {
     const type = (m.envelope as { commandType?: string } | null)?.commandType ?? m.commandType;
-    return handlerFor(handlers, type)?.ownTransaction === true;
+    const h = handlerFor(handlers, type);
+    // A handler with outside work runs it before its own transaction, never inside a shared one.
+    return h?.ownTransaction === true || h?.prepare !== undefined;
   };
   const shared = messages.filter((m) => !own(m));
   if (shared.length) for (const a of await deliverBatch(db, shared, handlers, deps)) actions[a.action]++;

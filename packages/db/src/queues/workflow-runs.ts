@@ -1,13 +1,15 @@
 import type { Db } from "../client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
 
 /**
- * Running a workflow instance durably on either executor (spec: every step idempotent). A runner
+ * Running a workflow instance durably on either executor, every step idempotent. A runner
  * leases one `running` instance; each completed step is stored with its output in workflow_steps, so
- * a re-run after a crash replays finished steps instead of repeating them. A crashed runner's lease
- * expires and another runner picks the instance up.
+ * a re-run after a crash replays finished steps instead of repeating them. A crashed runner's
+ * instance is picked up by another runner as soon as the crashed one's heartbeat stops
+ * (leases/holders.ts), or when its lease runs out.
  */
 export interface ClaimedWorkflow {
   instanceId: string;
@@ -15,18 +17,29 @@ export interface ClaimedWorkflow {
   attempts: number;
 }
 
+export interface WorkflowLease {
+  now: Date;
+  leaseSeconds: number;
+  /** The claiming worker (worker_heartbeats.worker_id). */
+  owner: string;
+  /** An instance whose holder has not beaten for this long is taken over (worker.takeoverSeconds). */
+  takeoverSeconds: number;
+}
+
 export async function claimWorkflowInstance(
   db: Db,
   kind: WorkflowKind,
-  now: Date,
-  leaseSeconds: number,
+  lease: WorkflowLease,
 ): Promise<ClaimedWorkflow | null> {
-  const until = new Date(now.getTime() + leaseSeconds * 1000);
+  const { now } = lease;
+  const until = new Date(now.getTime() + lease.leaseSeconds * 1000);
+  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, lease.takeoverSeconds));
   const rows = await db.$queryRaw<{ instance_id: string; input: Record<string, unknown>; attempts: number }[]>`
-    UPDATE workflow_instances SET leased_until = ${until}, attempts = attempts + 1
+    UPDATE workflow_instances SET leased_until = ${until}, lease_owner = ${lease.owner}, attempts = attempts + 1
     WHERE instance_id = (
       SELECT instance_id FROM workflow_instances
-      WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running' AND (leased_until IS NULL OR leased_until < ${now})
+      WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running'
+        AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder})
       ORDER BY started_at, instance_id
       FOR UPDATE SKIP LOCKED LIMIT 1)
     RETURNING instance_id, input, attempts`;
@@ -108,6 +121,7 @@ export async function finishWorkflowInstance(
       error: outcome.error ?? null,
       finishedAt: now,
       leasedUntil: null,
+      leaseOwner: null,
     },
   });
   return r.count > 0;
@@ -115,5 +129,8 @@ export async function finishWorkflowInstance(
 
 /** Lets another runner take the instance at once (a runner that hit a retryable failure). */
 export async function releaseWorkflowLease(db: Db, instanceId: string, retryAt: Date): Promise<void> {
-  await db.workflowInstance.updateMany({ where: { instanceId, status: "running" }, data: { leasedUntil: retryAt } });
+  await db.workflowInstance.updateMany({
+    where: { instanceId, status: "running" },
+    data: { leasedUntil: retryAt, leaseOwner: null },
+  });
 }

@@ -4,9 +4,9 @@ import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, enqueueCommand } from "./enqueue.ts";
 
 /**
- * Workflow starts (spec: Workflow start, Workflow start command). The instance ID is the
- * idempotency key (Candidate ID, release ID); the workflow_instances primary key rejects a second
- * instance in the database, whichever executor runs the workflow.
+ * Workflow starts, directly or by a start command (README: Idempotency, the Workflow start rows).
+ * The instance ID is the idempotency key (Candidate ID, release ID); the workflow_instances primary
+ * key rejects a second instance in the database, whichever executor runs the workflow.
  */
 export const WORKFLOWS = { verification: "candidate-verification", rerun: "check-rerun", release: "release" } as const;
 export type WorkflowKind = keyof typeof WORKFLOWS;

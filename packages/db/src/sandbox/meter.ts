@@ -17,7 +17,7 @@ import { meterOwner, sandboxMeterScope } from "./tenant-meter.ts";
 export { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 
 /**
- * The Sandbox guards in usage_counters (spec: Sandbox lifecycle: admitSandbox, reserve, settle).
+ * The Sandbox guards in usage_counters: admitSandbox, reserve and settle (docs/workflows.md).
  * The monthly meter is per tenant (a project belongs to one tenant): its counters' scope is
  * `<env>:<tenant>` (sandboxMeterScope) and its budget the tenant's (README: The Sandbox, the meter).
  * Every change to a tenant's meter first locks its `sandbox_reserved_seconds` row, so reservations

@@ -3,9 +3,10 @@ import { DomainError, isRepoName, type RepoMode, type RhumbatronConfig } from "@
 import type { Db } from "../client.ts";
 
 /**
- * Repository tokens (spec: every git access uses a short-lived repo token, 600 s, revoked after
- * use). A token names one repository and one mode; only its SHA-256 is stored. Every access checks
- * it: an unknown, expired, revoked or wrongly scoped token is refused with FORBIDDEN.
+ * Repository tokens: every git access uses a short-lived repo token
+ * (config.source.repoTokenTtlSeconds, 600 s), revoked after use. A token names one repository and
+ * one mode; only its SHA-256 is stored. Every access checks it: an unknown, expired, revoked or
+ * wrongly scoped token is refused with FORBIDDEN.
  */
 export interface IssuedToken {
   id: string;

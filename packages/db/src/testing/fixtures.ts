@@ -50,3 +50,25 @@ export function testEvent<T extends EventType>(
     payload: o.payload,
   });
 }
+
+/**
+ * Waits until `probe` holds, polling; fails after `limitMs` (one generous outer limit: a busy
+ * machine only makes the wait longer). Never a fixed sleep: tests wait for conditions.
+ */
+export async function waitFor(what: string, probe: () => Promise<boolean> | boolean, limitMs = 60_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`waited ${limitMs} ms for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Until another backend of this database waits for a row lock. */
+export function waitForLockWaiter(db: Db): Promise<void> {
+  return waitFor("a transaction waiting for a row lock", async () => {
+    const [row] = await db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    return (row?.n ?? 0) > 0;
+  });
+}

@@ -42,4 +42,4 @@ export function useTestDatabase(): TestDatabase {
     },
   };
 }
-export { seedChange, seedProjects, testEvent } from "./fixtures.ts";
+export { seedChange, seedProjects, testEvent, waitFor, waitForLockWaiter } from "./fixtures.ts";

@@ -23,8 +23,9 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
 /**
- * Approval and promotion of a Candidate (spec: Promotion preconditions). Both are deterministic
- * rules over authoritative rows; no model decides either.
+ * Approval and promotion of a Candidate (README: Verification, approval and promotion; promotion's
+ * steps are charted in docs/workflows.md). Both are deterministic rules over authoritative rows; no
+ * model decides either.
  */
 async function tenantCandidate(db: Db | TxContext["tx"], tenantId: string, candidateId: string) {
   const c = await db.candidate.findUnique({ where: { id: candidateId } });

@@ -2,20 +2,32 @@ import { randomUUID } from "node:crypto";
 import { type AgentTask, DomainError, type EditStep, topologicalOrder } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
- * Agent runs in the database: the runner claims a queued run (or one whose runner stopped
- * answering), records where it started, and publishes its ChangeSet.
+ * Agent runs in the database: the runner claims a queued run (or one whose runner died: its
+ * heartbeat stopped for worker.takeoverSeconds, or it has not touched the run for `staleAfterMs`),
+ * records where it started, and publishes its ChangeSet.
  */
-export async function claimNextRun(db: Db, now: Date, staleAfterMs: number): Promise<string | null> {
-  const stale = new Date(now.getTime() - staleAfterMs);
+export interface RunClaim {
+  now: Date;
+  /** The claiming worker (worker_heartbeats.worker_id). */
+  runner: string;
+  staleAfterMs: number;
+  takeoverSeconds: number;
+}
+
+export async function claimNextRun(db: Db, claim: RunClaim): Promise<string | null> {
+  const { now } = claim;
+  const stale = new Date(now.getTime() - claim.staleAfterMs);
+  const deadRunner = heldByDeadWorker("runner_id", takeoverCutoff(now, claim.takeoverSeconds));
   const rows = await db.$queryRaw<{ id: string }[]>`
-    UPDATE agent_runs SET status = 'running', updated_at = ${now}
+    UPDATE agent_runs SET status = 'running', runner_id = ${claim.runner}, updated_at = ${now}
     WHERE id = (
       SELECT id FROM agent_runs
-      WHERE status = 'queued' OR (status = 'running' AND updated_at < ${stale})
+      WHERE status = 'queued' OR (status = 'running' AND (updated_at < ${stale} OR ${deadRunner}))
       ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
     RETURNING id`;
   return rows[0]?.id ?? null;
@@ -166,7 +178,7 @@ export async function publishChangeSet(
 }
 
 /**
- * A Sandbox refusal blocks the Task with the limit it hit (spec: blocked_limit sandbox_meter) and
+ * A Sandbox refusal blocks the Task with the limit it hit (blocked_limit `sandbox_meter`) and
  * the guard that refused (`cause`, the refusal's `limit`): a Task the monthly budget refused
  * (`sandbox_monthly_seconds`) resumes by itself once the budget has room (sandbox/resume.ts).
  */

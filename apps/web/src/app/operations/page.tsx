@@ -1,6 +1,7 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
 import { QUEUE_PURPOSES } from "@rhumbatron/core";
 import { DeadLettersPanel } from "../../components/operations/dead-letters-panel.tsx";
+import { HealthPanel } from "../../components/operations/health-panel.tsx";
 import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
 import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
 import { SandboxPanel } from "../../components/sandbox-notice.tsx";
@@ -18,6 +19,7 @@ export default async function OperationsPage() {
   return (
     <section className="space-y-4">
       <h1 className="text-xl font-semibold">Operations</h1>
+      <HealthPanel />
       <DeadLettersPanel tenantId={tenantId} />
       <OutboxPanel tenantId={tenantId} />
       <QueuesPanel tenantId={tenantId} purposes={QUEUE_PURPOSES} />

@@ -1,0 +1,148 @@
+import { commandIds, loadConfig } from "@rhumbatron/core";
+import { describe, expect, it } from "vitest";
+import { consumeOnce, type Subscription } from "../events/consumer.ts";
+import { leaseMessages } from "../queues/consumer.ts";
+import { enqueueCommand } from "../queues/enqueue.ts";
+import { claimWorkflowInstance } from "../queues/workflow-runs.ts";
+import { WORKFLOWS } from "../queues/workflows.ts";
+import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
+import { withTransaction } from "../transaction.ts";
+import { claimNextRun } from "../work-graph/runs.ts";
+import { markWorkerStopped, reapDeadWorkersOnHost, recordBeat, type WorkerBeat } from "./holders.ts";
+
+const t = useTestDatabase();
+const config = loadConfig("dev");
+const TAKEOVER = config.worker.takeoverSeconds;
+const t0 = new Date("2026-07-01T10:00:00Z");
+const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+const nudger = { nudge: async () => {} };
+
+const beatOf = (workerId: string, over: Partial<WorkerBeat> = {}): WorkerBeat => ({
+  workerId,
+  executor: "local",
+  hostname: "host-a",
+  pid: 1000,
+  version: "0.1.0",
+  startedAt: t0,
+  sandboxKind: null,
+  sandboxIsolates: null,
+  sandboxNote: null,
+  ...over,
+});
+
+/** Worker A claims at t0 (and keeps beating until `aliveUntil`); worker B tries at `when`. */
+async function aBeatsUntil(aliveUntil: number) {
+  for (let s = 0; s <= aliveUntil; s += config.worker.heartbeatSeconds) await recordBeat(t.db, beatOf("wrk_a"), at(s));
+  await recordBeat(t.db, beatOf("wrk_b", { pid: 2000 }), at(aliveUntil + TAKEOVER + 1));
+}
+
+describe("a lease held by a dead worker is taken over within worker.takeoverSeconds", () => {
+  it("queue messages: not while the holder beats, at once after its beats stop for takeoverSeconds", async () => {
+    await seedProjects(t.db, ["proj_l"]);
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        {
+          commandId: commandIds.indexBuild("proj_l", 1),
+          commandType: "index.build",
+          projectId: "proj_l",
+          changeId: null,
+          taskId: null,
+          payload: { generation: 1 },
+        },
+        { config, nudger, now: () => t0 },
+      ),
+    );
+    const lease = (owner: string, now: Date) =>
+      leaseMessages(t.db, "indexing", { config, nudger, now: () => now, owner });
+    await recordBeat(t.db, beatOf("wrk_a"), t0);
+    expect(await lease("wrk_a", t0)).toHaveLength(1);
+    // A still beats at +20 s; at +40 s its lease (config.queues.leaseSeconds) has long to run.
+    await recordBeat(t.db, beatOf("wrk_a"), at(20));
+    expect(await lease("wrk_b", at(20 + TAKEOVER))).toHaveLength(0);
+    expect(await lease("wrk_b", at(20 + TAKEOVER + 1))).toHaveLength(1);
+    expect(config.queues.leaseSeconds).toBeGreaterThan(20 + TAKEOVER + 1);
+  });
+
+  it("workflow instances and Agent runs, and a stopped worker's are free at once", async () => {
+    await seedProjects(t.db, ["proj_w"]);
+    await seedChange(t.db, "proj_w", "chg_w");
+    await t.db.workflowInstance.create({
+      data: { instanceId: "cand_w", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
+    });
+    await t.db.task.create({ data: { id: "tsk_w", changeId: "chg_w", key: "a", title: "a", state: "running" } });
+    await t.db.agentRun.create({
+      data: { id: "run_w", taskId: "tsk_w", changeId: "chg_w", agentId: "agt_w", wakeCommandId: "cmd_w", reason: "t" },
+    });
+    const claimWf = (owner: string, now: Date) =>
+      claimWorkflowInstance(t.db, "verification", { now, leaseSeconds: 3600, owner, takeoverSeconds: TAKEOVER });
+    const claimRun = (runner: string, now: Date) =>
+      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+
+    await recordBeat(t.db, beatOf("wrk_a"), t0);
+    expect((await claimWf("wrk_a", t0))?.instanceId).toBe("cand_w");
+    expect(await claimRun("wrk_a", t0)).toBe("run_w");
+    // A is alive: B gets nothing, however often it asks.
+    await aBeatsUntil(0);
+    expect(await claimWf("wrk_b", at(5))).toBeNull();
+    expect(await claimRun("wrk_b", at(5))).toBeNull();
+    // A stopped cleanly (or was reaped): free at once, though its leases have an hour left.
+    await markWorkerStopped(t.db, "wrk_a", at(6));
+    expect((await claimWf("wrk_b", at(6)))?.attempts).toBe(2);
+    expect(await claimRun("wrk_b", at(6))).toBe("run_w");
+    const run = await t.db.agentRun.findUniqueOrThrow({ where: { id: "run_w" } });
+    expect(run.runnerId).toBe("wrk_b");
+    const wf = await t.db.workflowInstance.findUniqueOrThrow({ where: { instanceId: "cand_w" } });
+    expect(wf.leaseOwner).toBe("wrk_b");
+  });
+
+  it("stream cursors: a dead consumer's cursor is taken over; a holder with no heartbeat waits for its lease", async () => {
+    const sub: Subscription = { name: "test-sub", group: (e) => (e.length ? [e] : []), apply: async () => {} };
+    await recordBeat(t.db, beatOf("wrk_c"), t0);
+    await t.db.streamCursor.create({
+      data: { subscription: "test-sub", streamIndex: 0, leaseOwner: "wrk_c", leasedUntil: at(3600) },
+    });
+    const consume = (owner: string, now: Date) => consumeOnce(t.db, sub, 0, { config, now: () => now, owner });
+    expect((await consume("wrk_b", at(TAKEOVER))).outcome).toBe("busy");
+    expect((await consume("wrk_b", at(TAKEOVER + 1))).outcome).toBe("empty");
+    // No heartbeat row: a tool or a test; only the lease's own end frees it.
+    await t.db.streamCursor.update({
+      where: { subscription_streamIndex: { subscription: "test-sub", streamIndex: 0 } },
+      data: { leaseOwner: "a-tool", leasedUntil: at(3600) },
+    });
+    expect((await consume("wrk_b", at(3599))).outcome).toBe("busy");
+    expect((await consume("wrk_b", at(3601))).outcome).toBe("empty");
+  });
+});
+
+describe("reapDeadWorkersOnHost", () => {
+  it("marks stopped this host's earlier workers that no longer run, or had this very pid", async () => {
+    await recordBeat(t.db, beatOf("wrk_gone", { pid: 11, hostname: "host-r" }), t0);
+    await recordBeat(t.db, beatOf("wrk_alive", { pid: 12, hostname: "host-r" }), t0);
+    await recordBeat(t.db, beatOf("wrk_samepid", { pid: 1, hostname: "host-r" }), t0);
+    await recordBeat(t.db, beatOf("wrk_elsewhere", { pid: 11, hostname: "host-s" }), t0);
+    await recordBeat(t.db, beatOf("wrk_me", { pid: 1, hostname: "host-r" }), t0);
+    const reaped = await reapDeadWorkersOnHost(
+      t.db,
+      { workerId: "wrk_me", hostname: "host-r", pid: 1 },
+      (pid) => pid === 12 || pid === 1,
+      at(1),
+    );
+    expect(reaped.sort()).toEqual(["wrk_gone", "wrk_samepid"]);
+    const rows = await t.db.workerHeartbeat.findMany({
+      where: { hostname: { in: ["host-r", "host-s"] } },
+      orderBy: { workerId: "asc" },
+    });
+    expect(Object.fromEntries(rows.map((r) => [r.workerId, r.stoppedAt?.toISOString() ?? null]))).toEqual({
+      wrk_alive: null,
+      wrk_elsewhere: null,
+      wrk_gone: at(1).toISOString(),
+      wrk_me: null,
+      wrk_samepid: at(1).toISOString(),
+    });
+    // A second start finds nothing more to reap.
+    expect(
+      await reapDeadWorkersOnHost(t.db, { workerId: "wrk_me", hostname: "host-r", pid: 1 }, () => true, at(2)),
+    ).toEqual([]);
+  });
+});

@@ -1,0 +1,81 @@
+import type { Db } from "../client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+
+/**
+ * Who holds a lease, and when a holder counts as dead.
+ *
+ * Every lease in the database (a queue message, a stream cursor, a workflow instance, an Agent run)
+ * names the worker that holds it. Each worker process beats every worker.heartbeatSeconds; a lease
+ * whose holder has not beaten for worker.takeoverSeconds, or whose holder stopped, is free for another
+ * worker at once, whatever time the lease itself still has. Leases stay long (they cover the slowest
+ * step), so a live holder is never interrupted, while a dead one's work resumes within seconds.
+ */
+export interface WorkerBeat {
+  workerId: string;
+  executor: string;
+  hostname: string;
+  pid: number;
+  version: string;
+  startedAt: Date;
+  sandboxKind: string | null;
+  sandboxIsolates: boolean | null;
+  sandboxNote: string | null;
+}
+
+type HolderColumn = "lease_owner" | "runner_id";
+
+/**
+ * SQL condition: the row's holder (`column`) is a worker that stopped, or whose last beat is older
+ * than `cutoff`. A holder with no heartbeat row (tests, tools) is never taken over this way; its
+ * lease runs out as before.
+ */
+export function heldByDeadWorker(column: HolderColumn, cutoff: Date): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(column)} IN (
+    SELECT worker_id FROM worker_heartbeats WHERE stopped_at IS NOT NULL OR last_beat_at < ${cutoff})`;
+}
+
+/** The instant before which a beat is too old: `now` minus worker.takeoverSeconds. */
+export function takeoverCutoff(now: Date, takeoverSeconds: number): Date {
+  return new Date(now.getTime() - takeoverSeconds * 1000);
+}
+
+/** One beat: one statement (INSERT … ON CONFLICT), so concurrent beats never lose an increment. */
+export async function recordBeat(db: Db, beat: WorkerBeat, at: Date): Promise<{ beats: number; lastBeatAt: Date }> {
+  const { workerId, ...identity } = beat;
+  const row = await db.workerHeartbeat.upsert({
+    where: { workerId },
+    create: { workerId, ...identity, lastBeatAt: at, beats: 1 },
+    update: { ...identity, lastBeatAt: at, beats: { increment: 1 } },
+  });
+  return { beats: row.beats, lastBeatAt: row.lastBeatAt };
+}
+
+/** A worker that stops cleanly says so: whatever it still holds is free at once. */
+export async function markWorkerStopped(db: Db, workerId: string, at: Date): Promise<void> {
+  await db.workerHeartbeat.updateMany({ where: { workerId, stoppedAt: null }, data: { stoppedAt: at } });
+}
+
+/**
+ * A worker starting on a host marks that host's earlier worker processes stopped when they are no
+ * longer running (`isRunning(pid)` false), or when they had this very pid (a container restarted:
+ * every start is pid 1). What they held is then free for the new process at once. Returns their IDs.
+ */
+export async function reapDeadWorkersOnHost(
+  db: Db,
+  self: { workerId: string; hostname: string; pid: number },
+  isRunning: (pid: number) => boolean,
+  at: Date,
+): Promise<string[]> {
+  const rows = await db.workerHeartbeat.findMany({
+    where: { hostname: self.hostname, stoppedAt: null, NOT: { workerId: self.workerId } },
+    select: { workerId: true, pid: true },
+  });
+  const dead = rows.filter((r) => r.pid === self.pid || !isRunning(r.pid)).map((r) => r.workerId);
+  if (dead.length > 0) {
+    await db.workerHeartbeat.updateMany({
+      where: { workerId: { in: dead }, stoppedAt: null },
+      data: { stoppedAt: at },
+    });
+  }
+  return dead;
+}
