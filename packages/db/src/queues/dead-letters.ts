@@ -3,7 +3,6 @@ import type { Db } from "../client.ts";
 import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { claimReleased } from "../work-graph/claims.ts";
 import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 
@@ -77,7 +76,6 @@ async function blockTask(
     throw err;
   });
   if (!owner) return;
-  const before = await ctx.tx.task.findFirst({ where: { id: taskId, changeId } });
   const blocked = await ctx.tx.task.updateMany({
     where: { id: taskId, changeId },
     data: { state: "blocked", blockedLimit: "dead_letter" },
@@ -91,10 +89,7 @@ async function blockTask(
     now: deps.now(),
     payload: { reason: `dead letter: ${reason}` },
   });
-  // A running Task that is blocked lets go of its paths.
-  const actor = { kind: "system" as const, id: DEAD_LETTER_CONSUMER };
-  const released = before ? claimReleased(owner, before, { actor, causedBy: commandId, now: deps.now() }) : [];
-  await appendToOutbox(ctx, [event, ...released], deps);
+  await appendToOutbox(ctx, [event], deps);
 }
 
 async function lockOwnDeadLetter(ctx: TxContext, id: string, tenantId: string) {
