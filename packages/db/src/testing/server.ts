@@ -83,6 +83,9 @@ export async function startTestServer(): Promise<TestServer> {
       if (!again.rowCount) throw err;
     });
   }
+  // When this run last used the template: another checkout's run (other migrations, so another
+  // template) on the same server leaves it alone while it is recent.
+  await adminQuery(adminUrl, `COMMENT ON DATABASE "${template}" IS 'used ${new Date().toISOString()}'`);
   return { adminUrl, template, stop: stopServer };
 }
 
@@ -95,18 +98,24 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A template another run used within this long may still be copied by it: it is kept. */
+const TEMPLATE_KEEP_MS = 6 * 3600_000;
+
 /**
  * A shared server keeps what earlier runs left: templates of older migration sets, and databases
- * of test processes that were killed. Drop those (never a database whose process still runs).
+ * of test processes that were killed. Drop those (never a database whose process still runs, nor a
+ * template another run used in the last hours: two checkouts may test on one server at once).
  */
 async function dropLeftovers(adminUrl: string, template: string): Promise<void> {
-  const { rows } = await adminQuery<{ datname: string }>(
+  const { rows } = await adminQuery<{ datname: string; note: string | null }>(
     adminUrl,
-    "SELECT datname FROM pg_database WHERE datname LIKE 'rhumbatron\\_%'",
+    "SELECT datname, shobj_description(oid, 'pg_database') AS note FROM pg_database WHERE datname LIKE 'rhumbatron\\_%'",
   );
-  for (const { datname } of rows) {
+  for (const { datname, note } of rows) {
     const test = /^rhumbatron_(?:test|mig|e2e|bench)_(\d+)_/.exec(datname);
-    const staleTemplate = /^rhumbatron_tpl_[0-9a-f]{12}$/.test(datname) && datname !== template;
+    const usedAt = Date.parse(/^used (.+)$/.exec(note ?? "")?.[1] ?? "");
+    const recent = Number.isFinite(usedAt) && Date.now() - usedAt < TEMPLATE_KEEP_MS;
+    const staleTemplate = /^rhumbatron_tpl_[0-9a-f]{12}$/.test(datname) && datname !== template && !recent;
     if (staleTemplate || (test && !alive(Number(test[1])))) {
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => {});
     }
