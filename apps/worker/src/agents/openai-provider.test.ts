@@ -197,6 +197,27 @@ describe("openAiAgentProvider", () => {
     expect(lastMessages(3, 1)).toEqual([{ role: "tool", tool_call_id: "call_3", content: "ok" }]);
   });
 
+  it("tells the model about a wake that reached it between two steps, once, before its next step", async () => {
+    script = [reply([["call_1", "list_files", {}]]), finish("call_2")];
+    const notices = [
+      {
+        reason: "exact_overlap",
+        paths: ["src/app.ts"],
+        note: "continued: task other holds src/app.ts, which this Task also touches",
+      },
+    ];
+    // The wake arrives while the first step runs (the run's watcher puts it in the inbox).
+    let steps = 0;
+    const inbox = { take: () => (steps++ === 1 ? notices.splice(0) : []) };
+    expect(await provider().run(task, tools, undefined, inbox)).toMatchObject({ status: "completed" });
+    expect(recorded[0]?.body.messages.map((m) => m.role)).toEqual(["system", "user"]);
+    const told = lastMessages(1, 1)?.[0];
+    expect(told?.role).toBe("user");
+    expect(told?.content).toContain("task other holds src/app.ts");
+    expect(told?.content).toContain("(paths: src/app.ts)");
+    expect(recorded[1]?.body.messages.filter((m) => m.content?.includes("While you worked"))).toHaveLength(1);
+  });
+
   it("reports refused paths and commands to the model as errors and goes on", async () => {
     script = [
       reply([

@@ -1,4 +1,4 @@
-import type { AgentOutcome, AgentProvider, AgentTask, AgentTools } from "@rhumbatron/core";
+import type { AgentNotice, AgentOutcome, AgentProvider, AgentTask, AgentTools } from "@rhumbatron/core";
 import { z } from "zod";
 
 export interface OpenAiAgentOptions {
@@ -151,6 +151,15 @@ export function systemPrompt(task: AgentTask): string {
   ].join("\n");
 }
 
+/** Wakes that reached the Agent since its last step, as one message it reads before its next. */
+export function wakeMessage(notices: readonly AgentNotice[]): string {
+  return [
+    "While you worked, other Tasks touched files this Task touches:",
+    ...notices.map((n) => `- ${n.note} (paths: ${n.paths.join(", ") || "(none)"})`),
+    "Re-read those files before you edit them again, keep your changes to what this Task needs, then go on.",
+  ].join("\n");
+}
+
 /**
  * An agent provider behind any OpenAI-compatible chat-completions API with tool calling. The loop is
  * bounded by steps, tokens and per-call timeouts; every way it ends is an outcome, never a throw.
@@ -159,7 +168,7 @@ export function openAiAgentProvider(options: OpenAiAgentOptions): AgentProvider 
   const endpoint = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
   return {
     name: "openai-compatible",
-    async run(task, tools, signal) {
+    async run(task, tools, signal, inbox) {
       const messages: Message[] = [
         { role: "system", content: systemPrompt(task) },
         { role: "user", content: `Do the Task "${task.title}", then call finish.` },
@@ -170,6 +179,8 @@ export function openAiAgentProvider(options: OpenAiAgentOptions): AgentProvider 
       const failed = (summary: string): AgentOutcome => ({ status: "failed", summary, steps });
       while (steps < options.maxSteps) {
         if (signal?.aborted) return failed("cancelled by the caller");
+        const notices = inbox?.take() ?? [];
+        if (notices.length) messages.push({ role: "user", content: wakeMessage(notices) });
         steps++;
         // Wire format of the request; `max_tokens` caps this reply, never above what is left of the budget.
         const body = JSON.stringify({

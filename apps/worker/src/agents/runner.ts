@@ -17,6 +17,7 @@ import {
   markRun,
   openReservation,
   publishChangeSet,
+  receiveWake,
   recordRunStart,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
@@ -27,12 +28,14 @@ import {
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
 import { workspaceTools } from "./toolbox.ts";
+import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
 
 /**
  * One Agent run, end to end (docs/workflows.md, Agent run): admit, reserve, fork canonical as
  * ws-<run>, check out the base and stack the ChangeSets this Task depends on, run the tool loop,
  * commit, push with a write token, revoke, publish the ChangeSet with its stored patch, settle the
- * meter, remove the run directory, complete the Task.
+ * meter, remove the run directory, complete the Task. Wakes for the Task reach the run while it
+ * works (wakes.ts); a woken run that no running work took is received here.
  */
 export type RunnerDeps = Pick<
   WorkerContext,
@@ -43,7 +46,8 @@ export type RunnerDeps = Pick<
 };
 
 export type RunResult = {
-  outcome: "completed" | "failed" | "blocked" | "skipped";
+  /** `woken`: a woken run, received (its detail says whether the Agent went on or stopped, and why). */
+  outcome: "completed" | "failed" | "blocked" | "skipped" | "woken";
   detail: string;
   changeSetId?: string;
 };
@@ -53,9 +57,9 @@ const RUN_MARKER = "rhumbatron-run";
 export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
   const ctx = await loadRunContext(deps.db, runId);
   if (ctx.reason !== "dispatch") {
-    // A resume wake: the scripted agent has nothing to re-plan; record that it was seen.
-    await markRun(deps.db, runId, "completed", null, deps.now());
-    return { outcome: "skipped", detail: `wake ${ctx.reason} noted` };
+    // A wake that no running work of the Agent took (it ended, or runs elsewhere): checked against the state now.
+    const r = await receiveWake(deps.db, { runId, editedPaths: [] }, deps);
+    return { outcome: "woken", detail: r?.note ?? "the wake was received already" };
   }
   if (ctx.taskState !== "running") {
     await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
@@ -66,13 +70,15 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
   try {
     const start = await prepareStep(deps, runId, ctx, run.ws.path);
+    // Wakes sent while the run waited reach it before the Agent starts (it starts from the state now).
+    await run.wakes.poll();
     // run_command runs only allowlisted executables: the project's own list if it has one, else the default.
     const tools = workspaceTools(run.ws, {
       allowlist: ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist,
       commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
       signal: run.cancel.signal,
     });
-    const outcome = await deps.provider.run(ctx.task, tools, run.cancel.signal);
+    const outcome = await deps.provider.run(ctx.task, run.wakes.tools(tools), run.cancel.signal, run.wakes.inbox);
     if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
     await deps.afterTools?.(run.ws.path);
     if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
@@ -136,7 +142,8 @@ async function reserveStep(
 
 interface OpenRun {
   ws: SandboxWorkspace;
-  cancel: { signal: AbortSignal; stop(): void };
+  cancel: { signal: AbortSignal; stop(): Promise<void> };
+  wakes: WakeDelivery;
   /** Settle the meter, remove the run directory, then record the run and finish the Task (or note the cancel). */
   finish(outcome: "completed" | "failed", detail: string, changeSetId?: string): Promise<RunResult>;
 }
@@ -150,9 +157,10 @@ async function openRunStep(
 ): Promise<OpenRun> {
   const started = deps.now();
   const ws = await deps.sandbox.open({ projectId: ctx.projectId, dirName: dirForAgentRun(runId) });
-  const cancel = watchForCancel(deps, ctx.task.taskId);
+  const wakes = wakeDelivery(deps, { changeId: ctx.changeId, taskId: ctx.task.taskId });
+  const cancel = watchForCancel(deps, ctx.task.taskId, () => wakes.poll());
   const finish: OpenRun["finish"] = async (outcome, detail, changeSetId) => {
-    cancel.stop();
+    await cancel.stop();
     const wallSeconds = Math.ceil((deps.now().getTime() - started.getTime()) / 1000);
     await settleSandbox(deps.db, reservation, { wallSeconds, billing: deps.sandbox.billing }, deps.config);
     await ws.remove().catch(() => {});
@@ -166,7 +174,7 @@ async function openRunStep(
     await finishTask(deps.db, { ...task, outcome, reason: detail }, deps);
     return { outcome, detail, ...(changeSetId ? { changeSetId } : {}) };
   };
-  return { ws, cancel, finish };
+  return { ws, cancel, wakes, finish };
 }
 
 /**
@@ -271,15 +279,21 @@ async function composeDependencies(
   );
 }
 
-/** How often a running Agent checks whether its Change was cancelled. */
+/** How often a running Agent checks whether its Change was cancelled, and takes the wakes sent to it. */
 const CANCEL_POLL_MS = 1000;
 
 /**
  * Aborts the run's signal once its Task is blocked as cancelled (cancelChange), so the command in
- * flight is killed with its children and the tool loop stops.
+ * flight is killed with its children and the tool loop stops. Each tick also runs `onTick` (taking
+ * the Agent's wakes); stop waits for a tick in flight, so nothing is taken after the run ends.
  */
-function watchForCancel(deps: RunnerDeps, taskId: string): { signal: AbortSignal; stop(): void } {
+function watchForCancel(
+  deps: RunnerDeps,
+  taskId: string,
+  onTick: () => Promise<void>,
+): { signal: AbortSignal; stop(): Promise<void> } {
   const controller = new AbortController();
+  let ticking: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     void deps.db.task
       .findUnique({ where: { id: taskId }, select: { state: true, blockedLimit: true } })
@@ -287,7 +301,15 @@ function watchForCancel(deps: RunnerDeps, taskId: string): { signal: AbortSignal
         if (t?.state === "blocked" && t.blockedLimit === "cancelled") controller.abort(new Error("cancelled"));
       })
       .catch(() => {});
+    // A failed take leaves the wake queued for the next tick (or the runner).
+    ticking = onTick().catch(() => {});
   }, CANCEL_POLL_MS);
   timer.unref();
-  return { signal: controller.signal, stop: () => clearInterval(timer) };
+  return {
+    signal: controller.signal,
+    stop: async () => {
+      clearInterval(timer);
+      await ticking;
+    },
+  };
 }

@@ -128,9 +128,23 @@ describe("the Work Graph end to end, with the local executor", () => {
     );
     const types = entries.map((e) => e.eventType);
     expect(types[0]).toBe("change.created");
-    expect(types.slice(1, 4)).toEqual(["task.ready", "task.started", "task.completed"]);
-    expect(types.filter((x) => x === "task.ready")).toHaveLength(3);
-    expect(types.filter((x) => x === "task.started")).toHaveLength(3);
+    // The first dispatch is recorded once; each Task declares its intents before its Agent starts,
+    // claims them when its Agent takes it, and releases them when it is done.
+    expect(types.slice(1, 8)).toEqual([
+      "task.ready",
+      "change.dispatched",
+      "intent.declared",
+      "task.started",
+      "claim.acquired",
+      "task.completed",
+      "claim.released",
+    ]);
+    const count = (type: string) => types.filter((x) => x === type).length;
+    expect(["task.ready", "task.started", "intent.declared", "claim.acquired", "claim.released"].map(count)).toEqual([
+      3, 3, 3, 3, 3,
+    ]);
+    // Three Tasks on three different files: nobody is challenged or woken.
+    expect(["change.dispatched", "challenge.raised", "agent.woken", "model.routed"].map(count)).toEqual([1, 0, 0, 0]);
     expect(types.at(-1)).toBe("verification.started");
     expect(types.indexOf("task.ready", 4)).toBeGreaterThan(types.indexOf("task.completed"));
 
@@ -261,6 +275,23 @@ describe("the overlap classifier's daily cap", () => {
       "prefix_overlap",
     ]);
     expect(await t.db.metricPoint.count({ where: { name: "model_route", projectId: "proj_wg3" } })).toBe(2);
+    // Each used verdict is an Event too (model.routed), written with the decision it made.
+    const routed = await t.db.outboxRow.findMany({
+      where: { eventType: "model.routed", projectId: "proj_wg3" },
+      orderBy: { projectSeq: "asc" },
+    });
+    const verdict = {
+      purpose: "overlap_wake",
+      model: "test",
+      agentId: "agt_holder",
+      decision: "skip",
+      probability: 0.95,
+    };
+    expect(routed.map((r) => (r.envelope as { payload: unknown }).payload)).toEqual([verdict, verdict]);
+    // Its metric point keeps the probability under the Event's ID: the analytics projector's point
+    // for the same Event is a duplicate, so nothing is counted twice.
+    const points = await t.db.metricPoint.findMany({ where: { name: "model_route", projectId: "proj_wg3" } });
+    expect(points.map((p) => [p.eventId, p.value]).sort()).toEqual(routed.map((r) => [r.eventId, 0.95]).sort());
 
     now = new Date("2026-08-02T00:01:00Z");
     await emit(3);

@@ -29,14 +29,28 @@ export interface AgentOutcome {
   steps: number;
 }
 
+/** A wake that reached the Agent while it works, after its run re-checked it still matters. */
+export interface AgentNotice {
+  reason: string;
+  /** What overlaps, on this Task's side. */
+  paths: string[];
+  /** What the run found (the other Task, what it holds or changed), in words. */
+  note: string;
+}
+
+/** Wakes delivered to a running Agent; a provider that can re-plan reads them between its steps. */
+export interface AgentInbox {
+  take(): AgentNotice[];
+}
+
 export interface AgentProvider {
   readonly name: string;
-  run(task: AgentTask, tools: AgentTools, signal?: AbortSignal): Promise<AgentOutcome>;
+  run(task: AgentTask, tools: AgentTools, signal?: AbortSignal, inbox?: AgentInbox): Promise<AgentOutcome>;
 }
 
 /**
  * The default provider: replays the Task's recorded edit plan, so the product works offline and a
- * demo is deterministic. A `replace` whose text is absent, or a command that exits non-zero, fails
+ * demo is deterministic (a plan does not change, so it leaves its inbox unread). A `replace` whose text is absent, or a command that exits non-zero, fails
  * the run (as a real agent's broken edit would).
  */
 export const scriptedProvider: AgentProvider = {

@@ -22,6 +22,9 @@ export const COMMAND_CATALOGUE = {
       ...cause,
       causeType: z.string().optional(),
       eventPaths: z.array(z.string()).optional(),
+      /** The Task whose Event caused the wake, and the paths on both sides that overlap. */
+      causeTaskId: id.optional(),
+      overlapping: z.array(z.string()).optional(),
     }),
   },
   "change.dispatch": { queue: "integration", payload: z.looseObject({ reason: z.string().optional(), ...cause }) },
@@ -62,6 +65,13 @@ export const commandIds = {
   wake: (taskId: string, attempt = 1) => (attempt > 1 ? `cmd_${taskId}_ready_a${attempt}` : `cmd_${taskId}_ready`),
   /** The router's wake of a running Agent because of one Event (an overlap, a new generation). */
   wakeOnEvent: (agentId: string, eventId: string) => `cmd_wake_${agentId}_${eventId}`,
+  /**
+   * The router's wake of a running Agent (in its attempt) because another Task (in its attempt) holds
+   * or means to hold the same paths: one wake per pair, whichever of the intent, the claim or the
+   * challenge routes first, so one cause never wakes an Agent twice.
+   */
+  wakeOnHold: (agentId: string, attempt: number, causeTaskId: string, causeAttempt: number) =>
+    `cmd_wake_${agentId}_a${attempt}_hold_${causeTaskId}_a${causeAttempt}`,
   /** Dispatch of a new Change, of a Change after an Event, and after a Task retry. */
   dispatchCreated: (changeId: string) => `cmd_dispatch_${changeId}_created`,
   dispatchAfter: (eventId: string) => `cmd_dispatch_${eventId}`,

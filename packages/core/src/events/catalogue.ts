@@ -9,6 +9,13 @@ import { z } from "zod";
 const id = z.string().min(1);
 const paths = z.array(z.string().min(1));
 const riskTier = z.enum(["low", "medium", "high", "critical"]);
+/** A Task's hold on what its intents name, from the moment its Agent holds the Task until its run ends. */
+const claimPayload = z.object({
+  agentId: id,
+  paths,
+  prefixes: paths.optional(),
+  attempt: z.number().int().positive().optional(),
+});
 
 export const EVENT_CATALOGUE = {
   "project.created": { version: 1, owner: "project-root", payload: z.object({ name: z.string().min(1) }) },
@@ -63,32 +70,59 @@ export const EVENT_CATALOGUE = {
     owner: "resource-shard",
     payload: z.object({ key: z.string().min(1), attempt: z.number().int().min(2), previousState: z.string() }),
   },
+  /**
+   * Intents, claims and challenges (README: Intents, claims and challenges). `attempt` is the Task's
+   * attempt, so a wake caused by one Task's hold on its paths is one wake per attempt whichever of its
+   * Events routes first.
+   */
   "intent.declared": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ agentId: id, paths, prefixes: paths }),
+    payload: z.object({ agentId: id, paths, prefixes: paths, attempt: z.number().int().positive().optional() }),
   },
   "challenge.raised": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ agentId: id, paths, reason: z.string() }),
+    /** `agentId` raised it (the later claim); `heldBy` holds the earlier claim on `paths`. */
+    payload: z.object({
+      agentId: id,
+      paths,
+      reason: z.string(),
+      attempt: z.number().int().positive().optional(),
+      heldBy: z.object({ taskId: id, agentId: id }).optional(),
+    }),
   },
   "changeset.published": {
     version: 1,
     owner: "resource-shard",
     payload: z.object({ changeSetId: id, agentId: id, paths, patchRef: z.string().nullable() }),
   },
-  "claim.acquired": { version: 1, owner: "resource-shard", payload: z.object({ agentId: id, paths }) },
-  "claim.released": { version: 1, owner: "resource-shard", payload: z.object({ agentId: id, paths }) },
+  "claim.acquired": { version: 1, owner: "resource-shard", payload: claimPayload },
+  "claim.released": { version: 1, owner: "resource-shard", payload: claimPayload },
   "agent.woken": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ agentId: id, reason: z.string(), stale: z.boolean() }),
+    /** `stale`: the Agent's own re-check found the wake no longer relevant; `note` says what it did. */
+    payload: z.object({
+      agentId: id,
+      reason: z.string(),
+      stale: z.boolean(),
+      runId: id.optional(),
+      causeEventId: id.optional(),
+      paths: paths.optional(),
+      note: z.string().optional(),
+    }),
   },
   "model.routed": {
     version: 1,
     owner: "resource-shard",
-    payload: z.object({ purpose: z.string(), model: z.string() }),
+    payload: z.object({
+      purpose: z.string(),
+      model: z.string(),
+      agentId: id.optional(),
+      decision: z.enum(["wake", "skip"]).optional(),
+      probability: z.number().min(0).max(1).optional(),
+    }),
   },
   "verification.started": {
     version: 1,

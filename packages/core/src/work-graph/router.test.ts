@@ -173,8 +173,8 @@ describe("causal router, branch by branch", () => {
     ["intent.declared", { agentId: "agt_me", paths: ["src/cart.ts"], prefixes: [] }],
     ["challenge.raised", { agentId: "agt_me", paths: ["src/cart.ts"], reason: "r" }],
     ["changeset.published", { changeSetId: "cs_1", agentId: "agt_me", paths: ["src/cart.ts"], patchRef: null }],
+    // Without a Task (so no challenge can name the claimant), a claim routes like the others.
     ["claim.acquired", { agentId: "agt_me", paths: ["src/cart.ts"] }],
-    ["claim.released", { agentId: "agt_me", paths: ["src/cart.ts"] }],
   ] as const)(
     "%s: exact overlap wakes, prefix asks the classifier, none does nothing, self is skipped",
     (type, payload) => {
@@ -196,4 +196,92 @@ describe("causal router, branch by branch", () => {
       expect(d.ask[0]?.wake.commandId).toBe(`cmd_wake_agt_prefix_${d.commands[0]?.payload.causeEventId}`);
     },
   );
+
+  it("claim.released wakes nobody: the hold was heard when it began, the content comes as changeset.published", () => {
+    const d = routeEvent(
+      ev("claim.released", { agentId: "agt_me", paths: ["src/cart.ts"] }, "task_me"),
+      snap({ activeAgents: [agent("agt_exact", ["src/cart.ts"]), agent("agt_prefix", [], ["src/"])] }),
+    );
+    expect(d).toEqual({ kind: "route", commands: [], ask: [], staleCandidates: [], challenges: [] });
+  });
+});
+
+describe("intents, claims and challenges", () => {
+  const holders = [
+    { ...agent("agt_a", ["src/shared.ts", "src/a.ts"]), taskId: "task_a", attempt: 1 },
+    { ...agent("agt_p", [], ["src/"]), taskId: "task_p", attempt: 2 },
+    { ...agent("agt_b", ["src/shared.ts"]), taskId: "task_b", attempt: 1 },
+  ];
+  const wakes = (d: ReturnType<typeof routeEvent>) =>
+    d.kind === "route" ? d.commands.map((c) => [c.payload.agentId, c.commandId, c.payload.reason]) : [];
+
+  it("an intent wakes the holder of the same path once per (holder, cause attempt), and asks about a prefix", () => {
+    const intent = ev(
+      "intent.declared",
+      { agentId: "agt_b", paths: ["src/shared.ts"], prefixes: [], attempt: 3 },
+      "task_b",
+    );
+    const d = routeEvent(intent, snap({ activeAgents: holders }));
+    expect(wakes(d)).toEqual([["agt_a", "cmd_wake_agt_a_a1_hold_task_b_a3", "exact_overlap"]]);
+    expect(d.kind === "route" && d.commands[0]?.payload).toMatchObject({
+      causeTaskId: "task_b",
+      causeType: "intent.declared",
+      overlapping: ["src/shared.ts"],
+    });
+    expect(d.kind === "route" && d.ask.map((a) => a.wake.commandId)).toEqual(["cmd_wake_agt_p_a2_hold_task_b_a3"]);
+  });
+
+  it("a claim naming a held path raises a challenge against that holder instead of waking it", () => {
+    const claim = ev("claim.acquired", { agentId: "agt_b", paths: ["src/shared.ts"], attempt: 3 }, "task_b");
+    const d = routeEvent(claim, snap({ activeAgents: holders }));
+    expect(d.kind === "route" && d.challenges).toEqual([
+      {
+        heldBy: { taskId: "task_a", agentId: "agt_a" },
+        paths: ["src/shared.ts"],
+        reason: "the claim of task_b names src/shared.ts, which task_a (agt_a) holds",
+      },
+    ]);
+    expect(wakes(d)).toEqual([]);
+    // A prefix-only holder is a question for the classifier, not a challenge.
+    expect(d.kind === "route" && d.ask.map((a) => a.agent.agentId)).toEqual(["agt_p"]);
+  });
+
+  it("a challenge wakes only the holder it names, with the same wake as the intent's (one cause, one wake)", () => {
+    const challenge = ev(
+      "challenge.raised",
+      {
+        agentId: "agt_b",
+        paths: ["src/shared.ts"],
+        reason: "r",
+        attempt: 3,
+        heldBy: { taskId: "task_a", agentId: "agt_a" },
+      },
+      "task_b",
+    );
+    const other = { ...agent("agt_c", ["src/shared.ts"]), taskId: "task_c" };
+    const d = routeEvent(challenge, snap({ activeAgents: [...holders, other] }));
+    expect(wakes(d)).toEqual([["agt_a", "cmd_wake_agt_a_a1_hold_task_b_a3", "exact_overlap"]]);
+    expect(d.kind === "route" && d.ask).toEqual([]);
+  });
+
+  it("a published ChangeSet wakes per Event (its content is new), and never the Agent that published it", () => {
+    const published = ev(
+      "changeset.published",
+      { changeSetId: "cs_1", agentId: "agt_b", paths: ["src/shared.ts"], patchRef: null },
+      "task_b",
+    );
+    const d = routeEvent(published, snap({ activeAgents: holders }));
+    expect(wakes(d)).toEqual([["agt_a", `cmd_wake_agt_a_${published.eventId}`, "exact_overlap"]]);
+  });
+
+  it("no overlap wakes nobody and raises nothing (non-overlapping Changes run undisturbed)", () => {
+    const claim = ev("claim.acquired", { agentId: "agt_z", paths: ["docs/z.md"], attempt: 1 }, "task_z");
+    expect(routeEvent(claim, snap({ activeAgents: holders.slice(0, 1) }))).toEqual({
+      kind: "route",
+      commands: [],
+      ask: [],
+      staleCandidates: [],
+      challenges: [],
+    });
+  });
 });

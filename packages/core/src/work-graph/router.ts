@@ -2,6 +2,7 @@ import { commandIds, newCommand, type TypedCommand } from "../commands/catalogue
 import { ROUTED_EVENT_TYPES } from "../events/catalogue.ts";
 import type { AnyEventEnvelope, EventEnvelope } from "../events/envelope.ts";
 import { candidateStatusIn } from "../verification/candidate-status.ts";
+import { type ChallengeToRaise, challengesFor, isHoldEvent } from "./claims.ts";
 import { type GraphTask, planDispatch } from "./graph.ts";
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
 
@@ -14,6 +15,8 @@ export interface ActiveAgent {
   agentId: string;
   taskId: string;
   changeId: string;
+  /** The Task's attempt (1 when not given): a retried Task is a new holder. */
+  attempt?: number;
   held: HeldResources;
 }
 
@@ -40,7 +43,14 @@ export interface ClassifierAsk {
 
 export type RouterDecision =
   | { kind: "ignore"; reason: "task_ready" | "informational" | "not_applicable" }
-  | { kind: "route"; commands: RoutedCommand[]; ask: ClassifierAsk[]; staleCandidates: string[] };
+  | {
+      kind: "route";
+      commands: RoutedCommand[];
+      ask: ClassifierAsk[];
+      staleCandidates: string[];
+      /** Challenges a claim raises against earlier holders of the same paths (the caller writes them). */
+      challenges: ChallengeToRaise[];
+    };
 
 const OVERLAP_TYPES = [
   "intent.declared",
@@ -50,19 +60,39 @@ const OVERLAP_TYPES = [
   "claim.released",
 ];
 
-function wakeFor(e: EventEnvelope, a: ActiveAgent, reason: string, eventPaths?: string[]): RoutedCommand {
+/** A Task's hold on its paths, as the cause of a wake (one per Task attempt). */
+interface Hold {
+  taskId: string;
+  attempt: number;
+}
+
+function wakeFor(
+  e: EventEnvelope,
+  a: ActiveAgent,
+  reason: string,
+  overlap?: { eventPaths: string[]; pairs: { eventPath: string }[]; hold: Hold | null },
+): RoutedCommand {
   return newCommand("agent.wake", {
-    commandId: commandIds.wakeOnEvent(a.agentId, e.eventId),
+    // An intent, a claim and a challenge of one Task attempt are one cause: one wake per holder.
+    commandId: overlap?.hold
+      ? commandIds.wakeOnHold(a.agentId, a.attempt ?? 1, overlap.hold.taskId, overlap.hold.attempt)
+      : commandIds.wakeOnEvent(a.agentId, e.eventId),
     projectId: e.projectId,
     changeId: a.changeId,
     taskId: a.taskId,
-    // The paths let the wake consumer check the overlap again before the Agent runs.
+    // The paths let the wake consumer check the overlap again, and the woken run re-check it.
     payload: {
       agentId: a.agentId,
       reason,
       causeEventId: e.eventId,
       causeType: e.eventType,
-      ...(eventPaths ? { eventPaths } : {}),
+      ...(overlap
+        ? {
+            eventPaths: overlap.eventPaths,
+            overlapping: [...new Set(overlap.pairs.map((p) => p.eventPath))].sort(),
+            ...(e.taskId ? { causeTaskId: e.taskId } : {}),
+          }
+        : {}),
     },
   });
 }
@@ -98,12 +128,52 @@ const route = (
   commands: RoutedCommand[],
   ask: ClassifierAsk[] = [],
   staleCandidates: string[] = [],
+  challenges: ChallengeToRaise[] = [],
 ): RouterDecision => ({
   kind: "route",
   commands,
   ask,
   staleCandidates,
+  challenges,
 });
+
+/**
+ * Intent, claim, challenge and ChangeSet Events against the active Agents: an exact overlap wakes,
+ * a prefix-only one asks the classifier, none does nothing; the Event's own Agent is skipped. A
+ * claim that exactly names another holder's paths raises a challenge instead (the challenge wakes
+ * that holder); a challenge wakes only the holder it names; a release wakes nobody: whoever
+ * overlaps heard of the hold when it began, and hears of the content from changeset.published.
+ */
+function routeOverlap(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDecision {
+  if (e.eventType === "claim.released") return route([]);
+  const p = e.payload as {
+    agentId: string;
+    paths: string[];
+    prefixes?: string[];
+    attempt?: number;
+    heldBy?: { taskId: string; agentId: string };
+  };
+  const eventPaths = [...p.paths, ...(p.prefixes ?? [])];
+  const hold = isHoldEvent(e.eventType) && e.taskId ? { taskId: e.taskId, attempt: p.attempt ?? 1 } : null;
+  const challenges =
+    e.eventType === "claim.acquired" && e.taskId
+      ? challengesFor({ taskId: e.taskId, agentId: p.agentId, paths: eventPaths }, snap.activeAgents)
+      : [];
+  const challenged = new Set(challenges.map((c) => c.heldBy.taskId));
+  const heldBy = e.eventType === "challenge.raised" ? p.heldBy : undefined;
+  const commands: RoutedCommand[] = [];
+  const ask: ClassifierAsk[] = [];
+  for (const a of snap.activeAgents) {
+    if (a.agentId === p.agentId || challenged.has(a.taskId)) continue;
+    if (heldBy && (a.taskId !== heldBy.taskId || a.agentId !== heldBy.agentId)) continue;
+    const o = resourceOverlap(eventPaths, a.held);
+    const overlap = { eventPaths, pairs: o.pairs, hold };
+    if (o.kind === "exact") commands.push(wakeFor(e, a, "exact_overlap", overlap));
+    else if (o.kind === "prefix")
+      ask.push({ agent: a, eventPaths, pairs: o.pairs, wake: wakeFor(e, a, "prefix_overlap", overlap) });
+  }
+  return route(commands, ask, [], challenges);
+}
 
 export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDecision {
   if (e.eventType === "task.ready") return { kind: "ignore", reason: "task_ready" };
@@ -164,20 +234,8 @@ export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDec
     }
     case "artifact.promoted":
       return route([indexBuild(e, e.payload.generation)]);
-    default: {
+    default:
       if (!OVERLAP_TYPES.includes(e.eventType)) return { kind: "ignore", reason: "informational" };
-      const p = e.payload as { agentId: string; paths: string[]; prefixes?: string[] };
-      const eventPaths = [...p.paths, ...(p.prefixes ?? [])];
-      const commands: RoutedCommand[] = [];
-      const ask: ClassifierAsk[] = [];
-      for (const a of snap.activeAgents) {
-        if (a.agentId === p.agentId) continue;
-        const o = resourceOverlap(eventPaths, a.held);
-        if (o.kind === "exact") commands.push(wakeFor(e, a, "exact_overlap"));
-        else if (o.kind === "prefix")
-          ask.push({ agent: a, eventPaths, pairs: o.pairs, wake: wakeFor(e, a, "prefix_overlap") });
-      }
-      return route(commands, ask);
-    }
+      return routeOverlap(e, snap);
   }
 }

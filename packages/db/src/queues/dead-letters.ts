@@ -3,6 +3,7 @@ import type { Db } from "../client.ts";
 import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { claimReleased } from "../work-graph/claims.ts";
 import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 
@@ -76,6 +77,7 @@ async function blockTask(
     throw err;
   });
   if (!owner) return;
+  const before = await ctx.tx.task.findFirst({ where: { id: taskId, changeId } });
   const blocked = await ctx.tx.task.updateMany({
     where: { id: taskId, changeId },
     data: { state: "blocked", blockedLimit: "dead_letter" },
@@ -89,7 +91,10 @@ async function blockTask(
     now: deps.now(),
     payload: { reason: `dead letter: ${reason}` },
   });
-  await appendToOutbox(ctx, [event], deps);
+  // A running Task that is blocked lets go of its paths.
+  const actor = { kind: "system" as const, id: DEAD_LETTER_CONSUMER };
+  const released = before ? claimReleased(owner, before, { actor, causedBy: commandId, now: deps.now() }) : [];
+  await appendToOutbox(ctx, [event, ...released], deps);
 }
 
 async function lockOwnDeadLetter(ctx: TxContext, id: string, tenantId: string) {

@@ -1,17 +1,20 @@
 import {
   CANDIDATE_STATUS_SETS,
+  type ChallengeToRaise,
   type ClassifierAsk,
   classifierBudget,
   commandCapWindow,
+  DomainError,
   finalDecision,
   type OverlapClassifier,
+  ROUTED_EVENT_TYPES,
   type RouterSnapshot,
   routeEvent,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { loadTasks } from "./dispatch.ts";
@@ -23,7 +26,9 @@ import type { WorkGraphDeps } from "./shared.ts";
  * together with the commands it caused. Prefix-only overlaps go to the overlap classifier, within
  * its daily call cap; an abstention, a low probability or a reached cap wakes the Agent. The
  * classifier is asked before the claiming transaction opens (prepare), so a slow model answer
- * holds no lock: the cap is counted in a short transaction of its own.
+ * holds no lock: the cap is counted in a short transaction of its own. A claim that names another
+ * holder's paths raises challenge.raised; a classifier verdict that is used is recorded as
+ * model.routed (README: Intents, claims and challenges).
  */
 export const CAUSAL_ROUTER = "causal-router";
 export const CLASSIFIER_COUNTER = "overlap_classifier_calls";
@@ -36,7 +41,7 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
   const tasks = e.changeId ? await loadTasks(ctx, e.changeId) : [];
   const running = await ctx.tx.task.findMany({
     where: { state: "running", agentId: { not: null }, change: { projectId: e.projectId } },
-    select: { id: true, changeId: true, agentId: true, intents: true },
+    select: { id: true, changeId: true, agentId: true, intents: true, attempt: true },
   });
   return {
     maxActiveAgents,
@@ -45,6 +50,7 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
       agentId: r.agentId as string,
       taskId: r.id,
       changeId: r.changeId,
+      attempt: r.attempt,
       held: r.intents as { paths: string[]; prefixes: string[] },
     })),
     candidates: await ctx.tx.candidate.findMany({
@@ -57,9 +63,13 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
 /** What the classifier said about one wake (keyed by the wake's command ID), asked before the transaction. */
 interface Verdict {
   wake: boolean;
-  /** The model's probability, when a call was made (recorded as a model_route metric point). */
+  /** The model's probability and name, when a call was made (recorded as model.routed and a model_route point). */
   probability?: number;
+  model?: string;
 }
+
+/** Informational Events need no snapshot: the router takes no action on them. */
+const isRouted = (type: string) => (ROUTED_EVENT_TYPES as readonly string[]).includes(type);
 
 /**
  * Counts one classifier call against the daily cap, in a transaction of its own that commits at
@@ -105,6 +115,7 @@ async function askClassifier(
   return {
     wake: finalDecision(verdict, deps.config.causal.classifierAbstainBelow) === "wake",
     probability: verdict.probability,
+    model: verdict.model,
   };
 }
 
@@ -121,15 +132,35 @@ async function prepareVerdicts(
   const verdicts = new Map<string, Verdict>();
   if (deps.classifier.name === "abstain") return verdicts;
   for (const { event } of events) {
+    if (!isRouted(event.eventType)) continue;
     const snap = await withTransaction(db, (ctx) => snapshot(ctx, event, deps.config.causal.maxActiveAgentsPerChange));
     const decision = routeEvent(event, snap);
     if (decision.kind === "ignore") continue;
-    for (const ask of decision.ask) verdicts.set(ask.wake.commandId, await askClassifier(db, event, ask, deps));
+    for (const ask of decision.ask) {
+      // One cause is one wake (an intent and a claim of one Task share it): ask about it once.
+      if (verdicts.has(ask.wake.commandId) || (await wakeSent(db, ask.wake.commandId))) continue;
+      verdicts.set(ask.wake.commandId, await askClassifier(db, event, ask, deps));
+    }
   }
   return verdicts;
 }
 
-/** In the transaction: the verdict asked before it; an overlap that appeared since wakes (as an abstention). */
+/** Whether this wake is on its queue, or was consumed into a run already (the consumer deletes what it acks). */
+async function wakeSent(db: Db, commandId: string): Promise<boolean> {
+  const queued = await db.queueMessage.findUnique({
+    where: { queue_commandId: { queue: "agent-wakeups", commandId } },
+    select: { id: true },
+  });
+  if (queued) return true;
+  return (await db.agentRun.findUnique({ where: { wakeCommandId: commandId }, select: { id: true } })) !== null;
+}
+
+/**
+ * In the transaction: the verdict asked before it; an overlap that appeared since wakes (as an
+ * abstention). A verdict from a model call is recorded as model.routed (ID keyed by the wake
+ * command and the Event asked about) and its model_route point, which carries the probability and the Event's ID, so the
+ * analytics projector's point for the same Event is a duplicate and counts nothing twice.
+ */
 async function decideWake(
   ctx: TxContext,
   e: DeliveredEvent["event"],
@@ -139,23 +170,86 @@ async function decideWake(
 ): Promise<boolean> {
   const verdict = verdicts.get(ask.wake.commandId);
   if (!verdict) return true;
-  if (verdict.probability !== undefined) {
+  const owner = verdict.probability !== undefined && e.changeId ? await lockChange(ctx, e.changeId) : null;
+  if (verdict.probability !== undefined && owner) {
+    const now = deps.now();
+    const routed = changeEvent(owner, "model.routed", {
+      taskId: e.taskId,
+      // One per model call: the intent and the claim of one Task share a wake, each may be asked about.
+      key: `${ask.wake.commandId}:${e.eventId}`,
+      actor: { kind: "system", id: CAUSAL_ROUTER },
+      causedBy: e.eventId,
+      now,
+      payload: {
+        purpose: "overlap_wake",
+        model: verdict.model ?? "unknown",
+        agentId: ask.agent.agentId,
+        decision: verdict.wake ? "wake" : "skip",
+        ...(verdict.probability >= 0 && verdict.probability <= 1 ? { probability: verdict.probability } : {}),
+      },
+    });
+    await appendToOutbox(ctx, [routed], deps);
     await ctx.tx.metricPoint.createMany({
       data: [
         {
           dataset: deps.config.eventRouter.metricsDataset,
           name: "model_route",
-          eventId: `route_${ask.wake.commandId}`,
+          eventId: routed.eventId,
           tenantId: e.tenantId,
           projectId: e.projectId,
           value: verdict.probability,
-          occurredAt: deps.now(),
+          occurredAt: now,
         },
       ],
       skipDuplicates: true,
     });
   }
   return verdict.wake;
+}
+
+/**
+ * claim.acquired that names another holder's paths exactly: challenge.raised on the claiming Task's
+ * Change, one per holder (ID keyed by the claim Event and the holder), routed like any Event.
+ */
+async function raiseChallenges(
+  ctx: TxContext,
+  e: DeliveredEvent["event"],
+  challenges: ChallengeToRaise[],
+  deps: CausalRouterDeps,
+) {
+  if (challenges.length === 0 || !e.changeId || e.eventType !== "claim.acquired") return;
+  const owner = await lockChange(ctx, e.changeId);
+  if (!owner) return;
+  const claim = e.payload;
+  const now = deps.now();
+  await appendToOutbox(
+    ctx,
+    challenges.map((c) =>
+      changeEvent(owner, "challenge.raised", {
+        taskId: e.taskId,
+        key: `${e.eventId}:${c.heldBy.taskId}`,
+        actor: { kind: "system", id: CAUSAL_ROUTER },
+        causedBy: e.eventId,
+        now,
+        payload: {
+          agentId: claim.agentId,
+          paths: c.paths,
+          reason: c.reason,
+          ...(claim.attempt ? { attempt: claim.attempt } : {}),
+          heldBy: c.heldBy,
+        },
+      }),
+    ),
+    deps,
+  );
+}
+
+/** The Event's Change, locked; null when it is gone (its project was archived). */
+function lockChange(ctx: TxContext, changeId: string): Promise<LockedChange | null> {
+  return lockResourceRow(ctx, `change:${changeId}`).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+    throw err;
+  });
 }
 
 /** canonical.advanced: a Candidate built on an older generation can no longer be promoted. */
@@ -202,16 +296,21 @@ export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
       }
       return [...groups.values()];
     },
-    prepare: (db, events) => prepareVerdicts(db, events, deps),
+    // Without a model (abstain) there is nothing to ask, so no read before the transaction either.
+    ...(deps.classifier.name === "abstain"
+      ? {}
+      : { prepare: (db: Db, events: DeliveredEvent[]) => prepareVerdicts(db, events, deps) }),
     async apply(ctx, events, prepared) {
       const verdicts = prepared instanceof Map ? (prepared as Map<string, Verdict>) : new Map<string, Verdict>();
       for (const { event } of events) {
+        if (!isRouted(event.eventType)) continue;
         const decision = routeEvent(event, await snapshot(ctx, event, deps.config.causal.maxActiveAgentsPerChange));
         if (decision.kind === "ignore") continue;
         for (const c of decision.commands) await enqueueCommand(ctx, c, deps);
         for (const ask of decision.ask)
           if (await decideWake(ctx, event, ask, verdicts, deps)) await enqueueCommand(ctx, ask.wake, deps);
         for (const id of decision.staleCandidates) await markCandidateStale(ctx, id, event, deps);
+        await raiseChallenges(ctx, event, decision.challenges, deps);
       }
     },
   };

@@ -2,11 +2,13 @@ import { CANDIDATE_STATUS_SETS, DomainError, type EventEnvelope, isGraphComplete
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { withTransaction } from "../transaction.ts";
+import { claimReleased } from "./claims.ts";
 import { loadTasks } from "./dispatch.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
- * An Agent finished its Task: task.completed (or task.failed) through the shard outbox. When every
+ * An Agent finished its Task: task.completed (or task.failed) and claim.released through the shard
+ * outbox. When every
  * Task of the Change has completed, the shard also writes verification.started with reason
  * work_graph_completed. Stable Event IDs make a retried finish a no-op.
  */
@@ -54,6 +56,7 @@ export async function finishTask(
             now,
             payload: { reason: f.reason ?? "the agent run failed" },
           }),
+      ...claimReleased(owner, task, { now }),
     ];
     const all = await loadTasks(ctx, owner.id);
     const complete = f.outcome === "completed" && isGraphComplete(all);
@@ -81,7 +84,7 @@ const OPEN_CANDIDATE: string[] = [...CANDIDATE_STATUS_SETS.cancellable];
 /**
  * Cancels a Change in any state that is not final (open, verifying, conflicted): its Tasks that
  * have not finished are blocked (limit `cancelled`; a running Agent run sees it and stops its
- * commands), its open Candidates are cancelled (a running verification then records nothing), it
+ * commands, and a running Task's claim is released), its open Candidates are cancelled (a running verification then records nothing), it
  * leaves the landing queue, and change.cancelled is written. A repeat answers the same result.
  */
 export async function cancelChange(
@@ -144,6 +147,7 @@ export async function cancelChange(
             payload: { limit: "cancelled", reason: c.reason },
           }),
         ),
+        ...unfinished.flatMap((t) => claimReleased(owner, t, { actor, now })),
         changeEvent(owner, "change.cancelled", {
           actor,
           now,

@@ -3,6 +3,7 @@ import { commandIds, type GraphTask, planDispatch, type TaskState } from "@rhumb
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
+import { intentDeclared } from "./claims.ts";
 import { agentIdForTask, changeEvent, SYSTEM, type WorkGraphDeps } from "./shared.ts";
 
 export interface LoadedTask extends GraphTask {
@@ -33,6 +34,8 @@ export async function loadTasks(ctx: TxContext, changeId: string): Promise<Loade
 /**
  * change.dispatch (integration queue): marks newly ready Tasks ready (task.ready through the shard
  * outbox) and wakes ready Tasks within the Change's Agent limit (agent.wake, `cmd_<task>_ready`).
+ * Each woken Task declares what it intends to touch (intent.declared) before its Agent starts; the
+ * first dispatch that wakes any Task writes change.dispatched (one per Change: its ID has no key).
  * Runs under the Change's lock, so two dispatches of one Change never over-fill the slots.
  */
 export async function dispatchChange(
@@ -65,6 +68,7 @@ export async function dispatchChange(
     );
   }
   await appendToOutbox(ctx, events, deps);
+  const woken: LoadedTask[] = [];
   for (const key of plan.wake) {
     const t = byKey.get(key);
     if (!t) continue;
@@ -81,7 +85,24 @@ export async function dispatchChange(
       deps,
     );
     // A refused wake (daily command cap) leaves the Task ready for a later dispatch.
-    if (sent.sent) await ctx.tx.task.update({ where: { id: t.id }, data: { dispatched: true } });
+    if (!sent.sent) continue;
+    await ctx.tx.task.update({ where: { id: t.id }, data: { dispatched: true } });
+    woken.push(t);
   }
+  if (woken.length === 0) return "done";
+  const agent = (t: LoadedTask) => agentIdForTask(t.id);
+  await appendToOutbox(
+    ctx,
+    [
+      changeEvent(owner, "change.dispatched", {
+        actor: SYSTEM,
+        causedBy,
+        now,
+        payload: { readyTaskIds: woken.map((t) => t.id) },
+      }),
+      ...woken.map((t) => intentDeclared(owner, { ...t, state: "ready" }, agent(t), { causedBy, now })),
+    ],
+    deps,
+  );
   return "done";
 }

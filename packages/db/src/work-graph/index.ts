@@ -1,4 +1,5 @@
 export * from "./causal-router.ts";
+export * from "./claims.ts";
 export * from "./complete-task.ts";
 export * from "./create-change.ts";
 export * from "./dispatch.ts";
@@ -7,3 +8,4 @@ export * from "./retry-task.ts";
 export * from "./runs.ts";
 export * from "./shared.ts";
 export * from "./wake.ts";
+export * from "./woken.ts";

@@ -4,6 +4,7 @@ import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { withTransaction } from "../transaction.ts";
+import { claimReleased } from "./claims.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -144,6 +145,8 @@ export async function publishChangeSet(
     const owner = await lockResourceRow(ctx, `change:${p.changeId}`);
     const existing = await ctx.tx.changeSet.findUnique({ where: { runId: p.runId } });
     if (existing) return existing.id;
+    // A retried Task's ChangeSet is news of its own (its Event ID is keyed by the attempt).
+    const { attempt } = await ctx.tx.task.findUniqueOrThrow({ where: { id: p.taskId }, select: { attempt: true } });
     const id = p.changeSetId ?? `cs_${randomUUID()}`;
     await ctx.tx.changeSet.create({
       data: {
@@ -166,6 +169,7 @@ export async function publishChangeSet(
       [
         changeEvent(owner, "changeset.published", {
           taskId: p.taskId,
+          attempt,
           actor: { kind: "agent", id: p.agentId },
           now: deps.now(),
           payload: { changeSetId: id, agentId: p.agentId, paths: p.paths, patchRef: p.patch?.key ?? null },
@@ -189,10 +193,12 @@ export async function blockTaskForLimit(
 ) {
   await withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${b.changeId}`);
+    const before = await ctx.tx.task.findUniqueOrThrow({ where: { id: b.taskId } });
     await ctx.tx.task.update({
       where: { id: b.taskId },
       data: { state: "blocked", blockedLimit: b.limit, blockedCause: b.cause ?? null },
     });
+    const now = deps.now();
     await ctx.tx.agentRun.update({ where: { id: b.runId }, data: { status: "blocked", error: b.reason } });
     await appendToOutbox(
       ctx,
@@ -201,9 +207,10 @@ export async function blockTaskForLimit(
           taskId: b.taskId,
           key: `${b.limit}:${b.runId}`,
           actor: { kind: "system", id: "agent-runner" },
-          now: deps.now(),
+          now,
           payload: { limit: b.limit, ...(b.cause ? { cause: b.cause } : {}), reason: b.reason },
         }),
+        ...claimReleased(owner, before, { actor: { kind: "system", id: "agent-runner" }, now }),
       ],
       deps,
     );

@@ -59,6 +59,11 @@ describe("the wake consumer re-checks relevance", () => {
     });
     expect(await t.db.agentRun.count({ where: { taskId: "task_go" } })).toBe(1);
     expect(await t.db.outboxRow.count({ where: { eventType: "task.started" } })).toBe(1);
+    // The Agent takes the Task with its claim on the Task's intents, in the same transaction.
+    const claims = await t.db.outboxRow.findMany({ where: { eventType: "claim.acquired" } });
+    expect(claims.map((c) => (c.envelope as { payload: unknown }).payload)).toEqual([
+      { agentId: "agt_task_go", paths: ["src/a.ts"], prefixes: [], attempt: 1 },
+    ]);
     // The same wake again (a redelivery or a second send after ack): the Agent already holds the Task.
     expect(await wake(commandIds.wake("task_go"), "task_go", { agentId: "agt_task_go", reason: "dispatch" })).toBe(
       "duplicate",
@@ -85,14 +90,21 @@ describe("the wake consumer re-checks relevance", () => {
       }),
     ).toBe("resumed");
     expect(await t.db.agentRun.count({ where: { taskId: "task_go" } })).toBe(2);
+    // The woken run carries its wake to the Agent.
+    expect(await t.db.agentRun.findUniqueOrThrow({ where: { wakeCommandId: "cmd_wake_x_2" } })).toMatchObject({
+      status: "queued",
+      reason: "exact_overlap",
+      wake: { eventPaths: ["src/a.ts"], overlapping: [] },
+    });
     // A wake for another Agent than the holder is stale.
     expect(await wake("cmd_wake_x_3", "task_go", { agentId: "agt_someone_else", reason: "exact_overlap" })).toBe(
       "stale",
     );
 
+    // The dispatch wake counts here; the resumed one counts when it reaches the Agent (agent.woken).
     const metrics = await t.db.metricPoint.groupBy({ by: ["name"], _count: true, where: { projectId: "proj_w" } });
     expect(Object.fromEntries(metrics.map((m) => [m.name, m._count]))).toEqual({
-      agent_wakeup: 2,
+      agent_wakeup: 1,
       agent_false_wakeup: 3,
     });
   });

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import type { HandlerContext } from "../queues/consumer.ts";
+import { claimAcquired } from "./claims.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -9,7 +10,10 @@ import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts
  * wake needs the Task still ready and waiting for this Agent; an overlap wake needs the Agent still
  * holding the Task and the overlap to still hold. A stale wake ends at once as a false wakeup. A
  * wake for a Task this Agent already holds is a duplicate. A relevant wake records a queued run
- * (the run executes with the agent adapters).
+ * (the run executes with the agent adapters): a dispatch wake's run does the Task, and the Agent
+ * takes the Task with its claim (claim.acquired); an overlap or canonical wake's run carries the
+ * wake to the Agent's running work, which checks it once more (README: Intents, claims and
+ * challenges) and writes agent.woken, so such a wake is counted as a wakeup (or a false one) there.
  */
 export type WakeOutcome = "started" | "resumed" | "duplicate" | "stale";
 
@@ -46,6 +50,7 @@ async function dispatchWake(w: Wake): Promise<{ outcome: WakeOutcome; result: Ha
   const runId = `run_${randomUUID()}`;
   await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
   await queueRun(w, runId);
+  const now = deps.now();
   await appendToOutbox(
     ctx,
     [
@@ -54,9 +59,10 @@ async function dispatchWake(w: Wake): Promise<{ outcome: WakeOutcome; result: Ha
         attempt: task.attempt,
         actor: { kind: "agent", id: agentId },
         causedBy: ctx.command.commandId,
-        now: deps.now(),
+        now,
         payload: { agentId, runId },
       }),
+      claimAcquired(owner, task, agentId, { causedBy: ctx.command.commandId, now }),
     ],
     deps,
   );
@@ -78,16 +84,33 @@ async function resumeWake(w: Wake): Promise<{ outcome: WakeOutcome; result: Hand
   }
   const existing = await ctx.tx.agentRun.findUnique({ where: { wakeCommandId: command.commandId } });
   if (existing) return { outcome: "duplicate", result: "done" };
-  await queueRun(w, `run_${randomUUID()}`);
-  await wakeMetric(w);
+  const p = command.payload;
+  await queueRun(w, `run_${randomUUID()}`, {
+    causeEventId: p.causeEventId ?? null,
+    causeType: p.causeType ?? null,
+    causeTaskId: p.causeTaskId ?? null,
+    eventPaths: paths ?? [],
+    overlapping: Array.isArray(p.overlapping) ? p.overlapping : [],
+  });
   return { outcome: "resumed", result: "done" };
 }
 
-/** A queued Agent run for the wake (its command ID is the run's unique key); the runner picks it up on commit. */
-async function queueRun(w: Wake, runId: string) {
+/**
+ * A queued Agent run for the wake (its command ID is the run's unique key); the runner picks it up
+ * on commit, or the Agent's running work takes it first (`wake` says what woke it).
+ */
+async function queueRun(w: Wake, runId: string, wake?: Record<string, unknown>) {
   const { ctx, owner, task, agentId, reason } = w;
   await ctx.tx.agentRun.create({
-    data: { id: runId, taskId: task.id, changeId: owner.id, agentId, wakeCommandId: ctx.command.commandId, reason },
+    data: {
+      id: runId,
+      taskId: task.id,
+      changeId: owner.id,
+      agentId,
+      wakeCommandId: ctx.command.commandId,
+      reason,
+      ...(wake ? { wake: wake as object } : {}),
+    },
   });
   await w.deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
 }
