@@ -90,7 +90,7 @@ async function trial(stack: Stack, dataDir: string): Promise<number> {
     return r[0]?.status === "active";
   });
 
-  // Changes arrive in waves while the kills go on, so every kill finds work in flight.
+  // Changes arrive while the kills go on, so kills find work in flight.
   const changeIds: string[] = [];
   const createChange = async (i: number) => {
     const path = `src/chaos-${i}.ts`;
@@ -117,17 +117,17 @@ async function trial(stack: Stack, dataDir: string): Promise<number> {
     );
     changeIds.push(changeId);
   };
-  const firstWave = Math.max(1, Math.ceil(CHANGES / 2));
+  // Two at once (they race for main), then one more every few kills, so work is in flight throughout.
+  const firstWave = Math.min(CHANGES, 2);
   for (let i = 0; i < firstWave; i++) await createChange(i);
+  const killsPerChange = Math.max(1, Math.floor(KILLS / Math.max(1, CHANGES - firstWave + 1)));
 
   const stalls: number[] = [];
   const killed: { at: number; process: string; pid: number }[] = [];
   let pgRestartedAt: number | null = null;
   for (let k = 0; k < KILLS; k++) {
     await sleep(between(2_000, 9_000));
-    if (k === Math.floor(KILLS / 2) && changeIds.length < CHANGES) {
-      for (let i = changeIds.length; i < CHANGES; i++) await createChange(i);
-    }
+    if (k > 0 && k % killsPerChange === 0 && changeIds.length < CHANGES) await createChange(changeIds.length);
     if (PG_RESTART && pgRestartedAt === null && k === Math.floor(KILLS / 3)) {
       pgRestartedAt = elapsed();
       restartPostgres(dataDir);
