@@ -39,22 +39,36 @@ describe("buildVerificationPlan", () => {
     expect(p.humanGateReasons).toEqual(["the change touches authorization"]);
   });
 
-  it("uses 200 ms by default for a p95 goal and the spec's timeouts", () => {
+  it("uses the spec's timeouts", () => {
     const p = buildVerificationPlan(change("medium", { p95: undefined }), [], DEFAULT_POLICY, config);
     expect(p.checks.map((c) => [c.id, c.timeoutSeconds])).toEqual([
       ["build", 120],
       ["targeted", 180],
       ["contract", 120],
     ]);
-    const perf = buildVerificationPlan(
-      { riskTier: "low", invariants: [], goals: { p95LatencyMs: 200 } },
-      [],
-      DEFAULT_POLICY,
-      config,
-    );
-    expect(perf.checks.find((c) => c.id === "performance")).toMatchObject({
-      timeoutSeconds: 120,
-      metric: { below: 200 },
+  });
+
+  describe("the performance check's p95 limit", () => {
+    const perf = (p95: number | undefined, policy: VerificationPolicy = DEFAULT_POLICY) =>
+      buildVerificationPlan(change("low", { p95 }), [], policy, config).checks.find((c) => c.id === "performance");
+    const requiring: VerificationPolicy = { ...DEFAULT_POLICY, requiredChecksByRisk: { low: ["performance"] } };
+
+    it("is the policy's limit (config default 200 ms) when a policy requires the check and no goal is set", () => {
+      expect(config.checks.defaultP95LimitMs).toBe(200);
+      expect(perf(undefined, requiring)).toMatchObject({ timeoutSeconds: 120, metric: { name: "p95Ms", below: 200 } });
+      expect(perf(undefined, { ...requiring, p95LimitMs: 80 })?.metric?.below).toBe(80);
+    });
+
+    it("is the goal when the goal is tighter", () => {
+      expect(perf(150)).toMatchObject({ metric: { below: 150 }, reason: "goal: p95 below 150 ms" });
+      expect(perf(50, { ...DEFAULT_POLICY, p95LimitMs: 100 })?.metric?.below).toBe(50);
+    });
+
+    it("cannot be loosened by a goal: the policy's limit applies, and the reason says so", () => {
+      const looser = perf(600_000);
+      expect(looser?.metric?.below).toBe(200);
+      expect(looser?.reason).toBe("goal: p95 below 600000 ms, looser than policy-1's limit of 200 ms, which applies");
+      expect(perf(150, { ...DEFAULT_POLICY, p95LimitMs: 100 })?.metric?.below).toBe(100);
     });
   });
 

@@ -27,6 +27,26 @@ export interface VerificationPolicy {
   humanGateRiskTiers: RiskTier[];
   /** Per-project command overrides (argv), by check. */
   commands?: Partial<Record<CheckId, string[]>>;
+  /** The performance check's p95 limit; unset: config.checks.defaultP95LimitMs. A goal may only tighten it. */
+  p95LimitMs?: number;
+}
+
+/**
+ * The performance check's bound: the policy's limit, or the Change's goal when that is tighter. A
+ * goal looser than the policy does not loosen it (the reason says so).
+ */
+export function p95Bound(
+  goalMs: number | undefined,
+  policy: VerificationPolicy,
+  config: RhumbatronConfig,
+): { belowMs: number; reason: string } {
+  const limit = policy.p95LimitMs ?? config.checks.defaultP95LimitMs;
+  if (goalMs === undefined) return { belowMs: limit, reason: `${policy.id}'s p95 limit, ${limit} ms` };
+  if (goalMs <= limit) return { belowMs: goalMs, reason: `goal: p95 below ${goalMs} ms` };
+  return {
+    belowMs: limit,
+    reason: `goal: p95 below ${goalMs} ms, looser than ${policy.id}'s limit of ${limit} ms, which applies`,
+  };
 }
 
 export const DEFAULT_POLICY: VerificationPolicy = {
@@ -138,8 +158,8 @@ export function buildVerificationPlan(
   for (const id of checksForTier(policy, change.riskTier))
     reasons.set(id, `required for ${change.riskTier} risk by ${policy.id}`);
   if (change.invariants.some(namesTheCart)) reasons.set("protected-invariant-cart", "an invariant names the Cart");
-  if (change.goals.p95LatencyMs !== undefined)
-    reasons.set("performance", `goal: p95 below ${change.goals.p95LatencyMs} ms`);
+  const p95 = p95Bound(change.goals.p95LatencyMs, policy, config);
+  if (change.goals.p95LatencyMs !== undefined) reasons.set("performance", p95.reason);
   const auth = touched.some(touchesAuthorization);
   if (auth) reasons.set("security", "the change touches authorization");
   const highRisk = RISK_TIERS.indexOf(change.riskTier) >= RISK_TIERS.indexOf("high");
@@ -160,9 +180,7 @@ export function buildVerificationPlan(
       kind: KIND[id],
       timeoutSeconds,
       argv,
-      ...(id === "performance"
-        ? { metric: { name: "p95Ms", below: change.goals.p95LatencyMs ?? config.checks.defaultP95LimitMs } }
-        : {}),
+      ...(id === "performance" ? { metric: { name: "p95Ms", below: p95.belowMs } } : {}),
       reason: reasons.get(id) ?? "",
     };
   });
