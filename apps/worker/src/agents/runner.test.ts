@@ -20,6 +20,7 @@ import {
   enqueueCommand,
   issueRepoToken,
   pgNotifyNudger,
+  requeueDeferred,
   reserveSandboxSeconds,
   sweepSandboxReservations,
   withTransaction,
@@ -409,15 +410,112 @@ describe("the project's command allowlist", () => {
   });
 });
 
+/** Past the dev retention (7 days) on the real clock. */
+const eightDaysAgo = () => new Date(Date.now() - 8 * 86_400_000);
+
 describe("cleanup and sweeps", () => {
+  it("the sweep pages through hundreds of old forks, and keeps what a recomposition or a sync still needs", async () => {
+    const w = await world();
+    const p = await newProject(w);
+    const old = eightDaysAgo();
+    const change = async (status: "promoted" | "open") => {
+      const id = `chg_${randomUUID()}`;
+      await t.db.change.create({
+        data: { id, projectId: p, title: "t", riskTier: "low", clientRequestId: id, status },
+      });
+      await t.db.task.create({ data: { id: `task_${id}`, changeId: id, key: "a", title: "a", state: "completed" } });
+      return id;
+    };
+    const done = await change("promoted");
+    const open = await change("open");
+    const runIds = new Map<string, string>();
+    const run = (changeId: string, i: number) => ({
+      id: runIds.set(`${changeId}:${i}`, `run_${randomUUID()}`).get(`${changeId}:${i}`) as string,
+      taskId: `task_${changeId}`,
+      changeId,
+      agentId: "x",
+      wakeCommandId: `cmd_${changeId}_${i}`,
+      reason: "dispatch",
+      status: "completed",
+      fork: "ws",
+      createdAt: old,
+    });
+    // 260 runs of a promoted Change (many sharing one instant, so order must break ties), 5 of an open one.
+    await t.db.agentRun.createMany({ data: Array.from({ length: 260 }, (_, i) => run(done, i)) });
+    await t.db.agentRun.createMany({ data: Array.from({ length: 5 }, (_, i) => run(open, i)) });
+    const candidate = (i: number, status: string, promotedGeneration: number | null = null) => ({
+      id: `cand_${String(i).padStart(8, "0")}`,
+      projectId: p,
+      changeId: done,
+      compositionKey: `sweep-${i}`,
+      baseGeneration: 0,
+      baseCommit: "c",
+      status,
+      promotedGeneration,
+      createdAt: old,
+    });
+    // 120 rejected or stale Candidates; one promoted at generation 0 (main is there), one at
+    // generation 1, which main has not reached (its sync still needs the fork), one still verifying.
+    await t.db.candidate.createMany({
+      data: [
+        ...Array.from({ length: 120 }, (_, i) => candidate(i, i % 2 ? "rejected" : "stale")),
+        candidate(900, "promoted", 0),
+        candidate(901, "promoted", 1),
+        candidate(902, "verifying"),
+      ],
+    });
+    const s0 = await t.db.canonicalGeneration.findFirstOrThrow({ where: { projectId: p, generation: 0 } });
+    await t.db.canonicalGeneration.create({
+      data: { projectId: p, generation: 1, commit: "f".repeat(40), tree: "t", candidateId: "cand_00000901" },
+    });
+    // Real forks for a few, to see them go from disk.
+    const read = (await issueRepoToken(t.db, { repo: p, mode: "read", purpose: "t" }, w.config, new Date())).token;
+    const lastRun = runIds.get(`${done}:259`) as string;
+    for (const id of [lastRun, "cand_00000119"]) {
+      await w.store.fork(p, read, id.startsWith("run_") ? workspaceFork(id) : candidateFork(id));
+    }
+
+    // Today's clock: repository tokens are checked on the real one.
+    const sweepDeps = w.deps;
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        { commandId: "cmd_sweep_page", commandType: "forks.sweep", projectId: p, payload: {} },
+        sweepDeps,
+      ),
+    );
+    // Each delivery sweeps one page and asks for another ("more"); past the integration queue's
+    // deliveries per command the rest is deferred and sent again later (requeueDeferred, as the
+    // maintenance tick does), until nothing is left.
+    let deliveries = 0;
+    for (;;) {
+      if ((await t.db.queueMessage.count({ where: { commandId: "cmd_sweep_page" } })) === 0) {
+        if ((await requeueDeferred(t.db, sweepDeps)) === 0) break;
+      }
+      await consumeQueue(t.db, "integration", [forksSweepHandler(sweepDeps)], { ...sweepDeps, owner: "t" });
+      if (++deliveries > 20) throw new Error("the sweep did not finish in 20 deliveries");
+    }
+    // At most SWEEP_BATCH of each kind per delivery: 260 runs need at least ceil(260 / 50) deliveries.
+    expect(await t.db.queueMessage.count({ where: { commandId: "cmd_sweep_page" } })).toBe(0);
+    expect(await t.db.agentRun.count({ where: { changeId: done, forkDeletedAt: null } })).toBe(0);
+    expect(await t.db.agentRun.count({ where: { changeId: open, forkDeletedAt: { not: null } } })).toBe(0);
+    const kept = await t.db.candidate.findMany({ where: { projectId: p, forkDeletedAt: null }, select: { id: true } });
+    expect(kept.map((c) => c.id).sort()).toEqual(["cand_00000901", "cand_00000902"]);
+    expect(existsSync(join(w.root, workspaceFork(lastRun)))).toBe(false);
+    expect(existsSync(join(w.root, candidateFork("cand_00000119")))).toBe(false);
+    expect(s0.commit).toHaveLength(40);
+  });
+
   it("cleanup deletes only the names one project's rows derive; the sweep deletes old forks only", async () => {
     const w = await world();
     const p1 = await newProject(w);
     const p2 = await newProject(w);
-    // One finished run per project, each with its fork.
+    // One finished run per project, each with its fork, of a Change that is over.
     for (const p of [p1, p2]) {
       const ch = `chg_${randomUUID()}`;
-      await t.db.change.create({ data: { id: ch, projectId: p, title: "t", riskTier: "low", clientRequestId: ch } });
+      await t.db.change.create({
+        data: { id: ch, projectId: p, title: "t", riskTier: "low", clientRequestId: ch, status: "cancelled" },
+      });
       await t.db.task.create({ data: { id: `task_${ch}`, changeId: ch, key: "a", title: "a", state: "completed" } });
       const runId = `run_${randomUUID()}`;
       await t.db.agentRun.create({
@@ -430,7 +528,7 @@ describe("cleanup and sweeps", () => {
           reason: "dispatch",
           status: "completed",
           fork: workspaceFork(runId),
-          createdAt: new Date("2026-01-01T00:00:00Z"),
+          createdAt: eightDaysAgo(),
         },
       });
       const read = (await issueRepoToken(t.db, { repo: p, mode: "read", purpose: "t" }, w.config, new Date())).token;
@@ -454,7 +552,7 @@ describe("cleanup and sweeps", () => {
           baseGeneration: 0,
           baseCommit: "c",
           status: "rejected",
-          createdAt: new Date("2026-01-01T00:00:00Z"),
+          createdAt: eightDaysAgo(),
         },
       });
       const read = (await issueRepoToken(t.db, { repo: p, mode: "read", purpose: "t" }, w.config, new Date())).token;
@@ -462,8 +560,8 @@ describe("cleanup and sweeps", () => {
       await w.store.fork(p, read, candidateFork(id));
     }
 
-    // The sweep (per project) removes the 2026-01-01 fork of p1 only, and marks it.
-    const sweepDeps = { ...w.deps, now: () => new Date("2026-01-09T00:00:00Z") };
+    // The sweep (per project) removes the 8-day-old fork of p1 only (retention: 7 days), and marks it.
+    const sweepDeps = w.deps;
     await withTransaction(t.db, (ctx) =>
       enqueueCommand(
         ctx,
@@ -476,7 +574,7 @@ describe("cleanup and sweeps", () => {
     expect(existsSync(join(w.root, f2))).toBe(true);
     expect(existsSync(join(w.root, candFork[p1] as string))).toBe(false);
     expect(existsSync(join(w.root, candFork[p2] as string))).toBe(true);
-    expect(await t.db.agentRun.count({ where: { forkDeletedAt: { not: null } } })).toBe(1);
+    expect(await t.db.agentRun.count({ where: { change: { projectId: p1 }, forkDeletedAt: { not: null } } })).toBe(1);
 
     await withTransaction(t.db, (ctx) =>
       enqueueCommand(

@@ -1,5 +1,6 @@
 import {
   AGENT_RUN_STATUS_SETS,
+  CHANGE_STATUS_SETS,
   candidateFork,
   canonicalRepo,
   DomainError,
@@ -9,6 +10,7 @@ import {
 import {
   type CommandHandler,
   type Db,
+  recordCandidateForkDeleted,
   recordProjectProvisioned,
   recordWorkspaceForkDeleted,
   withRepoToken,
@@ -100,49 +102,73 @@ export function cleanupHandler(deps: SourceHandlerDeps): CommandHandler {
 }
 
 /**
- * forks.sweep (integration queue, daily, one per project): deletes the project's workspace forks
- * older than the environment's retention (7 days dev, 30 prod), a bounded number per delivery;
- * more work asks for another delivery, and what is left waits for the next daily tick.
+ * forks.sweep (integration queue, daily, one per project): deletes the project's forks older than
+ * the environment's retention (7 days dev, 30 prod), a page of at most SWEEP_BATCH of each kind per
+ * delivery, and records each deletion, so the next page (another delivery, asked for with "more")
+ * starts after them. It keeps what may still be needed, and its query skips those, so they never
+ * fill a page: workspace forks of a Change that is not final (a recomposition merges them again),
+ * and the fork of a promoted Candidate whose generation canonical main has not reached yet (a
+ * retried promotion's source sync takes its objects from it). Candidates that are still live keep
+ * theirs too.
  */
 export const SWEEP_BATCH = 50;
+
+/** The generation canonical main is at (git's own account), or -1 when main names none. */
+async function mainGeneration(deps: SourceHandlerDeps, projectId: string): Promise<number> {
+  const repo = canonicalRepo(projectId);
+  const head = await withRepoToken(deps.db, { repo, mode: "read", purpose: "sweep" }, deps.config, deps.now, (t) =>
+    deps.source.head(repo, t),
+  );
+  const at = await deps.db.canonicalGeneration.findFirst({
+    where: { projectId, commit: head },
+    orderBy: { generation: "desc" },
+    select: { generation: true },
+  });
+  return at?.generation ?? -1;
+}
 
 export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
   return {
     commandTypes: ["forks.sweep"],
     // Reads and git deletes with no transaction open; the deleted forks are recorded in the ack's.
     async prepare({ command }) {
+      const projectId = command.projectId;
       const cutoff = new Date(deps.now().getTime() - deps.config.source.forkRetentionDays * 86_400_000);
-      const old = await deps.db.agentRun.findMany({
+      const runs = await deps.db.agentRun.findMany({
         where: {
-          change: { projectId: command.projectId },
+          change: { projectId, status: { in: [...CHANGE_STATUS_SETS.final] } },
           fork: { not: null },
           forkDeletedAt: null,
           createdAt: { lt: cutoff },
           status: { in: [...AGENT_RUN_STATUS_SETS.ended] },
         },
-        orderBy: { createdAt: "asc" },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
         take: SWEEP_BATCH + 1,
         select: { id: true },
       });
-      // Candidate forks of Candidates that reached an end state and are past the retention.
-      const oldCandidates = await deps.db.candidate.findMany({
+      const synced = await mainGeneration(deps, projectId);
+      const candidates = await deps.db.candidate.findMany({
         where: {
-          projectId: command.projectId,
+          projectId,
+          forkDeletedAt: null,
           createdAt: { lt: cutoff },
-          status: { in: ["rejected", "stale", "promoted"] },
+          OR: [{ status: { in: ["rejected", "stale"] } }, { status: "promoted", promotedGeneration: { lte: synced } }],
         },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        take: SWEEP_BATCH + 1,
         select: { id: true },
-        take: SWEEP_BATCH,
       });
-      for (const c of oldCandidates) await deps.source.delete(candidateFork(c.id));
-      const swept = old.slice(0, SWEEP_BATCH).map((r) => r.id);
-      for (const runId of swept) await deps.source.delete(workspaceFork(runId));
-      return { swept, more: old.length > SWEEP_BATCH };
+      const sweptRuns = runs.slice(0, SWEEP_BATCH).map((r) => r.id);
+      const sweptCandidates = candidates.slice(0, SWEEP_BATCH).map((c) => c.id);
+      for (const id of sweptCandidates) await deps.source.delete(candidateFork(id));
+      for (const id of sweptRuns) await deps.source.delete(workspaceFork(id));
+      return { sweptRuns, sweptCandidates, more: runs.length > SWEEP_BATCH || candidates.length > SWEEP_BATCH };
     },
     async handle(ctx) {
-      const { swept, more } = ctx.prepared as { swept: string[]; more: boolean };
-      for (const runId of swept) await recordWorkspaceForkDeleted(ctx, runId, deps.now());
-      return more ? "more" : "done";
+      const p = ctx.prepared as { sweptRuns: string[]; sweptCandidates: string[]; more: boolean };
+      for (const id of p.sweptRuns) await recordWorkspaceForkDeleted(ctx, id, deps.now());
+      for (const id of p.sweptCandidates) await recordCandidateForkDeleted(ctx, id, deps.now());
+      return p.more ? "more" : "done";
     },
   };
 }

@@ -67,3 +67,7 @@ export async function recordIndexesPurged(ctx: TxContext, projectId: string): Pr
 export async function recordWorkspaceForkDeleted(ctx: TxContext, runId: string, now: Date): Promise<void> {
   await ctx.tx.agentRun.update({ where: { id: runId }, data: { forkDeletedAt: now } });
 }
+
+export async function recordCandidateForkDeleted(ctx: TxContext, candidateId: string, now: Date): Promise<void> {
+  await ctx.tx.candidate.update({ where: { id: candidateId }, data: { forkDeletedAt: now } });
+}
