@@ -4,7 +4,15 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROLE_ORDER, roleRank } from "./roles.ts";
 import { appRouter, createCaller } from "./routers/_app.ts";
-import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, seedTenants } from "./testing/fixtures.ts";
+import {
+  ACME,
+  emailFor,
+  OTHER,
+  OUTSIDER_EMAIL,
+  seedProcedureRows,
+  seedTenants,
+  tableFingerprint,
+} from "./testing/fixtures.ts";
 import { testServices } from "./testing/services.ts";
 import { type Context, createContext } from "./trpc.ts";
 
@@ -166,76 +174,21 @@ const DENIED_BY_ROLE = ["UNAUTHORIZED", "FORBIDDEN"];
 /** Secrets of the Acme admin's tokens, one per role below admin, and a revoked admin token. */
 const adminTokenAs: Partial<Record<Role, string>> = {};
 let revokedAdminToken = "";
-let fingerprintSql = "";
 
 beforeAll(async () => {
   await seedTenants(t.db);
   const now = new Date();
-  await t.db.change.create({
-    data: { id: CHANGE, projectId: SHOP, title: "Wishlist", riskTier: "medium", clientRequestId: "authz-seed" },
+  const { memberTokenId } = await seedProcedureRows(t.db, {
+    tag: "authz",
+    projectId: SHOP,
+    changeId: CHANGE,
+    changeSetId: CHANGESET,
+    candidateId: CANDIDATE,
+    tree: TREE,
+    extraMember: EXTRA_MEMBER,
   });
-  await t.db.task.create({ data: { id: "task_authz", changeId: CHANGE, key: "a", title: "a", state: "completed" } });
-  await t.db.changeSet.create({
-    data: {
-      id: CHANGESET,
-      changeId: CHANGE,
-      taskId: "task_authz",
-      runId: "run_authz",
-      agentId: "agt",
-      fork: "ws-authz",
-      baseCommit: "c0",
-      commit: "c1",
-      patchRef: `source/${SHOP}/patches/changesets/${CHANGESET}.patch`,
-    },
-  });
-  await t.db.candidate.create({
-    data: {
-      id: CANDIDATE,
-      projectId: SHOP,
-      changeId: CHANGE,
-      compositionKey: "authz",
-      baseGeneration: 0,
-      baseCommit: "c0",
-      changeSetIds: [CHANGESET],
-      status: "verified",
-      composedTree: TREE,
-    },
-  });
-  for (const id of ["dl_cmd_authz1", "dl_cmd_authz2"]) {
-    const commandId = id.replace("dl_", "");
-    await t.db.deadLetter.create({
-      data: {
-        id,
-        kind: "command",
-        commandId,
-        consumer: "rhumbatron-event-router",
-        originQueue: "integration",
-        projectId: SHOP,
-        reason: "boom",
-        attempts: 1,
-        payload: {
-          commandId,
-          commandType: "project.provision",
-          projectId: SHOP,
-          changeId: null,
-          taskId: null,
-          attempt: 0,
-          createdAt: "2026-01-01T00:00:00.000Z",
-          deadline: null,
-          payload: {},
-        },
-      },
-    });
-  }
-  await t.db.user.create({ data: { id: EXTRA_MEMBER, email: "extra@acme.test", name: "Extra" } });
-  await t.db.membership.create({ data: { tenantId: ACME.tenantId, userId: EXTRA_MEMBER, role: "member" } });
-  const memberToken = await createApiToken(
-    t.db,
-    { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },
-    now,
-  );
   const revoke = SAMPLES["tokens.revoke"];
-  if (revoke?.scope === "tenant") revoke.input.tokenId = memberToken.token.id;
+  if (revoke?.scope === "tenant") revoke.input.tokenId = memberTokenId;
   for (const role of ROLE_ORDER.filter((r) => r !== "admin")) {
     adminTokenAs[role] = (
       await createApiToken(t.db, { tenantId: ACME.tenantId, userId: "usr_acme_admin", name: role, role }, now)
@@ -248,25 +201,10 @@ beforeAll(async () => {
   );
   await revokeApiToken(t.db, { tenantId: ACME.tenantId, tokenId: revoked.token.id, userId: null }, now);
   revokedAdminToken = revoked.secret;
-
-  // Row count and a content hash of every table. A token's last_used_at is left out: recording
-  // that a token was presented is not a write the refused request made to the product's data.
-  const tables = await t.db.$queryRaw<{ tablename: string }[]>`
-    SELECT tablename FROM pg_tables
-    WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY tablename`;
-  const row = `(to_jsonb(x) - 'last_used_at')::text`;
-  fingerprintSql = tables
-    .map(
-      ({ tablename }) =>
-        `SELECT '${tablename}' AS t, count(*)::int AS n, md5(coalesce(string_agg(${row}, ',' ORDER BY ${row}), '')) AS h FROM "${tablename}" x`,
-    )
-    .join(" UNION ALL ");
 });
 
-async function fingerprint(): Promise<Record<string, string>> {
-  const rows = await t.db.$queryRawUnsafe<{ t: string; n: number; h: string }[]>(fingerprintSql);
-  return Object.fromEntries(rows.map((r) => [r.t, `${r.n} rows, ${r.h}`]));
-}
+/** Row count and a content hash of every table (a token's last_used_at left out: presenting a token is not a write). */
+const fingerprint = () => tableFingerprint(t.db);
 
 const asUser = (email: string) =>
   createContext({ db: t.db, headers: new Headers(), localUserEmail: email, services: testServices() });

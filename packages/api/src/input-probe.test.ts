@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { handleTrpcRequest } from "./http.ts";
 import { appRouter } from "./routers/_app.ts";
-import { ACME, seedTenants, tableFingerprint } from "./testing/fixtures.ts";
+import { ACME, seedProcedureRows, seedTenants, tableFingerprint } from "./testing/fixtures.ts";
 import { testServices } from "./testing/services.ts";
 
 /**
@@ -147,71 +147,17 @@ let adminToken = "";
 
 beforeAll(async () => {
   await seedTenants(t.db);
-  await t.db.change.create({
-    data: { id: CHANGE, projectId: SHOP, title: "Wishlist", riskTier: "medium", clientRequestId: "probe-seed" },
+  const { memberTokenId } = await seedProcedureRows(t.db, {
+    tag: "probe",
+    projectId: SHOP,
+    changeId: CHANGE,
+    changeSetId: CHANGESET,
+    candidateId: CANDIDATE,
+    tree: TREE,
+    extraMember: EXTRA_MEMBER,
   });
-  await t.db.task.create({ data: { id: "task_probe", changeId: CHANGE, key: "a", title: "a", state: "completed" } });
-  await t.db.changeSet.create({
-    data: {
-      id: CHANGESET,
-      changeId: CHANGE,
-      taskId: "task_probe",
-      runId: "run_probe",
-      agentId: "agt",
-      fork: "ws-probe",
-      baseCommit: "c0",
-      commit: "c1",
-      patchRef: `source/${SHOP}/patches/changesets/${CHANGESET}.patch`,
-    },
-  });
-  await t.db.candidate.create({
-    data: {
-      id: CANDIDATE,
-      projectId: SHOP,
-      changeId: CHANGE,
-      compositionKey: "probe",
-      baseGeneration: 0,
-      baseCommit: "c0",
-      changeSetIds: [CHANGESET],
-      status: "verified",
-      composedTree: TREE,
-    },
-  });
-  for (const id of ["dl_cmd_probe1", "dl_cmd_probe2"]) {
-    const commandId = id.replace("dl_", "");
-    await t.db.deadLetter.create({
-      data: {
-        id,
-        kind: "command",
-        commandId,
-        consumer: "rhumbatron-event-router",
-        originQueue: "integration",
-        projectId: SHOP,
-        reason: "boom",
-        attempts: 1,
-        payload: {
-          commandId,
-          commandType: "project.provision",
-          projectId: SHOP,
-          changeId: null,
-          taskId: null,
-          attempt: 0,
-          createdAt: "2026-01-01T00:00:00.000Z",
-          deadline: null,
-          payload: {},
-        },
-      },
-    });
-  }
-  await t.db.user.create({ data: { id: EXTRA_MEMBER, email: "extra@acme.test", name: "Extra" } });
-  await t.db.membership.create({ data: { tenantId: ACME.tenantId, userId: EXTRA_MEMBER, role: "member" } });
   const now = new Date();
-  const memberToken = await createApiToken(
-    t.db,
-    { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },
-    now,
-  );
-  (SAMPLES["tokens.revoke"] as { tokenId: string }).tokenId = memberToken.token.id;
+  (SAMPLES["tokens.revoke"] as { tokenId: string }).tokenId = memberTokenId;
   adminToken = (
     await createApiToken(t.db, { tenantId: ACME.tenantId, userId: "usr_acme_admin", name: "probe", role: "admin" }, now)
   ).secret;

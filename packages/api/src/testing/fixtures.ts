@@ -1,5 +1,5 @@
 import { publicUrl } from "@rhumbatron/core";
-import type { Db, Role } from "@rhumbatron/db";
+import { createApiToken, type Db, type Role } from "@rhumbatron/db";
 import { TRPCError } from "@trpc/server";
 import { AUTH_BASE_PATH } from "../auth.ts";
 import { createCaller } from "../routers/_app.ts";
@@ -125,4 +125,88 @@ export async function tableFingerprint(db: Db): Promise<Record<string, string>> 
     .join(" UNION ALL ");
   const rows = await db.$queryRawUnsafe<{ t: string; n: number; h: string }[]>(sql);
   return Object.fromEntries(rows.map((r) => [r.t, `${r.n} rows, ${r.h}`]));
+}
+
+/**
+ * The rows every procedure of the router can be called on, in ACME's shop project (after
+ * seedTenants): a Change with one completed Task and its ChangeSet, a verified Candidate, two open
+ * dead letters, a member without a role-specific email, and a member's API token. `tag` keeps one
+ * test file's IDs apart from another's. Returns the member token's ID (tokens.revoke's sample).
+ */
+export async function seedProcedureRows(
+  db: Db,
+  o: {
+    tag: string;
+    projectId: string;
+    changeId: string;
+    changeSetId: string;
+    candidateId: string;
+    tree: string;
+    extraMember: string;
+  },
+): Promise<{ memberTokenId: string }> {
+  const { tag, projectId } = o;
+  await db.change.create({
+    data: { id: o.changeId, projectId, title: "Wishlist", riskTier: "medium", clientRequestId: `${tag}-seed` },
+  });
+  await db.task.create({ data: { id: `task_${tag}`, changeId: o.changeId, key: "a", title: "a", state: "completed" } });
+  await db.changeSet.create({
+    data: {
+      id: o.changeSetId,
+      changeId: o.changeId,
+      taskId: `task_${tag}`,
+      runId: `run_${tag}`,
+      agentId: "agt",
+      fork: `ws-${tag}`,
+      baseCommit: "c0",
+      commit: "c1",
+      patchRef: `source/${projectId}/patches/changesets/${o.changeSetId}.patch`,
+    },
+  });
+  await db.candidate.create({
+    data: {
+      id: o.candidateId,
+      projectId,
+      changeId: o.changeId,
+      compositionKey: tag,
+      baseGeneration: 0,
+      baseCommit: "c0",
+      changeSetIds: [o.changeSetId],
+      status: "verified",
+      composedTree: o.tree,
+    },
+  });
+  for (const commandId of [`cmd_${tag}1`, `cmd_${tag}2`]) {
+    await db.deadLetter.create({
+      data: {
+        id: `dl_${commandId}`,
+        kind: "command",
+        commandId,
+        consumer: "rhumbatron-event-router",
+        originQueue: "integration",
+        projectId,
+        reason: "boom",
+        attempts: 1,
+        payload: {
+          commandId,
+          commandType: "project.provision",
+          projectId,
+          changeId: null,
+          taskId: null,
+          attempt: 0,
+          createdAt: "2026-01-01T00:00:00.000Z",
+          deadline: null,
+          payload: {},
+        },
+      },
+    });
+  }
+  await db.user.create({ data: { id: o.extraMember, email: "extra@acme.test", name: "Extra" } });
+  await db.membership.create({ data: { tenantId: ACME.tenantId, userId: o.extraMember, role: "member" } });
+  const memberToken = await createApiToken(
+    db,
+    { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },
+    new Date(),
+  );
+  return { memberTokenId: memberToken.token.id };
 }
