@@ -90,6 +90,37 @@ async function eventsOf(changeId: string, type: string) {
 }
 
 describe("CandidateVerificationWorkflow", () => {
+  it("fails the contract check on a route the Change did not declare, and rejects the Candidate with it", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const line = '  { method: "GET", path: "/api/wishlist", handler: "getWishlist", actions: ["wishlist:read"] },\n';
+    const { changeId, candidateId } = await candidateFor(w, projectId, {
+      requestId: "undeclared-route",
+      riskTier: "medium",
+      tasks: [
+        {
+          key: "a",
+          editPlan: [
+            {
+              op: "replace" as const,
+              path: "src/routes.ts",
+              find: line,
+              replace: `${line}  { method: "GET", path: "/api/wishlist/count", handler: "getWishlist", actions: ["wishlist:read"] },\n`,
+            },
+          ],
+        },
+      ],
+    });
+    const [r] = await drainVerifications(verifier(w));
+    expect(r).toMatchObject({ candidateId, outcome: "rejected" });
+    const contract = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "contract" } });
+    expect(contract).toMatchObject({ status: "fail", coverage: "checked_supported" });
+    expect(contract.detail).toBe("undeclared routes: GET /api/wishlist/count");
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
+    expect(c.status).toBe("rejected");
+    expect(await eventsOf(changeId, "candidate.rejected")).toHaveLength(1);
+  });
+
   it("composes two ChangeSets, runs the template's real checks in the Sandbox and verifies without a gate", async () => {
     const w = await testWorld(t.db);
     const projectId = await provisionedProject(w);

@@ -36,6 +36,46 @@ describe("queues", () => {
     expect(actions[3]).toEqual({ action: "dead_letter", error: "boom" });
   });
 
+  it("has each queue's numbers as the spec's queue table sets them, in dev and prod", () => {
+    // queue: [batch, retries, retry delay s, dead-letter queue]
+    const table = {
+      "agent-wakeups": [10, 3, 30, "dead-letter"],
+      integration: [10, 3, 30, "dead-letter"],
+      indexing: [1, 3, 30, null],
+      "dead-letter": [5, 5, 60, null],
+      verification: [5, 3, 30, "dead-letter"],
+      release: [5, 3, 30, "dead-letter"],
+    } as const;
+    for (const env of ["dev", "prod"] as const) {
+      const policies = loadConfig(env).queues.policies;
+      expect(Object.keys(policies).sort()).toEqual(Object.keys(table).sort());
+      for (const [queue, [batchSize, maxRetries, retryDelaySeconds, deadLetterQueue]] of Object.entries(table)) {
+        expect(policies[queue as keyof typeof table], `${env} ${queue}`).toMatchObject({
+          batchSize,
+          maxRetries,
+          retryDelaySeconds,
+          deadLetterQueue,
+        });
+      }
+      expect(policies.indexing.concurrency, `${env} indexing`).toBe(1);
+    }
+  });
+
+  it("retries a failed verification.start or release.start 3 times 30 s apart, then dead-letters it", () => {
+    for (const queue of ["verification", "release"] as const) {
+      const fail = { kind: "failed" as const, error: "workflow start failed" };
+      const actions = [1, 2, 3, 4].map((d) => decideDelivery(fail, d, queue, config, now));
+      expect(actions.slice(0, 3), queue).toEqual(
+        [1, 2, 3].map(() => ({
+          action: "retry",
+          availableAt: new Date(now.getTime() + 30_000),
+          error: "workflow start failed",
+        })),
+      );
+      expect(actions[3], queue).toEqual({ action: "dead_letter", error: "workflow start failed" });
+    }
+  });
+
   it("applies each queue's exhaustion rule", () => {
     const fail = { kind: "failed" as const, error: "x" };
     expect(decideDelivery(fail, 4, "indexing", config, now)).toEqual({ action: "record_failure", error: "x" });
