@@ -315,6 +315,42 @@ describe("CandidateVerificationWorkflow", () => {
   });
 });
 
+describe("the browser check's flow", () => {
+  it("drives the cart flow for a Change that touches the Cart, the wishlist flow otherwise", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const flows: (string | undefined)[] = [];
+    const recording = async (input: BrowserCheckInput): Promise<BrowserCheckResult> => {
+      flows.push(input.flow);
+      return {
+        status: "pass",
+        coverage: "checked_supported",
+        detail: `${input.flow} flow passed`,
+        durationMs: 1,
+        blockedRequests: 0,
+        blockedHosts: [],
+        screenshots: [],
+        log: "",
+      };
+    };
+    const policy = fastPolicy({ requiredChecksByRisk: { high: ["build", "browser"] } });
+    const cartNote = {
+      key: "a",
+      editPlan: [{ op: "write" as const, path: "src/cart-note.ts", content: "export const note = 'cart';\n" }],
+    };
+    for (const [requestId, tasks] of [
+      ["flow-cart", [cartNote]],
+      ["flow-wishlist", [banner]],
+    ] as const) {
+      const { candidateId } = await candidateFor(w, projectId, { requestId, riskTier: "high", tasks: [...tasks] });
+      await drainVerifications(verifier(w, policy, recording));
+      const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
+      expect(e.detail).toBe(requestId === "flow-cart" ? "cart flow passed" : "wishlist flow passed");
+    }
+    expect(flows).toEqual(["cart", "wishlist"]);
+  });
+});
+
 describe("approval and promotion", () => {
   async function verifiedWithGate(w: TestWorld, requestId: string) {
     const projectId = await provisionedProject(w);

@@ -573,6 +573,8 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
     blobs: deps.blobs,
     keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
     sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
+    // The plan chose it (the cart flow when the Change touches the Cart); the detail names it.
+    flow: check.flow ?? "wishlist",
   });
   const out = await save(r.log);
   return evidenceFrom(

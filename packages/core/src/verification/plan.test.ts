@@ -72,6 +72,17 @@ describe("buildVerificationPlan", () => {
     });
   });
 
+  it("chooses the browser check's flow: the cart's when the Change touches the Cart", () => {
+    const flow = (touched: string[], invariants: string[] = []) =>
+      buildVerificationPlan({ ...change("high"), invariants }, touched, DEFAULT_POLICY, config).checks.find(
+        (c) => c.id === "browser",
+      )?.flow;
+    expect(flow(["public/index.html"])).toBe("wishlist");
+    expect(flow(["src/cart.ts", "public/index.html"])).toBe("cart");
+    expect(flow(["public/index.html"], ["The Cart total never goes negative"])).toBe("cart");
+    expect(flow(["src/cartography/map.ts", "public/app.js"])).toBe("wishlist");
+  });
+
   it("adds the browser check for UI at high risk only", () => {
     expect(ids(buildVerificationPlan(change("medium"), ["public/index.html"], DEFAULT_POLICY, config))).not.toContain(
       "browser",

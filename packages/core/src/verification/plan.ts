@@ -93,7 +93,20 @@ export interface PlannedCheck {
   argv: string[] | null;
   /** A metric the check must report below a bound (performance: p95Ms). */
   metric?: { name: string; below: number };
+  /** The browser check's flow: the cart's when the Change touches the Cart, else the wishlist's. */
+  flow?: BrowserFlow;
   reason: string;
+}
+
+export type BrowserFlow = "wishlist" | "cart";
+
+/**
+ * Which flow the browser check drives: the cart flow when the Change touches the Cart (an invariant
+ * names it, or a changed path is the Cart's), since the Cart is the protected invariant; the
+ * wishlist flow otherwise.
+ */
+export function browserFlowFor(change: { invariants: readonly string[] }, touched: readonly string[]): BrowserFlow {
+  return change.invariants.some(namesTheCart) || touched.some(touchesTheCart) ? "cart" : "wishlist";
 }
 
 export interface VerificationPlan {
@@ -115,6 +128,8 @@ const names = (re: RegExp) => (p: string) => re.test(p);
 export const touchesAuthorization = names(/(^|\/)(auth|authz|authorization|permissions?|roles?)([./_-]|$)/i);
 export const touchesUi = names(/(^|\/)(public|ui|pages|components)\/|\.(html|css|tsx|jsx)$|(^|\/)app\.js$/i);
 export const namesTheCart = (invariant: string) => /\bcart\b/i.test(invariant);
+/** A path of the Cart's (its module, handlers or page), by name. */
+export const touchesTheCart = names(/(^|\/)[^/]*cart[^/]*$/i);
 
 /** The strictest tier the policy lists at or above `tier`, else the strictest listed overall: never lower. */
 export function checksForTier(policy: VerificationPolicy, tier: RiskTier): CheckId[] {
@@ -181,6 +196,7 @@ export function buildVerificationPlan(
       timeoutSeconds,
       argv,
       ...(id === "performance" ? { metric: { name: "p95Ms", below: p95.belowMs } } : {}),
+      ...(id === "browser" ? { flow: browserFlowFor(change, touched) } : {}),
       reason: reasons.get(id) ?? "",
     };
   });
