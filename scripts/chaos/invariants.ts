@@ -116,7 +116,8 @@ export async function checkInvariants(o: {
 }
 
 /**
- * Nothing is left running, no lease still in force belongs to a dead worker (one that stopped, or
+ * Nothing is stuck (a workflow or run still going on a live worker, such as a release after the
+ * last promotion, is work in flight, not a held claim), no lease still in force belongs to a dead worker (one that stopped, or
  * has not beaten for worker.takeoverSeconds), and no command waits behind a lease that lapsed more
  * than a minute ago (every queue is polled at least once a minute). A lease that lapsed on a stream
  * cursor nobody needed since is free, not held: the next delivery takes it.
@@ -126,8 +127,13 @@ async function noClaimLeftHeld(db: pg.Client): Promise<Invariant> {
                  WHERE stopped_at IS NOT NULL OR last_beat_at < now() - interval '30 seconds')`;
   const r = await db.query<Record<string, string>>(
     `SELECT
-       (SELECT count(*) FROM workflow_instances WHERE status = 'running') AS "running workflow instances",
-       (SELECT count(*) FROM agent_runs WHERE status = 'running') AS "running Agent runs",
+       (SELECT count(*) FROM workflow_instances WHERE status = 'running' AND (lease_owner IN ${dead}
+          OR leased_until < now() - interval '60 seconds'
+          OR (leased_until IS NULL AND started_at < now() - interval '60 seconds')))
+         AS "workflow instances stuck (dead holder, or unclaimed a minute)",
+       (SELECT count(*) FROM agent_runs WHERE status = 'running' AND (runner_id IN ${dead}
+          OR updated_at < now() - interval '15 minutes'))
+         AS "Agent runs stuck (dead runner)",
        (SELECT count(*) FROM queue_messages WHERE leased_until > now() AND lease_owner IN ${dead})
          AS "queue leases held by a dead worker",
        (SELECT count(*) FROM stream_cursors WHERE leased_until > now() AND lease_owner IN ${dead})
