@@ -9,7 +9,9 @@
  * Exit code 0 only when every Change was promoted and every invariant holds.
  *
  * Settings: CHAOS_KILLS (20), CHAOS_CHANGES (6), CHAOS_SEED (random), CHAOS_PG_RESTART (1; 0 skips
- * it), CHAOS_LIMIT_SECONDS (1800, the outer limit of the whole trial).
+ * it), CHAOS_LIMIT_SECONDS (1800, the outer limit of the whole trial), CHAOS_TARGETS (`worker,web`;
+ * `web` alone leaves the worker to live through everything, the Postgres restart included),
+ * CHAOS_VERBOSE (1 shows the stack's own output at info level).
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
@@ -30,6 +32,8 @@ const KILLS = env("CHAOS_KILLS", 20);
 const CHANGES = env("CHAOS_CHANGES", 6);
 const PG_RESTART = env("CHAOS_PG_RESTART", 1) > 0;
 const LIMIT_MS = env("CHAOS_LIMIT_SECONDS", 1800) * 1000;
+const TARGETS = (process.env.CHAOS_TARGETS || "worker,web").split(",").filter((t) => t === "worker" || t === "web");
+const VERBOSE = env("CHAOS_VERBOSE", 0) > 0;
 let seed = env("CHAOS_SEED", Math.floor(Math.random() * 2 ** 31));
 const SEED = seed;
 
@@ -60,14 +64,14 @@ async function main(): Promise<number> {
     embeddedPgPort: pgPort,
     port,
     dev: false,
-    quiet: true,
+    quiet: !VERBOSE,
     env: {
       ...process.env,
       DATABASE_URL: "",
       RHUMBATRON_ENV: "dev",
       RHUMBATRON_GIT_PORT: String(gitPort),
       RHUMBATRON_WORKER_PORT: String(workerPort),
-      RHUMBATRON_LOG_LEVEL: "warn",
+      RHUMBATRON_LOG_LEVEL: VERBOSE ? "info" : "warn",
     },
     log: (l) => log(`stack: ${l}`),
   });
@@ -133,7 +137,8 @@ async function trial(stack: Stack, dataDir: string): Promise<number> {
       restartPostgres(dataDir);
       log(`restarted the embedded Postgres at ${pgRestartedAt} s`);
     }
-    const name = random() < 0.6 ? "worker" : "web";
+    const pick = random() < 0.6 ? "worker" : "web";
+    const name = TARGETS.includes(pick) ? pick : (TARGETS[0] ?? pick);
     const pid = await until(`a running ${name}`, async () => stack.pidOf(name) ?? false);
     const at = Date.now();
     const lastEvent = await latestEventAt(stack);

@@ -1,4 +1,4 @@
-import { AGENT_RUNS_CHANNEL, claimNextRun } from "@rhumbatron/db";
+import { AGENT_RUNS_CHANNEL, claimNextRun, doneWorking } from "@rhumbatron/db";
 import { executeRun, type RunnerDeps } from "../agents/runner.ts";
 import type { WorkerFunction } from "./types.ts";
 
@@ -6,7 +6,9 @@ import type { WorkerFunction } from "./types.ts";
  * Executes queued Agent runs, one at a time per worker (the 2-core machines this runs on cannot
  * do better), until none is left or the per-run budget is spent. A run whose runner died (its
  * heartbeat stopped for worker.takeoverSeconds) or stopped answering for longer than its
- * reservation is picked up again and restored from its fork.
+ * reservation is picked up again and restored from its fork. A run this worker claimed whose
+ * execution failed before it could let go (the database went away under it) is taken again by the
+ * next tick here, not left until its lease runs out (leases/working.ts).
  */
 export function agentRunnerFunction(deps: Omit<RunnerDeps, "now">): WorkerFunction {
   return {
@@ -25,7 +27,12 @@ export function agentRunnerFunction(deps: Omit<RunnerDeps, "now">): WorkerFuncti
           takeoverSeconds: deps.config.worker.takeoverSeconds,
         });
         if (!runId) break;
-        const r = await executeRun({ ...deps, now }, runId);
+        let r: Awaited<ReturnType<typeof executeRun>>;
+        try {
+          r = await executeRun({ ...deps, now }, runId);
+        } finally {
+          doneWorking(worker.workerId, "agent_run", [runId]);
+        }
         logger.info({ runId, outcome: r.outcome, detail: r.detail }, "agent run finished");
         results.push({ runId, outcome: r.outcome });
       }

@@ -5,6 +5,7 @@ import {
   type ClaimedWorkflow,
   claimWorkflowInstance,
   completeRelease,
+  doneWorking,
   finishWorkflowInstance,
   type LoadedRelease,
   loadRelease,
@@ -225,8 +226,11 @@ export function releaseWorkflowFunction(deps: ReleaseWorkflowDeps): WorkerFuncti
           logger.info({ ...r, attempt: claim.attempts }, "release workflow ran");
           releases.push(r);
         } catch (err) {
-          // Held by its lease until it runs out; then the next tick replays it from its last step.
+          // Still leased to this worker, which no longer works on it: the next tick takes it again
+          // (leases/working.ts) and replays it from its last step.
           logger.error({ releaseId: claim.instanceId, attempt: claim.attempts, err }, "release workflow crashed");
+        } finally {
+          doneWorking(worker.workerId, "workflow", [claim.instanceId]);
         }
       }
       return { releases };

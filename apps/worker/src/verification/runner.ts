@@ -1,5 +1,6 @@
 import {
   claimWorkflowInstance,
+  doneWorking,
   finishCandidateVerification,
   finishCheckRerun,
   finishWorkflowInstance,
@@ -16,7 +17,8 @@ import { leaseSeconds, runVerification, type VerificationDeps, type Verification
  * The verification runner: claims CandidateVerificationWorkflow instances, then check reruns, and
  * runs each. A crashed runner's instance is picked up by another as soon as the crashed one's
  * heartbeat stops (or its lease lapses). An instance that kept failing is given up: its Candidate
- * is rejected with why and its meter settled. `runner` is the claiming worker's ID.
+ * is rejected with why and its meter settled. `runner` is the claiming worker's ID. An instance whose
+ * run failed before it could let go is this runner's to take again at once (leases/working.ts).
  */
 export async function drainVerifications(
   deps: VerificationDeps,
@@ -31,27 +33,37 @@ export async function drainVerifications(
       owner: runner,
       takeoverSeconds: deps.config.worker.takeoverSeconds,
     });
+  const exhausted = (attempts: number) => attempts > deps.config.queues.policies.verification.maxRetries + 1;
+  const working = async (instanceId: string, run: () => Promise<VerificationRunResult>) => {
+    try {
+      results.push(await run());
+    } finally {
+      doneWorking(runner, "workflow", [instanceId]);
+    }
+  };
   for (let i = 0; i < max; i++) {
     const claimed = await claim("verification");
     if (!claimed) break;
-    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
-      results.push(await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`));
-      continue;
-    }
-    results.push(await runVerification(deps, claimed.instanceId));
+    await working(claimed.instanceId, () =>
+      exhausted(claimed.attempts)
+        ? giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`)
+        : runVerification(deps, claimed.instanceId),
+    );
   }
   // Check reruns run on the same runner (and its nudge channel), after first verifications.
   for (let i = 0; i < max; i++) {
     const claimed = await claim("rerun");
     if (!claimed) break;
-    if (claimed.attempts > deps.config.queues.policies.verification.maxRetries + 1) {
-      const candidateId = String(claimed.input.candidateId);
-      results.push(
-        await giveUp(deps, claimed.instanceId, `stopped after ${claimed.attempts - 1} attempts`, candidateId),
-      );
-      continue;
-    }
-    results.push(await runCheckRerun(deps, claimed));
+    await working(claimed.instanceId, () =>
+      exhausted(claimed.attempts)
+        ? giveUp(
+            deps,
+            claimed.instanceId,
+            `stopped after ${claimed.attempts - 1} attempts`,
+            String(claimed.input.candidateId),
+          )
+        : runCheckRerun(deps, claimed),
+    );
   }
   return results;
 }

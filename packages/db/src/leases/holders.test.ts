@@ -9,6 +9,7 @@ import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { claimNextRun } from "../work-graph/runs.ts";
 import { markWorkerStopped, reapDeadWorkersOnHost, recordBeat, type WorkerBeat } from "./holders.ts";
+import { doneWorking, workingOn } from "./working.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");
@@ -112,6 +113,82 @@ describe("a lease held by a dead worker is taken over within worker.takeoverSeco
     });
     expect((await consume("wrk_b", at(3599))).outcome).toBe("busy");
     expect((await consume("wrk_b", at(3601))).outcome).toBe("empty");
+  });
+});
+
+describe("a live holder's orphan (its work ended without letting go) is its own to take again at once", () => {
+  it("Agent runs, workflow instances and queue messages: not while it works on them, at once after", async () => {
+    await seedProjects(t.db, ["proj_o"]);
+    await seedChange(t.db, "proj_o", "chg_o");
+    await t.db.workflowInstance.create({
+      data: { instanceId: "cand_o", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
+    });
+    await t.db.task.create({ data: { id: "tsk_o", changeId: "chg_o", key: "a", title: "a", state: "running" } });
+    await t.db.agentRun.create({
+      data: { id: "run_o", taskId: "tsk_o", changeId: "chg_o", agentId: "agt_o", wakeCommandId: "cmd_o", reason: "t" },
+    });
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        {
+          commandId: commandIds.indexBuild("proj_o", 1),
+          commandType: "index.build",
+          projectId: "proj_o",
+          changeId: null,
+          taskId: null,
+          payload: { generation: 1 },
+        },
+        { config, nudger, now: () => t0 },
+      ),
+    );
+    const claimWf = (owner: string, now: Date) =>
+      claimWorkflowInstance(t.db, "verification", { now, leaseSeconds: 3600, owner, takeoverSeconds: TAKEOVER });
+    const claimRun = (runner: string, now: Date) =>
+      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+    const lease = (owner: string, now: Date) =>
+      leaseMessages(t.db, "indexing", { config, nudger, now: () => now, owner });
+    const claimAll = async (owner: string, now: Date) => ({
+      run: await claimRun(owner, now),
+      workflow: (await claimWf(owner, now))?.instanceId ?? null,
+      messages: (await lease(owner, now)).map((m) => m.commandId),
+    });
+    const none = { run: null, workflow: null, messages: [] };
+    const all = { run: "run_o", workflow: "cand_o", messages: [commandIds.indexBuild("proj_o", 1)] };
+
+    await recordBeat(t.db, beatOf("wrk_o"), t0);
+    await recordBeat(t.db, beatOf("wrk_p", { pid: 2000 }), t0);
+    expect(await claimAll("wrk_o", t0)).toEqual(all);
+    // While O works on them, neither O nor anyone else takes them again.
+    expect(await claimAll("wrk_o", at(1))).toEqual(none);
+    expect(await claimAll("wrk_p", at(1))).toEqual(none);
+    expect(workingOn("wrk_o", "agent_run")).toEqual(["run_o"]);
+    // O's work ended without letting go (the database went away as it tried): the leases have an
+    // hour to run and O beats on, so P still gets nothing, but O takes them again at once.
+    doneWorking("wrk_o", "agent_run", ["run_o"]);
+    doneWorking("wrk_o", "workflow", ["cand_o"]);
+    doneWorking("wrk_o", "queue_message", workingOn("wrk_o", "queue_message"));
+    await recordBeat(t.db, beatOf("wrk_o"), at(2));
+    expect(await claimAll("wrk_p", at(2))).toEqual(none);
+    expect(await claimAll("wrk_o", at(2))).toEqual(all);
+    const run = await t.db.agentRun.findUniqueOrThrow({ where: { id: "run_o" } });
+    expect(run.runnerId).toBe("wrk_o");
+  });
+
+  it("two claims of one holder at once never take the same orphan twice", async () => {
+    await seedProjects(t.db, ["proj_q"]);
+    await seedChange(t.db, "proj_q", "chg_q");
+    await t.db.task.create({ data: { id: "tsk_q", changeId: "chg_q", key: "a", title: "a", state: "running" } });
+    await t.db.agentRun.create({
+      data: { id: "run_q", taskId: "tsk_q", changeId: "chg_q", agentId: "agt_q", wakeCommandId: "cmd_q", reason: "t" },
+    });
+    await recordBeat(t.db, beatOf("wrk_q"), t0);
+    const claimRun = () =>
+      claimNextRun(t.db, { now: t0, runner: "wrk_q", staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+    const taken = await Promise.all([claimRun(), claimRun(), claimRun(), claimRun()]);
+    expect(taken.filter((id) => id === "run_q")).toHaveLength(1);
+    doneWorking("wrk_q", "agent_run", ["run_q"]);
+    const again = await Promise.all([claimRun(), claimRun(), claimRun()]);
+    expect(again.filter((id) => id === "run_q")).toHaveLength(1);
   });
 });
 

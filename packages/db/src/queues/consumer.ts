@@ -9,6 +9,7 @@ import {
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
+import { claimWhileWorking, doneWorking, orphanedBy } from "../leases/working.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type EnqueueDeps, putOnQueue, queueChannel } from "./enqueue.ts";
 
@@ -72,12 +73,31 @@ export interface QueueRunResult {
   actions: Record<DeliveryAction["action"], number>;
 }
 
-/** Leases up to one batch of available messages (exported for tests that stop a consumer mid-batch). */
+/**
+ * Leases up to one batch of available messages (exported for tests that stop a consumer mid-batch).
+ * It also takes back the consumer's own orphans (leases/working.ts): messages it leased whose
+ * delivery ended without settling, because the database went away mid-delivery.
+ */
 export async function leaseMessages(db: Db, purpose: QueuePurpose, deps: QueueConsumerDeps): Promise<LeasedMessage[]> {
+  return claimWhileWorking(
+    deps.owner,
+    "queue_message",
+    (busy) => leaseBatch(db, purpose, deps, busy),
+    (leased) => leased.map((m) => String(m.id)),
+  );
+}
+
+async function leaseBatch(
+  db: Db,
+  purpose: QueuePurpose,
+  deps: QueueConsumerDeps,
+  busy: string[],
+): Promise<LeasedMessage[]> {
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.queues.leaseSeconds * 1000);
   const batch = deps.config.queues.policies[purpose].batchSize;
   const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
+  const orphan = orphanedBy("lease_owner", "id::text", deps.owner, busy);
   const rows = await db.$queryRaw<
     {
       id: bigint;
@@ -93,7 +113,7 @@ export async function leaseMessages(db: Db, purpose: QueuePurpose, deps: QueueCo
     WHERE id IN (
       SELECT id FROM queue_messages
       WHERE queue = ${purpose} AND available_at <= ${now} AND expires_at > ${now}
-        AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder})
+        AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder} OR ${orphan})
       ORDER BY available_at, id LIMIT ${batch}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, command_id, command_type, envelope, deliveries, origin_queue, last_error`;
@@ -274,6 +294,24 @@ export async function consumeQueue(
   deps: QueueConsumerDeps,
 ): Promise<QueueRunResult> {
   const messages = await leaseMessages(db, purpose, deps);
+  try {
+    return await deliverLeased(db, purpose, messages, handlers, deps);
+  } finally {
+    doneWorking(
+      deps.owner,
+      "queue_message",
+      messages.map((m) => String(m.id)),
+    );
+  }
+}
+
+async function deliverLeased(
+  db: Db,
+  purpose: QueuePurpose,
+  messages: LeasedMessage[],
+  handlers: readonly CommandHandler[],
+  deps: QueueConsumerDeps,
+): Promise<QueueRunResult> {
   const actions: QueueRunResult["actions"] = {
     ack: 0,
     redeliver: 0,

@@ -1,6 +1,7 @@
 import type { Db } from "../client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
+import { claimWhileWorking, orphanedBy } from "../leases/working.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
 
@@ -9,7 +10,9 @@ import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
  * leases one `running` instance; each completed step is stored with its output in workflow_steps, so
  * a re-run after a crash replays finished steps instead of repeating them. A crashed runner's
  * instance is picked up by another runner as soon as the crashed one's heartbeat stops
- * (leases/holders.ts), or when its lease runs out.
+ * (leases/holders.ts), or when its lease runs out; an instance whose run failed without letting go
+ * is taken again by its own holder at once (leases/working.ts: the caller calls
+ * doneWorking(owner, "workflow", [instanceId]) when it is done with the instance).
  */
 export interface ClaimedWorkflow {
   instanceId: string;
@@ -34,17 +37,25 @@ export async function claimWorkflowInstance(
   const { now } = lease;
   const until = new Date(now.getTime() + lease.leaseSeconds * 1000);
   const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, lease.takeoverSeconds));
-  const rows = await db.$queryRaw<{ instance_id: string; input: Record<string, unknown>; attempts: number }[]>`
-    UPDATE workflow_instances SET leased_until = ${until}, lease_owner = ${lease.owner}, attempts = attempts + 1
-    WHERE instance_id = (
-      SELECT instance_id FROM workflow_instances
-      WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running'
-        AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder})
-      ORDER BY started_at, instance_id
-      FOR UPDATE SKIP LOCKED LIMIT 1)
-    RETURNING instance_id, input, attempts`;
-  const r = rows[0];
-  return r ? { instanceId: r.instance_id, input: r.input, attempts: r.attempts } : null;
+  return claimWhileWorking(
+    lease.owner,
+    "workflow",
+    async (busy) => {
+      const orphan = orphanedBy("lease_owner", "instance_id", lease.owner, busy);
+      const rows = await db.$queryRaw<{ instance_id: string; input: Record<string, unknown>; attempts: number }[]>`
+        UPDATE workflow_instances SET leased_until = ${until}, lease_owner = ${lease.owner}, attempts = attempts + 1
+        WHERE instance_id = (
+          SELECT instance_id FROM workflow_instances
+          WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running'
+            AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder} OR ${orphan})
+          ORDER BY started_at, instance_id
+          FOR UPDATE SKIP LOCKED LIMIT 1)
+        RETURNING instance_id, input, attempts`;
+      const r = rows[0];
+      return r ? { instanceId: r.instance_id, input: r.input, attempts: r.attempts } : null;
+    },
+    (r) => (r ? [r.instanceId] : []),
+  );
 }
 
 export interface WorkflowRun {

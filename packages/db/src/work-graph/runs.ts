@@ -3,14 +3,17 @@ import { type AgentTask, DomainError, type EditStep, topologicalOrder } from "@r
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
+import { claimWhileWorking, orphanedBy } from "../leases/working.ts";
 import { withTransaction } from "../transaction.ts";
 import { claimReleased } from "./claims.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
  * Agent runs in the database: the runner claims a queued run (or one whose runner died: its
- * heartbeat stopped for worker.takeoverSeconds, or it has not touched the run for `staleAfterMs`),
- * records where it started, and publishes its ChangeSet.
+ * heartbeat stopped for worker.takeoverSeconds, or it has not touched the run for `staleAfterMs`;
+ * or one the claiming runner itself holds but no longer works on, see leases/working.ts), records
+ * where it started, and publishes its ChangeSet. The caller calls doneWorking(runner, "agent_run",
+ * [id]) when it is done with the run, however it ended.
  */
 export interface RunClaim {
   now: Date;
@@ -24,14 +27,22 @@ export async function claimNextRun(db: Db, claim: RunClaim): Promise<string | nu
   const { now } = claim;
   const stale = new Date(now.getTime() - claim.staleAfterMs);
   const deadRunner = heldByDeadWorker("runner_id", takeoverCutoff(now, claim.takeoverSeconds));
-  const rows = await db.$queryRaw<{ id: string }[]>`
-    UPDATE agent_runs SET status = 'running', runner_id = ${claim.runner}, updated_at = ${now}
-    WHERE id = (
-      SELECT id FROM agent_runs
-      WHERE status = 'queued' OR (status = 'running' AND (updated_at < ${stale} OR ${deadRunner}))
-      ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-    RETURNING id`;
-  return rows[0]?.id ?? null;
+  return claimWhileWorking(
+    claim.runner,
+    "agent_run",
+    async (busy) => {
+      const orphan = orphanedBy("runner_id", "id", claim.runner, busy);
+      const rows = await db.$queryRaw<{ id: string }[]>`
+        UPDATE agent_runs SET status = 'running', runner_id = ${claim.runner}, updated_at = ${now}
+        WHERE id = (
+          SELECT id FROM agent_runs
+          WHERE status = 'queued' OR (status = 'running' AND (updated_at < ${stale} OR ${deadRunner} OR ${orphan}))
+          ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING id`;
+      return rows[0]?.id ?? null;
+    },
+    (id) => (id ? [id] : []),
+  );
 }
 
 export interface RunContext {
@@ -42,8 +53,8 @@ export interface RunContext {
   changeId: string;
   task: AgentTask;
   taskState: string;
-  /** The ChangeSets of the Tasks this one depends on, in Work Graph order (stacked before work). */
-  stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string }[];
+  /** The ChangeSets of the Tasks this one depends on, in Work Graph order (stacked before work), with the paths each changed. */
+  stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string; paths: string[] }[];
   /** Set when a previous attempt of this run already recorded its start (restore after a loss). */
   startCommit: string | null;
   /** The project's own command allowlist; empty means the default. */
@@ -77,7 +88,18 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
   });
   const stack = order.flatMap((k) => {
     const cs = changeSets.find((c) => c.taskId === byKey.get(k)?.id);
-    return cs ? [{ changeSetId: cs.id, taskKey: k, fork: cs.fork, baseCommit: cs.baseCommit, commit: cs.commit }] : [];
+    return cs
+      ? [
+          {
+            changeSetId: cs.id,
+            taskKey: k,
+            fork: cs.fork,
+            baseCommit: cs.baseCommit,
+            commit: cs.commit,
+            paths: cs.paths,
+          },
+        ]
+      : [];
   });
   return {
     runId,
