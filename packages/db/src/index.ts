@@ -31,6 +31,7 @@ export * from "./sandbox/budget.ts";
 export * from "./sandbox/meter.ts";
 export * from "./sandbox/resume.ts";
 export * from "./source/rows.ts";
+export * from "./source/generations.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./verification/create-candidate.ts";

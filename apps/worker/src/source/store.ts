@@ -225,6 +225,40 @@ export class SourceStore {
     return "advanced";
   }
 
+  /**
+   * Makes the annotated tag `name` on `commit` (refs/tags/<name>) unless it exists already; an
+   * existing tag on another commit is a conflict (a generation's tag never moves).
+   */
+  async tag(
+    repo: string,
+    token: string,
+    t: { name: string; commit: string; message: string; at: Date },
+  ): Promise<"already" | "tagged"> {
+    const gitdir = await this.allow(token, repo, "write");
+    const ref = `refs/tags/${t.name}`;
+    const existing = await git.resolveRef({ fs, gitdir, ref, depth: 1 }).catch(() => null);
+    if (existing) {
+      const tagged = await git.readTag({ fs, gitdir, oid: existing }).then(
+        (r) => r.tag.object,
+        () => existing,
+      );
+      if (tagged === t.commit) return "already";
+      throw new DomainError(
+        "CONFLICT",
+        `${repo} tag ${t.name} names ${tagged.slice(0, 12)}, not ${t.commit.slice(0, 12)}`,
+      );
+    }
+    await git.annotatedTag({
+      fs,
+      gitdir,
+      ref: t.name,
+      object: t.commit,
+      message: t.message,
+      tagger: signature(SYSTEM_AUTHOR, t.at),
+    });
+    return "tagged";
+  }
+
   async diff(repo: string, token: string, from: string, to: string): Promise<CommitDiff> {
     return diffCommits(await this.allow(token, repo, "read"), from, to);
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,6 +48,42 @@ describe("the source sync of a promotion", () => {
     expect(await codeOf(f, s1.tree)).not.toBeNull();
     // Asking for an older generation once main is past it changes nothing.
     expect(await syncCanonical(f.deps, f.projectId, 1)).toMatchObject({ outcome: "already", from: 2, published: [] });
+  });
+
+  it("tags each generation main reaches (gen-<n>): the Change's title, then Change, Candidate, Generation and Approved-by trailers", async () => {
+    const f = await promotionFixture(t.db);
+    const change = await t.db.change.update({
+      where: { id: f.changeId },
+      data: { title: "Let shoppers empty the cart" },
+    });
+    const s1 = await f.promote({ "src/cart.ts": "export const cart = 1;\n" });
+    const s2 = await f.promote({ "src/cart.ts": "export const cart = 2;\n" });
+    await t.db.user.create({ data: { id: "usr_tag_approver", email: "ada@example.com", name: "Ada Approver" } });
+    await t.db.approval.create({
+      data: { candidateId: s2.candidateId, decision: "granted", treeHash: s2.tree, decidedBy: "usr_tag_approver" },
+    });
+    expect((await syncCanonical(f.deps, f.projectId, 2)).tagged).toEqual([1, 2]);
+    // Command-line git is the reader: the tags are annotated, on each generation's commit.
+    const gitdir = f.store.gitdir(f.projectId);
+    const cli = (...args: string[]) => execFileSync("git", ["--git-dir", gitdir, ...args], { encoding: "utf8" }).trim();
+    expect(cli("for-each-ref", "--format=%(refname:short) %(objecttype) %(*objectname)", "refs/tags")).toBe(
+      `gen-1 tag ${s1.commit}\ngen-2 tag ${s2.commit}`,
+    );
+    expect(cli("tag", "-l", "--format=%(contents:subject)", "gen-2")).toBe(change.title);
+    const trailers = execFileSync("git", ["interpret-trailers", "--parse"], {
+      input: cli("tag", "-l", "--format=%(contents)", "gen-2"),
+      encoding: "utf8",
+    });
+    expect(trailers.trim().split("\n")).toEqual([
+      `Change: ${f.changeId}`,
+      `Candidate: ${s2.candidateId}`,
+      "Generation: 2",
+      "Approved-by: Ada Approver <ada@example.com>",
+    ]);
+    expect(cli("tag", "-l", "--format=%(contents)", "gen-1")).toContain("Approved-by: nobody");
+    // A repeat tags nothing new and moves no tag.
+    expect((await syncCanonical(f.deps, f.projectId, 2)).tagged).toEqual([]);
+    expect(cli("rev-parse", "gen-2^{commit}")).toBe(s2.commit);
   });
 
   it("concurrent syncs of one project (indexer and release) never move main backwards", async () => {

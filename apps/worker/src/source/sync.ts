@@ -1,5 +1,5 @@
 import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
-import { type Db, withRepoToken, withTransaction } from "@rhumbatron/db";
+import { type Db, type GenerationFacts, generationFacts, withRepoToken, withTransaction } from "@rhumbatron/db";
 import { publishCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
@@ -7,7 +7,9 @@ import type { SourceHandlerDeps } from "./handlers.ts";
  * The source sync after a promotion (README: Verification, approval and promotion, Release and
  * Search index): canonical main moves to the commit of a Canonical Generation, taking the objects
  * from that generation's Candidate fork, fast-forward only; then the code store of the new tree is
- * published. A main more than one generation behind advances generation by generation. Every part
+ * published, and each generation main reached gets its annotated tag (`gen-7`, naming the Change,
+ * the Candidate and the approver). A main more than one generation behind advances generation by
+ * generation. Every part
  * is idempotent: a repeat finds main where it should be and only fills in a code store a crash left
  * out, which is how a retried promotion (alreadyPromoted) repairs a sync that failed.
  */
@@ -20,6 +22,43 @@ export interface SyncResult {
   from: number;
   /** Generations whose code store this sync published. */
   published: number[];
+  /** Generations this sync tagged (`gen-<n>`). */
+  tagged: number[];
+}
+
+/** A generation's tag name. */
+export const generationTag = (generation: number) => `gen-${generation}`;
+
+/** The tag's message: the Change's title, then trailers a reader (or `git interpret-trailers`) can parse. */
+export function generationTagMessage(f: GenerationFacts): string {
+  const title = f.changeTitle ?? `Generation ${f.generation}`;
+  const trailers = [
+    f.changeId ? `Change: ${f.changeId}` : null,
+    f.candidateId ? `Candidate: ${f.candidateId}` : null,
+    `Generation: ${f.generation}`,
+    `Approved-by: ${f.approvedBy ?? "nobody (the policy asked for no approval)"}`,
+  ].filter((t) => t !== null);
+  return `${title}\n\n${trailers.join("\n")}\n`;
+}
+
+/** Tags generations first..last that main has reached and that have no tag yet. */
+async function tagGenerations(deps: SyncDeps, projectId: string, first: number, last: number): Promise<number[]> {
+  const repo = canonicalRepo(projectId);
+  const facts = await generationFacts(deps.db, projectId, Math.max(1, first), last);
+  if (facts.length === 0) return [];
+  return withRepoToken(deps.db, { repo, mode: "write", purpose: "tags" }, deps.config, deps.now, async (token) => {
+    const tagged: number[] = [];
+    for (const f of facts) {
+      const t = {
+        name: generationTag(f.generation),
+        commit: f.commit,
+        message: generationTagMessage(f),
+        at: deps.now(),
+      };
+      if ((await deps.source.tag(repo, token, t)) === "tagged") tagged.push(f.generation);
+    }
+    return tagged;
+  });
 }
 
 export type SyncDeps = Pick<SourceHandlerDeps, "db" | "config" | "now" | "source" | "blobs">;
@@ -125,6 +164,7 @@ export async function syncCanonical(deps: SyncDeps, projectId: string, generatio
   return withSyncLock(deps.db, projectId, async () => {
     const moved = await advanceMain(deps, projectId, generation);
     const published = await publishMissing(deps, projectId, Math.min(moved.from, generation), generation);
+    const tagged = await tagGenerations(deps, projectId, Math.min(moved.from, generation), generation);
     return {
       outcome: moved.steps.length > 0 ? "advanced" : "already",
       generation,
@@ -132,6 +172,7 @@ export async function syncCanonical(deps: SyncDeps, projectId: string, generatio
       tree: target.tree,
       from: moved.from,
       published,
+      tagged,
     };
   });
 }

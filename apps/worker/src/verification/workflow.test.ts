@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
 import {
   candidateFork,
   canonicalRepo,
@@ -17,6 +19,7 @@ import {
   workflowStartHandler,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
 import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
@@ -153,6 +156,12 @@ describe("CandidateVerificationWorkflow", () => {
       (tok) => w.store.head(fork, tok),
     );
     expect(head).toBe(c.composedCommit);
+    // Titled with the Change's title, with trailers git itself parses.
+    const message = (await git.readCommit({ fs, gitdir: w.store.gitdir(fork), oid: head })).commit.message;
+    const change = await t.db.change.findUniqueOrThrow({ where: { id: changeId } });
+    expect(message.split("\n")[0]).toBe(change.title);
+    const trailers = execFileSync("git", ["interpret-trailers", "--parse"], { input: message, encoding: "utf8" });
+    expect(trailers.trim().split("\n")).toEqual([`Change: ${changeId}`, `Candidate: ${candidateId}`, "Generation: 1"]);
     expect(await eventsOf(changeId, "candidate.composed")).toHaveLength(1);
     expect(await eventsOf(changeId, "candidate.verified")).toHaveLength(1);
     expect(await eventsOf(changeId, "approval.requested")).toHaveLength(0);

@@ -420,7 +420,8 @@ async function composeAll(deps: VerificationDeps, dir: string, input: Verificati
           commit: cs.commit,
         })),
         {
-          message: `${input.change.title}\n\nCandidate ${input.candidate.id}: ${sets.length} ChangeSet(s) of ${input.change.id} composed on S${input.candidate.baseGeneration}`,
+          // The Change's title, then trailers; the generation is the one promotion's compare-and-swap gives it.
+          message: `${input.change.title}\n\n${sets.length} ChangeSet(s) composed on S${input.candidate.baseGeneration}.\n\nChange: ${input.change.id}\nCandidate: ${input.candidate.id}\nGeneration: ${input.candidate.baseGeneration + 1}\n`,
           at: input.candidate.createdAt,
         },
       ),
