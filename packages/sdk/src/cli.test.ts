@@ -163,8 +163,15 @@ describe("rhumbatron CLI", () => {
     const ok = await run(["candidate", "approve", VERIFIED, "--tree", tree, "--note", "ship it"], as("approver"));
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`approved ${VERIFIED} for tree ${tree}`);
+    // The same approval again (a retried script): exit 0, said as already done, nothing written.
+    const approvals = await t.db.approval.count();
+    const again = await run(["candidate", "approve", VERIFIED, "--tree", tree], as("approver"));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`already approved ${VERIFIED}`);
+    expect(await t.db.approval.count()).toBe(approvals);
     const twice = await run(["candidate", "reject", VERIFIED, "--tree", tree, "--note", "no"], as("approver"));
     expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("already approved; the first decision is final");
   });
 
   it("change watch exits 2 when the Candidate was rejected", async () => {

@@ -275,7 +275,11 @@ function buildProgram(io: CliIo): Command {
     .action(async (id: string, opts: { tree: string; note?: string }, cmd: Command) => {
       const { client, print } = setup(cmd);
       const r = await client.approve(id, opts.tree, opts.note);
-      print(r, () => `approved ${id} for tree ${r.decision.treeHash}; next: rhumbatron candidate promote ${id}`);
+      print(r, () =>
+        r.already
+          ? `already approved ${id} for tree ${r.decision.treeHash} (by you); nothing changed`
+          : `approved ${id} for tree ${r.decision.treeHash}; next: rhumbatron candidate promote ${id}`,
+      );
     });
   candidate
     .command("reject")
@@ -286,7 +290,11 @@ function buildProgram(io: CliIo): Command {
     .action(async (id: string, opts: { tree: string; note: string }, cmd: Command) => {
       const { client, print } = setup(cmd);
       const r = await client.reject(id, opts.tree, opts.note);
-      print(r, () => `rejected ${id} (tree ${r.decision.treeHash})`);
+      print(r, () =>
+        r.already
+          ? `already rejected ${id} (tree ${r.decision.treeHash}, by you); nothing changed`
+          : `rejected ${id} (tree ${r.decision.treeHash})`,
+      );
     });
   candidate
     .command("rerun")

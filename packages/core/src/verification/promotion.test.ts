@@ -60,6 +60,23 @@ describe("approval", () => {
     expect(
       decideApproval(granted.decision, "tree_a", { kind: "rejected", treeHash: "tree_a", by: "v", note: "no" }),
     ).toMatchObject({ ok: false, reason: "already_decided" });
+    // The same person, decision and tree again: answered as already done, not refused.
+    expect(decideApproval(granted.decision, "tree_a", { kind: "granted", treeHash: "tree_a", by: "u" })).toEqual({
+      ok: true,
+      decision: granted.decision,
+      rejectsCandidate: false,
+      already: true,
+    });
+    // Another approver is still refused; a mismatched tree is told to look again, without the new hash.
+    expect(decideApproval(granted.decision, "tree_a", { kind: "granted", treeHash: "tree_a", by: "w" })).toMatchObject({
+      ok: false,
+      reason: "already_decided",
+    });
+    expect(decideApproval(null, "tree_new", { kind: "granted", treeHash: "tree_old", by: "u" })).toEqual({
+      ok: false,
+      reason: "tree_mismatch",
+      message: "this Candidate's tree changed since you loaded it; review it again",
+    });
     expect(
       decideApproval(null, "tree_a", { kind: "rejected", treeHash: "tree_a", by: "u", note: "breaks checkout" }),
     ).toMatchObject({ ok: true, rejectsCandidate: true });

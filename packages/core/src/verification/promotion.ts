@@ -12,7 +12,8 @@ export function humanGateApplies(plan: VerificationPlan, policy: VerificationPol
 }
 
 export type ApprovalOutcome =
-  | { ok: true; decision: ApprovalDecision; rejectsCandidate: boolean }
+  /** `already`: the same person made the same decision on the same tree before; nothing more happens. */
+  | { ok: true; decision: ApprovalDecision; rejectsCandidate: boolean; already?: true }
   | { ok: false; reason: "already_decided" | "tree_mismatch" | "note_required" | "not_composed"; message: string };
 
 /** The first decision is final; a grant or rejection counts only for the exact composed tree shown. */
@@ -21,14 +22,23 @@ export function decideApproval(
   composedTree: string | null,
   request: { kind: "granted" | "rejected"; treeHash: string; by: string; note?: string | null },
 ): ApprovalOutcome {
-  if (current)
-    return { ok: false, reason: "already_decided", message: `already ${current.kind} for tree ${current.treeHash}` };
+  if (current) {
+    // A repeat of one's own decision (a retried click or script) is answered, not refused.
+    const same = current.kind === request.kind && current.by === request.by && current.treeHash === request.treeHash;
+    if (same) return { ok: true, decision: current, rejectsCandidate: false, already: true };
+    return {
+      ok: false,
+      reason: "already_decided",
+      message: `this Candidate was already ${current.kind === "granted" ? "approved" : "rejected"}; the first decision is final`,
+    };
+  }
   if (!composedTree) return { ok: false, reason: "not_composed", message: "the Candidate has no composed tree yet" };
   if (request.treeHash !== composedTree) {
     return {
       ok: false,
       reason: "tree_mismatch",
-      message: `the tree shown (${request.treeHash}) is not the composed tree (${composedTree}); reload and review again`,
+      // Never the new hash: a client that copied it would approve a tree nobody looked at.
+      message: "this Candidate's tree changed since you loaded it; review it again",
     };
   }
   const note = request.note?.trim() || null;

@@ -54,7 +54,7 @@ export async function decideCandidateApproval(
     note?: string | null;
   },
   deps: EnqueueDeps,
-): Promise<{ decision: ApprovalDecision }> {
+): Promise<{ decision: ApprovalDecision; already: boolean }> {
   return withTransaction(db, async (ctx) => {
     const pre = await tenantCandidate(ctx.tx, q.tenantId, q.candidateId);
     const owner = await lockResourceRow(ctx, `change:${pre.changeId}`);
@@ -62,6 +62,8 @@ export async function decideCandidateApproval(
     if (c.approval) {
       const outcome = decideApproval(approvalOf(c.approval), c.composedTree, { ...q, by: q.userId });
       if (!outcome.ok) throw new DomainError("CONFLICT", outcome.message, { reason: outcome.reason });
+      // The same decision again: nothing is written, whatever the Candidate has become since.
+      return { decision: outcome.decision, already: true };
     }
     if (!c.approvalRequired || c.status !== "verified") {
       throw new DomainError(
@@ -114,7 +116,7 @@ export async function decideCandidateApproval(
       );
     }
     await appendToOutbox(ctx, events, deps);
-    return { decision: d };
+    return { decision: d, already: false };
   });
 }
 
