@@ -12,16 +12,27 @@ export interface CheckReading {
   detail: string;
 }
 
-/** node --test's summary counts (`# tests 3`, `# pass 3`, `# fail 0`). */
-export function testCounts(output: string): { tests: number; pass: number; fail: number } | null {
+export interface TestCounts {
+  tests: number;
+  pass: number;
+  fail: number;
+  /** Skipped and to-do tests: they ran nothing, so they are never counted as passed. */
+  skipped: number;
+}
+
+/** node --test's summary counts (`# tests 3`, `# pass 3`, `# fail 0`, `# skipped 0`, `# todo 0`). */
+export function testCounts(output: string): TestCounts | null {
   const n = (name: string) => {
     const m = new RegExp(`^# ${name} (\\d+)$`, "m").exec(output);
     return m ? Number(m[1]) : null;
   };
   const tests = n("tests");
   if (tests === null) return null;
-  return { tests, pass: n("pass") ?? 0, fail: n("fail") ?? 0 };
+  return { tests, pass: n("pass") ?? 0, fail: n("fail") ?? 0, skipped: (n("skipped") ?? 0) + (n("todo") ?? 0) };
 }
+
+/** As a reader counts: "10 passed, 26 skipped, 0 failed". */
+export const describeCounts = (c: TestCounts) => `${c.pass} passed, ${c.skipped} skipped, ${c.fail} failed`;
 
 /** The last line of stdout that parses as a JSON object. */
 export function lastJsonObject(stdout: string): Record<string, unknown> | null {
@@ -50,7 +61,9 @@ export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckRe
   }
   const counts = testCounts(output);
   const metrics: Record<string, number> = {};
-  if (counts) Object.assign(metrics, { tests: counts.tests, passed: counts.pass, failed: counts.fail });
+  if (counts) {
+    Object.assign(metrics, { tests: counts.tests, passed: counts.pass, failed: counts.fail, skipped: counts.skipped });
+  }
   if (check.metric) {
     const value = lastJsonObject(r.stdout)?.[check.metric.name];
     if (typeof value === "number" && Number.isFinite(value)) metrics[check.metric.name] = value;
@@ -60,11 +73,16 @@ export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckRe
       status: "fail",
       coverage: "checked_supported",
       metrics,
-      detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${counts.fail} of ${counts.tests} tests failed` : ""}`,
+      detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${describeCounts(counts)}` : ""}`,
     };
   }
-  if (counts && counts.tests === 0)
-    return { status: "pass", coverage: "checked_no_signal", metrics, detail: "no test ran" };
+  if (counts && counts.pass === 0)
+    return {
+      status: "pass",
+      coverage: "checked_no_signal",
+      metrics,
+      detail: counts.tests === 0 ? "no test ran" : `no test ran: ${describeCounts(counts)}`,
+    };
   if (check.metric && metrics[check.metric.name] === undefined) {
     return {
       status: "pass",
@@ -77,7 +95,7 @@ export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckRe
     status: "pass",
     coverage: "checked_supported",
     metrics,
-    detail: counts ? `${counts.pass} of ${counts.tests} tests passed` : "passed",
+    detail: counts ? describeCounts(counts) : "passed",
   };
 }
 
