@@ -1,6 +1,7 @@
 import type {
   AgentProvider,
   BlobStore,
+  ConflictReviewer,
   OverlapClassifier,
   RhumbatronConfig,
   Sandbox,
@@ -33,7 +34,9 @@ export interface WorkerContext {
   allowlist: string[];
   /** Decides prefix-only overlaps for the causal router. */
   classifier: OverlapClassifier;
-  /** The verification policy; DEFAULT_POLICY when absent. */
+  /** Reviews files two Tasks both changed (README: Conflict reviews); absent: every review is skipped. */
+  reviewer?: ConflictReviewer;
+  /** Tests only: a verification policy that stands in for every project's own (project_policies). */
   policy?: VerificationPolicy;
   /** The browser check (Chromium). */
   browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;

@@ -11,7 +11,7 @@ import {
   type Settings,
 } from "@rhumbatron/core";
 import { blobStoreFromSettings, checkRepoToken, createDb } from "@rhumbatron/db";
-import { agentProviderFromSettings } from "./agents/provider-from-settings.ts";
+import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
       store,
       sandbox,
       provider: agentProviderFromSettings(settings),
+      reviewer: conflictReviewerFromSettings(settings),
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
       browserCheck: runBrowserCheck,
       releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),

@@ -14,6 +14,7 @@ import { ROOT } from "../../../scripts/lib/stack.ts";
  * API stands in for it and records what the app registers.
  */
 const WEB_FUNCTIONS = [
+  "analytics-projector",
   "event-router",
   "heartbeat",
   "maintenance",

@@ -12,5 +12,7 @@ test("the metrics page charts the tenant's events over time, with a total per me
   expect(await totals.count()).toBeGreaterThan(0);
   const values = (await totals.allInnerTexts()).map(Number);
   expect(values.some((v) => v > 0)).toBe(true);
+  // The page says whether the analytics projector has counted everything yet.
+  await expect(page.getByTestId("metrics-lag")).toHaveText(/Analytics are up to date|events?, .* behind/);
   await saveScreenshot(page, "metrics");
 });

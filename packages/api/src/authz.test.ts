@@ -1,3 +1,4 @@
+import { defaultPolicyDocument, loadConfig } from "@rhumbatron/core";
 import type { Role } from "@rhumbatron/db";
 import { createApiToken, revokeApiToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
@@ -113,6 +114,12 @@ const SAMPLES: Record<string, Sample> = {
     acmeResource: true,
   },
   "task.retry": { scope: "tenant", minimum: "member", input: { taskId: "task_authz" }, acmeResource: true },
+  "task.publishFixture": {
+    scope: "tenant",
+    minimum: "member",
+    input: { taskId: "task_authz", summary: "Fix the cart", files: [{ path: "public/cart.js", content: "ok\n" }] },
+    acmeResource: true,
+  },
   "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
@@ -163,8 +170,18 @@ const SAMPLES: Record<string, Sample> = {
   },
   "members.remove": { scope: "tenant", minimum: "admin", input: { userId: EXTRA_MEMBER }, acmeResource: true },
   "metrics.series": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
+  "metrics.lag": { scope: "tenant", minimum: "viewer", input: {} },
   "sandbox.meter": { scope: "tenant", minimum: "viewer", input: {} },
   "sandbox.setBudget": { scope: "tenant", minimum: "admin", input: { monthlySeconds: 72_000 } },
+  "policy.get": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "policy.history": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  // The defaults with the rerun budget raised: at the minimum role it makes version 2.
+  "policy.update": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, document: { ...defaultPolicyDocument(loadConfig("dev")), rerunBudget: 3 } },
+    acmeResource: true,
+  },
 };
 
 const PROCEDURES = Object.keys(appRouter._def.procedures);

@@ -1,3 +1,4 @@
+import { defaultPolicyDocument, loadConfig } from "@rhumbatron/core";
 import { createApiToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import fc from "fast-check";
@@ -94,6 +95,14 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "change.cancel": { changeId: CHANGE, reason: "not needed" },
   "change.setLanding": { changeId: CHANGE, landWhenReady: true },
   "task.retry": { taskId: "task_probe" },
+  "task.publishFixture": {
+    taskId: "task_probe",
+    summary: "Fix the cart total",
+    files: [
+      { path: "public/cart.js", content: "export const total = 1;\n" },
+      { path: "public/old.js", delete: true },
+    ],
+  },
   "task.list": { changeId: CHANGE },
   "landing.queue": { projectId: SHOP },
   "candidate.list": { projectId: SHOP, limit: 10 },
@@ -113,8 +122,21 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "members.resetPassword": { userId: EXTRA_MEMBER },
   "members.remove": { userId: EXTRA_MEMBER },
   "metrics.series": { range: "7d", bucket: "day", projectId: SHOP },
+  "metrics.lag": {},
   "sandbox.meter": {},
   "sandbox.setBudget": { monthlySeconds: 72_000 },
+  "policy.get": { projectId: SHOP },
+  "policy.history": { projectId: SHOP, limit: 5 },
+  // Every field of a policy document, with a command so its argv strings are probed too.
+  "policy.update": {
+    projectId: SHOP,
+    expectedVersion: 1,
+    document: {
+      ...defaultPolicyDocument(loadConfig("dev")),
+      commands: { build: ["npm", "run", "-s", "build"] },
+      rerunBudget: 3,
+    },
+  },
 };
 
 /** Paths in the input where a repository path goes. */

@@ -174,6 +174,66 @@ describe("rhumbatron CLI", () => {
     expect(twice.stderr).toContain("already approved; the first decision is final");
   });
 
+  it("candidate show prints the conflict review: each finding with what it cites, an unsupported one as changing nothing", async () => {
+    const items = [
+      { id: "ctx_1", path: "src/catalog.ts", blob: "a".repeat(40), size: 10, why: "the base (generation 0)" },
+      { id: "ctx_2", path: "src/catalog.ts", blob: "c".repeat(40), size: 12, why: "Task a's version (cs_1)" },
+    ];
+    await t.db.contextPacket.create({
+      data: {
+        id: "ctxp_crev_cli",
+        projectId: SHOP,
+        purpose: "conflict_review",
+        candidateId: REJECTED,
+        indexSource: "none",
+        items,
+        budget: { maxBytes: 96000, maxItems: 40, usedBytes: 22 },
+      },
+    });
+    await t.db.conflictReview.create({
+      data: {
+        id: "crev_cli",
+        candidateId: REJECTED,
+        packetId: "ctxp_crev_cli",
+        status: "completed",
+        model: "reviewer-test",
+        findings: {
+          create: [
+            {
+              id: "crf_cli_1",
+              candidateId: REJECTED,
+              n: 1,
+              severity: "blocking",
+              message: "the mug is renamed twice",
+              citations: ["ctx_1", "ctx_2"],
+              supported: true,
+            },
+            {
+              id: "crf_cli_2",
+              candidateId: REJECTED,
+              n: 2,
+              severity: "advisory",
+              message: "made up",
+              citations: ["ctx_9"],
+              supported: false,
+            },
+          ],
+        },
+      },
+    });
+    const show = await run(["candidate", "show", REJECTED], as("viewer"));
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(
+      [
+        "conflict review: completed by reviewer-test",
+        "  - blocking: the mug is renamed twice [cites ctx_1 src/catalog.ts, ctx_2 src/catalog.ts]",
+        "  - unsupported advisory (changes nothing): made up [cites ctx_9 (no such item)]",
+      ].join("\n"),
+    );
+    const other = await run(["candidate", "show", CREATED], as("viewer"));
+    expect(other.stdout).toContain("conflict review: none (no two Tasks changed the same file)");
+  });
+
   it("change watch exits 2 when the Candidate was rejected", async () => {
     const r = await run(["change", "watch", "chg_cli_rejected", "--interval", "10"], as("viewer"));
     expect(r.code).toBe(2);
@@ -266,6 +326,55 @@ describe("rhumbatron CLI", () => {
     expect((await run(["candidate", "rerun", REJECTED, "build"], as("viewer"))).code).toBe(4);
   }, 120_000);
 
+  it("policy show, set and history: an admin's file becomes v2; a stale or bad file and a member are refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "rbt-cli-policy-"));
+    const shown = await run(["policy", "show", SHOP, "--json"], as("viewer"));
+    expect(shown.stderr).toBe("");
+    expect(shown.code).toBe(0);
+    const v1 = JSON.parse(shown.stdout);
+    expect(v1).toMatchObject({ projectId: SHOP, policyId: "policy-1", version: 1, implicit: true });
+    const human = await run(["policy", "show", SHOP], as("viewer"));
+    expect(human.stdout).toContain(`policy-1 v1 of project ${SHOP} (the defaults; never edited)`);
+    expect(human.stdout).toMatch(/^ {2}high +build, targeted, contract, security, browser$/m);
+
+    // The `show --json` output, edited, is the file `set` takes; it carries the version it was read at.
+    const file = join(dir, "policy.json");
+    await writeFile(file, JSON.stringify({ ...v1, document: { ...v1.document, rerunBudget: 4 } }));
+    const member = await run(["policy", "set", SHOP, "--file", file], as("member"));
+    expect(member.code).toBe(4);
+    expect(member.stderr).toMatch(/^error: Requires the admin role or above in this tenant/);
+    const set = await run(["policy", "set", SHOP, "--file", file], as("admin"));
+    expect(set.stderr).toBe("");
+    expect(set.code).toBe(0);
+    expect(set.stdout.trim()).toBe(
+      `policy-1 v2 of project ${SHOP} (was v1; changed rerunBudget); Candidates planned under v1 can no longer be promoted`,
+    );
+    const again = await run(["policy", "set", SHOP, "--file", file], as("admin"));
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("the policy is at version 2, not 1: another edit landed first");
+
+    const bad = join(dir, "bad.json");
+    await writeFile(
+      bad,
+      JSON.stringify({ ...v1.document, timeoutSeconds: { ...v1.document.timeoutSeconds, build: 0 } }),
+    );
+    const refused = await run(["policy", "set", SHOP, "--file", bad, "--expected-version", "2"], as("admin"));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `error: ${bad} is not a valid policy: timeoutSeconds.build: Too small: expected number to be >=1; fix it and try again (nothing was sent)`,
+    );
+    expect(await t.db.projectPolicy.findMany({ where: { projectId: SHOP }, select: { version: true } })).toEqual([
+      { version: 2 },
+    ]);
+
+    const history = await run(["policy", "history", SHOP], as("viewer"));
+    expect(history.code).toBe(0);
+    const lines = history.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^VERSION +SET BY +AT +CHANGED$/);
+    expect(lines[1]).toMatch(/^v2 +usr_acme_admin +\d{4}-\d{2}-\d{2}T\S+ +rerunBudget$/);
+    expect(lines[2]).toMatch(/^v1 +- +- +the defaults$/);
+  }, 120_000);
+
   it("without a token exits 4 and says where to create one", async () => {
     const r = await run(["whoami"], { url: server.url });
     expect(r.code).toBe(4);
@@ -307,4 +416,44 @@ describe("rhumbatron CLI", () => {
       `error: cannot reach ${gone.url} (ECONNREFUSED); check --url or RHUMBATRON_URL and that the server is running (npm start)`,
     );
   });
+  it("task publish sends a fix by hand from files on disk, and refuses a bad path before sending anything", async () => {
+    await t.db.change.create({
+      data: {
+        id: "chg_cli_fixture",
+        projectId: SHOP,
+        title: "Fix",
+        riskTier: "low",
+        clientRequestId: "chg_cli_fixture",
+      },
+    });
+    await t.db.task.create({
+      data: { id: "task_cli_fixture", changeId: "chg_cli_fixture", key: "a", title: "a", state: "ready" },
+    });
+    const dir = await mkdtemp(join(tmpdir(), "rhumbatron-cli-fixture-"));
+    await writeFile(join(dir, "cart.js"), "export const total = 1;\n");
+    await writeFile(join(dir, "elsewhere.txt"), "moved here\n");
+    const args = ["task", "publish", "task_cli_fixture", "--summary", "Fix the total", "--from", dir];
+    const files = ["--file", "cart.js", "--file", `docs/note.txt=${join(dir, "elsewhere.txt")}`, "--delete", "old.js"];
+
+    const bad = await run([...args, "--file", `../up.txt=${join(dir, "cart.js")}`], as("member"));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("nothing was sent");
+    expect(await t.db.queueMessage.count({ where: { commandType: "fixture.publish" } })).toBe(0);
+
+    const sent = await run([...args, ...files, "--json"], as("member"));
+    expect(sent.stderr).toBe("");
+    expect(sent.code).toBe(0);
+    const r = JSON.parse(sent.stdout);
+    expect(r).toMatchObject({ changeId: "chg_cli_fixture", duplicate: false });
+    const [message] = await t.db.queueMessage.findMany({ where: { commandType: "fixture.publish" } });
+    expect((message?.envelope as { payload?: { files?: unknown } } | undefined)?.payload?.files).toEqual([
+      { path: "cart.js", content: "export const total = 1;\n" },
+      { path: "docs/note.txt", content: "moved here\n" },
+      { path: "old.js", delete: true },
+    ]);
+    const again = await run([...args, ...files], as("member"));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`sent before (the same fix): ChangeSet ${r.changeSetId}`);
+    expect((await run([...args, ...files], as("viewer"))).code).toBe(4);
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createRhumbatronClient } from "./client.ts";
 import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
@@ -7,6 +8,9 @@ import {
   formatCandidates,
   formatLanding,
   formatLandingQueue,
+  formatPolicy,
+  formatPolicyHistory,
+  formatPolicyUpdate,
   formatProjects,
   formatPromote,
   formatSandboxBudget,
@@ -15,6 +19,7 @@ import {
   formatWatchEnd,
   formatWhoami,
 } from "./format.ts";
+import { parsePolicyJson } from "./policy.ts";
 import { parseChangeJson } from "./work-graph.ts";
 
 /** The CLI's exit codes (README: SDK and CLI). */
@@ -227,9 +232,8 @@ function buildProgram(io: CliIo): Command {
       print(list, () => formatLandingQueue(list));
     });
 
-  program
-    .command("task")
-    .description("Tasks of a Change")
+  const task = program.command("task").description("Tasks of a Change");
+  task
     .command("retry")
     .description("a new attempt of a failed or blocked Task (or of a completed one whose Change conflicted)")
     .argument("<taskId>")
@@ -238,6 +242,41 @@ function buildProgram(io: CliIo): Command {
       const r = await client.retryTask(taskId);
       print(r, () => `retrying task ${r.taskId}: attempt ${r.attempt}; follow it with rhumbatron change watch`);
     });
+  task
+    .command("publish")
+    .description(
+      "publish your own fix as the Task's ChangeSet (a ready, failed or blocked Task): whole text files and deletions, at most 512 KB, checked locally before it is sent",
+    )
+    .argument("<taskId>")
+    .requiredOption("--summary <text>", "what the fix does (the commit's subject)")
+    .option(
+      "--file <path>",
+      "a file to publish, read from --from (repeatable); <repoPath>=<localFile> reads it from elsewhere",
+      collect,
+      [],
+    )
+    .option("--delete <path>", "a repository file to delete (repeatable)", collect, [])
+    .option("--from <dir>", "the folder --file paths are read from", ".")
+    .action(
+      async (
+        taskId: string,
+        opts: { summary: string; file: string[]; delete: string[]; from: string },
+        cmd: Command,
+      ) => {
+        const { client, print } = setup(cmd);
+        const files = [
+          ...(await Promise.all(opts.file.map((f) => fileToPublish(f, opts.from)))),
+          ...opts.delete.map((path) => ({ path, delete: true as const })),
+        ];
+        const r = await client.publishFixture(taskId, { summary: opts.summary, files });
+        print(r, () =>
+          [
+            `${r.duplicate ? "sent before (the same fix)" : "sent"}: ChangeSet ${r.changeSetId} for task ${taskId} (command ${r.commandId})`,
+            `follow it: rhumbatron change watch ${r.changeId}`,
+          ].join("\n"),
+        );
+      },
+    );
 
   program
     .command("candidates")
@@ -345,6 +384,51 @@ function buildProgram(io: CliIo): Command {
       print(r, () => formatSandboxBudget(r));
     });
 
+  const policy = program
+    .command("policy")
+    .description("a project's verification policy: required checks per risk tier, human gate, commands, timeouts");
+  policy
+    .command("show")
+    .description("the active version and its document (--json: the file `policy set` takes)")
+    .argument("<projectId>")
+    .action(async (projectId: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const p = await client.getPolicy(projectId);
+      print(p, () => formatPolicy(p));
+    });
+  policy
+    .command("set")
+    .description(
+      "make a policy file the project's policy, as a new version (admin role); checked locally before it is sent",
+    )
+    .argument("<projectId>")
+    .requiredOption(
+      "--file <path>",
+      "the policy as JSON: a document, or `policy show --json` output (then its version must still be the active one)",
+    )
+    .option("--expected-version <n>", "refuse (exit 2) unless this is still the active version", positiveInt)
+    .action(async (projectId: string, opts: { file: string; expectedVersion?: number }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const file = parsePolicyJson(await readText(opts.file), opts.file);
+      const expectedVersion = opts.expectedVersion ?? file.expectedVersion;
+      const r = await client.setPolicy(
+        projectId,
+        file.document,
+        expectedVersion === undefined ? {} : { expectedVersion },
+      );
+      print(r, () => formatPolicyUpdate(r));
+    });
+  policy
+    .command("history")
+    .description("every version of the project's policy, newest first: who set it, when, what changed")
+    .argument("<projectId>")
+    .option("--limit <n>", "at most this many (1-200)", positiveInt, 50)
+    .action(async (projectId: string, opts: { limit: number }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const list = await client.policyHistory(projectId, { limit: opts.limit });
+      print(list, () => formatPolicyHistory(list));
+    });
+
   forEachCommand(program, (cmd) => cmd !== program && cmd.addHelpText("after", SHORT_FOOTER));
   return program;
 }
@@ -352,6 +436,19 @@ function buildProgram(io: CliIo): Command {
 function forEachCommand(cmd: Command, fn: (c: Command) => void): void {
   fn(cmd);
   for (const sub of cmd.commands) forEachCommand(sub, fn);
+}
+
+/** Commander's way to take an option several times. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `--file path` (read from `from`/path) or `--file repoPath=localFile`, as a file of the fix. */
+async function fileToPublish(spec: string, from: string): Promise<{ path: string; content: string }> {
+  const eq = spec.indexOf("=");
+  const path = eq === -1 ? spec : spec.slice(0, eq);
+  const local = eq === -1 ? join(from, spec) : spec.slice(eq + 1);
+  return { path, content: await readText(local) };
 }
 
 function positiveInt(value: string): number {

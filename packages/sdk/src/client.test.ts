@@ -247,3 +247,29 @@ describe("watchChange", () => {
     await expect(watching).rejects.toThrow("enough");
   });
 });
+
+describe("the project's policy", () => {
+  it("reads v1, refuses a bad document before sending anything, and sets v2 with the version it was edited from", async () => {
+    const { client, sent } = clientAs("admin");
+    const v1 = await client.getPolicy(SHOP);
+    expect(v1).toMatchObject({ version: 1, implicit: true });
+
+    const before = sent.length;
+    const bad = { ...v1.document, humanGateRiskTiers: ["hihg"] };
+    const err = await rejection(client.setPolicy(SHOP, bad));
+    expect(err.code).toBe("BAD_REQUEST");
+    expect(err.issues).toEqual([
+      { path: "humanGateRiskTiers[0]", message: 'Invalid option: expected one of "low"|"medium"|"high"|"critical"' },
+    ]);
+    expect(sent.length).toBe(before);
+
+    const r = await client.setPolicy(SHOP, { ...v1.document, p95LimitMs: 120 }, { expectedVersion: 1 });
+    expect(r).toMatchObject({ version: 2, changed: true, changedFields: ["p95LimitMs"] });
+    const stale = await rejection(client.setPolicy(SHOP, v1.document, { expectedVersion: 1 }));
+    expect(stale.code).toBe("CONFLICT");
+    expect((await client.policyHistory(SHOP)).map((p) => p.version)).toEqual([2, 1]);
+    const viewer = clientAs("viewer").client;
+    expect((await viewer.getPolicy(SHOP)).document.p95LimitMs).toBe(120);
+    expect((await rejection(viewer.setPolicy(SHOP, v1.document))).code).toBe("FORBIDDEN");
+  });
+});

@@ -1,9 +1,11 @@
 import type { AppRouter } from "@rhumbatron/api";
-import { sandboxBudgetSecondsSchema } from "@rhumbatron/core";
+import { fixtureInput, sandboxBudgetSecondsSchema } from "@rhumbatron/core";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
-import { RhumbatronError, toRhumbatronError } from "./errors.ts";
+import type { z } from "zod";
+import { formatIssues, RhumbatronError, toRhumbatronError } from "./errors.ts";
+import { parsePolicy } from "./policy.ts";
 import { type WatchOptions, type WatchResult, type WatchUpdate, watchChange } from "./watch.ts";
 import { type ChangeDraft, parseChange, parseChangeJson } from "./work-graph.ts";
 
@@ -21,6 +23,11 @@ export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
 export type ApprovalInterdiff = RouterOutputs["candidate"]["interdiff"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
+export type FixturePublishResult = RouterOutputs["task"]["publishFixture"];
+/** A fix by hand: what it does, and each file's whole new text or its deletion. */
+export type FixtureDraft = z.input<typeof fixtureInput>;
+export type ProjectPolicy = RouterOutputs["policy"]["get"];
+export type PolicyUpdateResult = RouterOutputs["policy"]["update"];
 
 /** The tRPC endpoint under the web app's address (apps/web/src/app/api/trpc). */
 export const TRPC_PATH = "/api/trpc";
@@ -233,6 +240,26 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       return call(() => trpc.task.retry.mutate({ tenantId: t, taskId }));
     },
 
+    /**
+     * Publishes a fix by hand as the Task's ChangeSet (README: Publishing a fix by hand): whole text
+     * files and deletions. Checked here with the server's own schema first: a bad path, a file given
+     * twice or more than 512 KB throws BAD_REQUEST and sends nothing. The worker commits the files
+     * and completes the Task; the same fix again is the same command (`duplicate: true`).
+     */
+    async publishFixture(taskId: string, fixture: FixtureDraft): Promise<FixturePublishResult> {
+      const parsed = fixtureInput.safeParse(fixture);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+        throw new RhumbatronError(
+          "BAD_REQUEST",
+          `the fix is not valid: ${formatIssues(issues)}; fix it and try again (nothing was sent)`,
+          { issues },
+        );
+      }
+      const t = await tenantId();
+      return call(() => trpc.task.publishFixture.mutate({ tenantId: t, taskId, ...parsed.data }));
+    },
+
     /** The tenant's Sandbox meter this month: used, reserved, the budget and its source, what used it. */
     async sandboxMeter(): Promise<SandboxMeter> {
       const t = await tenantId();
@@ -255,6 +282,34 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       }
       const t = await tenantId();
       return call(() => trpc.sandbox.setBudget.mutate({ tenantId: t, monthlySeconds: parsed.data }));
+    },
+
+    /** The project's active verification policy: its version and document (version 1: the defaults). */
+    async getPolicy(projectId: string): Promise<ProjectPolicy> {
+      const t = await tenantId();
+      return call(() => trpc.policy.get.query({ tenantId: t, projectId }));
+    },
+
+    /** Every version of the project's policy, newest first, with who made it and when. */
+    async policyHistory(projectId: string, options: { limit?: number } = {}): Promise<ProjectPolicy[]> {
+      const t = await tenantId();
+      return call(() => trpc.policy.history.query({ tenantId: t, projectId, ...options }));
+    },
+
+    /**
+     * Makes `document` the project's policy, as a new version (admin role). Checked here with the
+     * server's own schema first: a bad document throws BAD_REQUEST naming the fields and sends
+     * nothing. `expectedVersion`: the version it was edited from; when another edit landed first the
+     * server answers CONFLICT and writes nothing. The same document again is `changed: false`.
+     */
+    async setPolicy(
+      projectId: string,
+      document: unknown,
+      options: { expectedVersion?: number } = {},
+    ): Promise<PolicyUpdateResult> {
+      const parsed = parsePolicy(document);
+      const t = await tenantId();
+      return call(() => trpc.policy.update.mutate({ tenantId: t, projectId, document: parsed, ...options }));
     },
   };
 }

@@ -1,10 +1,13 @@
+import { changedPolicyFields, RISK_TIERS } from "@rhumbatron/core";
 import type {
   ApprovalInterdiff,
   CandidateDetail,
   CandidateSummary,
   LandingQueueEntry,
   LandingResult,
+  PolicyUpdateResult,
   Project,
+  ProjectPolicy,
   PromoteResult,
   SandboxBudgetResult,
   SandboxMeter,
@@ -116,10 +119,16 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
     lines.push(
       `  - ${e.checkId}: ${e.status}, ${e.coverage}, ${e.durationMs} ms${e.detail ? `; ${e.detail}` : ""}${e.outputKey ? ` [${e.outputKey}]` : ""}`,
     );
+    // A check that did not pass shows what ran and how its output ended, as a reader needs it.
+    if (e.outputTail) {
+      if (e.command) lines.push(`    $ ${e.command}`);
+      lines.push(...e.outputTail.split("\n").map((l) => `    | ${l}`));
+    }
   }
   lines.push("", "gaps:");
   if (c.gaps.length === 0) lines.push(c.gate ? "  none" : "  the gate has not run");
   for (const g of c.gaps) lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
+  lines.push("", ...formatConflictReview(c.conflictReview));
   lines.push("", `approval: ${c.approval.state}${c.approval.required ? " (required)" : ""}`);
   const d = c.approval.decision;
   if (d)
@@ -133,6 +142,24 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
     );
   }
   return lines.join("\n");
+}
+
+/**
+ * The conflict review (README: Conflict reviews): its status, and each finding with what it cites.
+ * A supported blocking finding is a gap (listed above too); an unsupported one changes nothing.
+ */
+export function formatConflictReview(r: CandidateDetail["conflictReview"]): string[] {
+  if (!r) return ["conflict review: none (no two Tasks changed the same file)"];
+  const head = `conflict review: ${r.status}${r.model ? ` by ${r.model}` : ""}${r.reason ? `; ${r.reason}` : ""}`;
+  if (r.status === "completed" && r.findings.length === 0) return [head, "  no findings"];
+  return [
+    head,
+    ...r.findings.map((f) => {
+      const kind = f.supported ? f.severity : `unsupported ${f.severity} (changes nothing)`;
+      const cites = f.citations.map((c) => (c.found ? `${c.id} ${c.path}` : `${c.id} (no such item)`)).join(", ");
+      return `  - ${kind}: ${f.message} [cites ${cites || "nothing"}]`;
+    }),
+  ];
 }
 
 /** "Since the last approval…": what an approver needs to approve a recomposed Candidate again. */
@@ -239,5 +266,48 @@ export function formatLandingQueue(list: LandingQueueEntry[]): string {
       new Date(e.since).toISOString(),
       e.detail,
     ]),
+  ]);
+}
+
+/** Who made a policy version, or that it is the defaults. */
+const madeBy = (p: ProjectPolicy) =>
+  p.implicit ? "the defaults; never edited" : `set by ${p.createdBy} at ${iso(p.createdAt)}`;
+
+export function formatPolicy(p: ProjectPolicy): string {
+  const d = p.document;
+  const commands = Object.entries(d.commands);
+  return [
+    `${p.policyId} v${p.version} of project ${p.projectId} (${madeBy(p)})`,
+    "required checks by risk tier:",
+    table(RISK_TIERS.map((t) => [`  ${t}`, d.requiredChecksByRisk[t].join(", ")])),
+    `human gate: ${d.humanGateRiskTiers.length ? d.humanGateRiskTiers.join(", ") : "no tier (only changes that touch authorization)"}`,
+    `commands: ${commands.length ? "these, the template's for the other checks" : "the template's for every check"}`,
+    ...(commands.length ? [table(commands.map(([id, argv]) => [`  ${id}`, (argv ?? []).join(" ")]))] : []),
+    `timeouts: ${Object.entries(d.timeoutSeconds)
+      .map(([id, s]) => `${id} ${s} s`)
+      .join(", ")}`,
+    `rerun budget: ${d.rerunBudget} per check`,
+    `p95 limit: ${d.p95LimitMs} ms`,
+    `edit it: rhumbatron policy show ${p.projectId} --json > policy.json, change it, then rhumbatron policy set ${p.projectId} --file policy.json`,
+  ].join("\n");
+}
+
+export function formatPolicyUpdate(r: PolicyUpdateResult): string {
+  if (!r.changed) return `unchanged: ${r.policyId} v${r.version} of project ${r.projectId} already is this policy`;
+  return `${r.policyId} v${r.version} of project ${r.projectId} (was v${r.previousVersion}; changed ${r.changedFields.join(", ")}); Candidates planned under v${r.previousVersion} can no longer be promoted`;
+}
+
+export function formatPolicyHistory(list: ProjectPolicy[]): string {
+  return table([
+    ["VERSION", "SET BY", "AT", "CHANGED"],
+    ...list.map((p, i) => {
+      const before = list[i + 1];
+      const changed = p.implicit
+        ? "the defaults"
+        : before
+          ? changedPolicyFields(before.document, p.document).join(", ")
+          : "-";
+      return [`v${p.version}`, p.createdBy ?? "-", iso(p.createdAt), changed];
+    }),
   ]);
 }

@@ -5,8 +5,12 @@ export {
   type ChangeDetail,
   type CreateChangeOptions,
   createRhumbatronClient,
+  type FixtureDraft,
+  type FixturePublishResult,
   type Membership,
+  type PolicyUpdateResult,
   type Project,
+  type ProjectPolicy,
   type PromoteResult,
   type RhumbatronClient,
   type RhumbatronClientOptions,
@@ -25,6 +29,7 @@ export {
   type RhumbatronErrorCode,
   toRhumbatronError,
 } from "./errors.ts";
+export { type PolicyFile, parsePolicy, parsePolicyJson } from "./policy.ts";
 export {
   type CandidateView,
   outcomeOf,

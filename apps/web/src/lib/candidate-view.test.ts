@@ -6,9 +6,11 @@ import {
   checkTone,
   durationAgainstTimeout,
   evidenceTone,
+  findingStyle,
   GAP_STYLES,
   gapStyle,
   isFinalStatus,
+  reviewStatusBadge,
   TONE_CLASSES,
 } from "./candidate-view.ts";
 
@@ -83,5 +85,25 @@ describe("checkRows", () => {
       ["extra", ["e3"], null],
     ]);
     expect(rows[2]?.check).toBeNull();
+  });
+});
+
+describe("conflict-review findings", () => {
+  it("shows a supported blocking finding as failing, an advisory as a warning, an unsupported one as neither", () => {
+    expect(findingStyle({ severity: "blocking", supported: true })).toMatchObject({ tone: "fail", label: "Blocking" });
+    expect(findingStyle({ severity: "advisory", supported: true })).toMatchObject({ tone: "warn", label: "Advisory" });
+    for (const severity of ["blocking", "advisory"]) {
+      const style = findingStyle({ severity, supported: false });
+      expect(style).toMatchObject({ tone: "neutral", label: `Unsupported ${severity}` });
+      expect(style.meaning).toMatch(/changes nothing/);
+    }
+  });
+
+  it("never shows a finding or a failed or skipped review green", () => {
+    for (const severity of ["blocking", "advisory"]) {
+      for (const supported of [true, false]) expect(findingStyle({ severity, supported }).tone).not.toBe("pass");
+    }
+    expect(reviewStatusBadge("failed")).toEqual({ tone: "warn", text: "review failed" });
+    expect(reviewStatusBadge("skipped").tone).not.toBe("pass");
   });
 });

@@ -36,6 +36,11 @@ export const GAP_STYLES: Record<GapKind, GapStyle> = {
     label: "Expectation not met",
     meaning: "A reported metric missed the bound the plan sets.",
   },
+  blocking_finding: {
+    tone: "fail",
+    label: "Blocking finding",
+    meaning: "The conflict review found a defect and cited the Context Packet items it rests on.",
+  },
 };
 
 /** Unknown gap kinds (a newer worker) still show as gaps, never as passing. */
@@ -140,4 +145,40 @@ export function checkRows<E extends EvidenceRow>(
     .filter((id) => !known.has(id))
     .map((id) => ({ checkId: id, check: null, verdict: null, evidence: newestFirst(id) }));
   return [...planned, ...extra];
+}
+
+/**
+ * How the conflict review's findings show (README: Conflict reviews). A supported blocking finding
+ * is a gap; an advisory one is shown for the approver; an unsupported one (a citation names no item
+ * of the review's Context Packet) is shown as unsupported and never as a problem of the Candidate.
+ */
+export interface FindingStyle {
+  tone: Tone;
+  label: string;
+  meaning: string;
+}
+
+export function findingStyle(f: { severity: string; supported: boolean }): FindingStyle {
+  if (!f.supported) {
+    return {
+      tone: "neutral",
+      label: `Unsupported ${f.severity}`,
+      meaning: "It cites no valid item of the review's Context Packet, so it changes nothing.",
+    };
+  }
+  if (f.severity === "blocking") {
+    return { tone: "fail", label: "Blocking", meaning: "A gap: the Candidate cannot be promoted." };
+  }
+  return { tone: "warn", label: "Advisory", meaning: "For the approver to weigh; it blocks nothing." };
+}
+
+const REVIEW_STATUS: Record<string, { tone: Tone; text: string }> = {
+  completed: { tone: "neutral", text: "reviewed" },
+  failed: { tone: "warn", text: "review failed" },
+  skipped: { tone: "neutral", text: "review skipped" },
+};
+
+/** The review's badge: a failed or skipped review is said so (it blocks nothing, and found nothing). */
+export function reviewStatusBadge(status: string): { tone: Tone; text: string } {
+  return REVIEW_STATUS[status] ?? { tone: "warn", text: status };
 }

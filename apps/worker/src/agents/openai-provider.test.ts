@@ -1,6 +1,4 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -13,92 +11,19 @@ import {
   scriptedProvider,
 } from "@rhumbatron/core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeModel, finishReply, say, startFakeModel, toolReply } from "./fake-model.ts";
 import { type OpenAiAgentOptions, openAiAgentProvider } from "./openai-provider.ts";
 import { agentProviderFromSettings } from "./provider-from-settings.ts";
 import { workspaceTools } from "./toolbox.ts";
 
-/**
- * A local chat-completions server that replays a recorded conversation: each request gets the next
- * canned reply, and every request (headers and body) is kept for the assertions.
- */
-type Canned = { status: number; body: string } | "hang";
-interface Recorded {
-  url: string | undefined;
-  headers: IncomingMessage["headers"];
-  body: { model: string; messages: Msg[]; tools: Tool[]; tool_choice: string; max_tokens: number };
-}
-interface Msg {
-  role: string;
-  content: string | null;
-  tool_call_id?: string;
-  tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
-}
-interface Tool {
-  type: string;
-  function: { name: string; parameters: { type: string; required?: string[] } };
-}
-
-let script: Canned[] = [];
-let recorded: Recorded[] = [];
-const hanging: ServerResponse[] = [];
-let server: Server;
-let baseUrl: string;
-
+// The model endpoint is the local fake (fake-model.ts): canned replies, every request recorded.
+let model: FakeModel;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c) => {
-      raw += c;
-    });
-    req.on("end", () => {
-      recorded.push({ url: req.url, headers: req.headers, body: JSON.parse(raw) });
-      const next = script.shift() ?? { status: 500, body: "the recorded conversation has ended" };
-      if (next === "hang") hanging.push(res);
-      else res.writeHead(next.status, { "content-type": "application/json" }).end(next.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  model = await startFakeModel();
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-
-// Wire format of a reply: choices[0].message.tool_calls[] with JSON-string arguments, plus usage.
-type Call = [id: string, name: string, args: Record<string, unknown> | string];
-const reply = (calls: Call[], totalTokens = 100): Canned => ({
-  status: 200,
-  body: JSON.stringify({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    model: "coder-test",
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: calls.map(([id, name, args]) => ({
-            id,
-            type: "function",
-            function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) },
-          })),
-        },
-        finish_reason: "tool_calls",
-      },
-    ],
-    usage: { prompt_tokens: totalTokens - 20, completion_tokens: 20, total_tokens: totalTokens },
-  }),
-});
-const say = (content: string): Canned => ({
-  status: 200,
-  body: JSON.stringify({
-    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-    usage: { total_tokens: 50 },
-  }),
-});
-const finish = (id: string, summary = "done", status = "completed") => reply([[id, "finish", { summary, status }]]);
+afterAll(() => model.close());
+const reply = toolReply;
+const finish = finishReply;
 
 // The real toolbox over a temp folder; the Sandbox runs nothing and answers with a fixed result.
 let dir: string;
@@ -114,8 +39,7 @@ const commandResult: CommandResult = {
   durationMs: 12,
 };
 beforeEach(() => {
-  script = [];
-  recorded = [];
+  model.reset();
   ran = [];
   dir = mkdtempSync(join(tmpdir(), "rh-openai-agent-"));
   mkdirSync(join(dir, "src"));
@@ -128,10 +52,15 @@ beforeEach(() => {
     },
     remove: async () => {},
   };
-  tools = workspaceTools(ws, { allowlist: [...DEFAULT_COMMAND_ALLOWLIST], commandTimeoutMs: 1000 });
+  // The folder's file index lists what it holds (list_files answers from the index, not the folder).
+  tools = workspaceTools(ws, {
+    allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+    commandTimeoutMs: 1000,
+    listing: { paths: ["src/app.ts"] },
+  });
 });
 afterEach(() => {
-  for (const res of hanging.splice(0)) res.destroy();
+  model.reset();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -145,13 +74,20 @@ const task: AgentTask = {
   editPlan: null,
 };
 const provider = (over: Partial<OpenAiAgentOptions> = {}) =>
-  openAiAgentProvider({ baseUrl, model: "coder-test", maxSteps: 10, maxTokens: 10_000, timeoutMs: 2000, ...over });
-const lastMessages = (i: number, n: number) => recorded[i]?.body.messages.slice(-n);
-const toolMessages = (i: number) => recorded[i]?.body.messages.filter((m) => m.role === "tool") ?? [];
+  openAiAgentProvider({
+    baseUrl: model.baseUrl,
+    model: "coder-test",
+    maxSteps: 10,
+    maxTokens: 10_000,
+    timeoutMs: 2000,
+    ...over,
+  });
+const lastMessages = (i: number, n: number) => model.recorded[i]?.body.messages.slice(-n);
+const toolMessages = (i: number) => model.recorded[i]?.body.messages.filter((m) => m.role === "tool") ?? [];
 
 describe("openAiAgentProvider", () => {
   it("runs list -> read -> write -> finish, sending each result back under its tool_call_id", async () => {
-    script = [
+    model.script = [
       reply([["call_1", "list_files", {}]]),
       reply([["call_2", "read_file", { path: "src/app.ts" }]]),
       reply([["call_3", "write_file", { path: "src/app.ts", content: "export const x = 2;\n" }]]),
@@ -161,13 +97,13 @@ describe("openAiAgentProvider", () => {
 
     expect(outcome).toEqual({ status: "completed", summary: "bumped x to 2", steps: 4 });
     expect(readFileSync(join(dir, "src/app.ts"), "utf8")).toBe("export const x = 2;\n");
-    expect(recorded).toHaveLength(4);
+    expect(model.recorded).toHaveLength(4);
 
-    const first = recorded[0];
+    const first = model.recorded[0];
     expect(first?.url).toBe("/v1/chat/completions");
     expect(first?.headers.authorization).toBeUndefined();
     expect(first?.body).toMatchObject({ model: "coder-test", tool_choice: "auto", max_tokens: 4096 });
-    expect(first?.body.tools.map((t) => t.function.name)).toEqual([
+    expect(first?.body.tools?.map((t) => t.function.name)).toEqual([
       "read_file",
       "write_file",
       "delete_file",
@@ -175,7 +111,7 @@ describe("openAiAgentProvider", () => {
       "run_command",
       "finish",
     ]);
-    const write = first?.body.tools.find((t) => t.function.name === "write_file");
+    const write = first?.body.tools?.find((t) => t.function.name === "write_file");
     expect(write).toMatchObject({ type: "function", function: { parameters: { type: "object" } } });
     expect(write?.function.parameters.required).toEqual(["path", "content"]);
     const system = first?.body.messages[0];
@@ -198,7 +134,7 @@ describe("openAiAgentProvider", () => {
   });
 
   it("tells the model about a wake that reached it between two steps, once, before its next step", async () => {
-    script = [reply([["call_1", "list_files", {}]]), finish("call_2")];
+    model.script = [reply([["call_1", "list_files", {}]]), finish("call_2")];
     const notices = [
       {
         reason: "exact_overlap",
@@ -210,16 +146,16 @@ describe("openAiAgentProvider", () => {
     let steps = 0;
     const inbox = { take: () => (steps++ === 1 ? notices.splice(0) : []) };
     expect(await provider().run(task, tools, undefined, inbox)).toMatchObject({ status: "completed" });
-    expect(recorded[0]?.body.messages.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(model.recorded[0]?.body.messages.map((m) => m.role)).toEqual(["system", "user"]);
     const told = lastMessages(1, 1)?.[0];
     expect(told?.role).toBe("user");
     expect(told?.content).toContain("task other holds src/app.ts");
     expect(told?.content).toContain("(paths: src/app.ts)");
-    expect(recorded[1]?.body.messages.filter((m) => m.content?.includes("While you worked"))).toHaveLength(1);
+    expect(model.recorded[1]?.body.messages.filter((m) => m.content?.includes("While you worked"))).toHaveLength(1);
   });
 
   it("reports refused paths and commands to the model as errors and goes on", async () => {
-    script = [
+    model.script = [
       reply([
         ["call_1", "read_file", { path: "../etc/passwd" }],
         ["call_2", "write_file", { path: "/etc/passwd", content: "x" }],
@@ -246,7 +182,7 @@ describe("openAiAgentProvider", () => {
   });
 
   it("answers bad arguments with an error message instead of running the tool", async () => {
-    script = [
+    model.script = [
       reply([
         ["call_1", "write_file", '{"path": "a.txt", "content": '],
         ["call_2", "write_file", { path: "a.txt" }],
@@ -265,14 +201,14 @@ describe("openAiAgentProvider", () => {
   });
 
   it("fails when maxSteps model calls pass without finish", async () => {
-    script = [1, 2, 3].map((i) => reply([[`call_${i}`, "list_files", {}]]));
+    model.script = [1, 2, 3].map((i) => reply([[`call_${i}`, "list_files", {}]]));
     const outcome = await provider({ maxSteps: 3 }).run(task, tools);
     expect(outcome).toEqual({ status: "failed", summary: "stopped after 3 model calls without finish", steps: 3 });
-    expect(recorded).toHaveLength(3);
+    expect(model.recorded).toHaveLength(3);
   });
 
   it("fails once the token budget is passed, without acting on the reply that passed it", async () => {
-    script = [
+    model.script = [
       reply([["call_1", "list_files", {}]], 100),
       reply([["call_2", "list_files", {}]], 100),
       reply([["call_3", "write_file", { path: "late.txt", content: "x" }]], 100),
@@ -284,12 +220,12 @@ describe("openAiAgentProvider", () => {
       steps: 3,
     });
     // max_tokens never asks for more than is left of the budget.
-    expect(recorded.map((r) => r.body.max_tokens)).toEqual([250, 150, 50]);
+    expect(model.recorded.map((r) => r.body.max_tokens)).toEqual([250, 150, 50]);
     expect(await tools.listFiles()).toEqual(["src/app.ts"]);
   });
 
   it("fails after two replies in a row without a tool call, nudging after the first", async () => {
-    script = [say("I will now edit the file."), say("Done, I think.")];
+    model.script = [say("I will now edit the file."), say("Done, I think.")];
     const outcome = await provider().run(task, tools);
     expect(outcome).toEqual({
       status: "failed",
@@ -303,15 +239,15 @@ describe("openAiAgentProvider", () => {
   });
 
   it("retries once after a server error", async () => {
-    script = [{ status: 500, body: "overloaded" }, finish("call_1")];
+    model.script = [{ status: 500, body: "overloaded" }, finish("call_1")];
     const outcome = await provider().run(task, tools);
     expect(outcome).toEqual({ status: "completed", summary: "done", steps: 1 });
-    expect(recorded).toHaveLength(2);
-    expect(recorded[1]?.body).toEqual(recorded[0]?.body);
+    expect(model.recorded).toHaveLength(2);
+    expect(model.recorded[1]?.body).toEqual(model.recorded[0]?.body);
   });
 
   it("fails on malformed JSON twice, and does not retry a client error", async () => {
-    script = [
+    model.script = [
       { status: 200, body: "<html>gateway</html>" },
       { status: 200, body: '{"choices": []}' },
     ];
@@ -321,38 +257,38 @@ describe("openAiAgentProvider", () => {
       steps: 1,
     });
 
-    recorded = [];
-    script = [{ status: 401, body: '{"error":"bad key"}' }, finish("call_1")];
+    model.recorded = [];
+    model.script = [{ status: 401, body: '{"error":"bad key"}' }, finish("call_1")];
     const outcome = await provider().run(task, tools);
     expect(outcome.status).toBe("failed");
-    expect(outcome.summary).toBe(`model call 1: HTTP 401 from ${baseUrl}/chat/completions: {"error":"bad key"}`);
-    expect(recorded).toHaveLength(1);
+    expect(outcome.summary).toBe(`model call 1: HTTP 401 from ${model.baseUrl}/chat/completions: {"error":"bad key"}`);
+    expect(model.recorded).toHaveLength(1);
   });
 
   it("fails with a clear summary when the server does not answer in time", async () => {
-    script = ["hang", "hang"];
+    model.script = ["hang", "hang"];
     const outcome = await provider({ timeoutMs: 150 }).run(task, tools);
     expect(outcome).toEqual({
       status: "failed",
-      summary: `model call 1: no answer within 150 ms from ${baseUrl}/chat/completions (after one retry)`,
+      summary: `model call 1: no answer within 150 ms from ${model.baseUrl}/chat/completions (after one retry)`,
       steps: 1,
     });
-    expect(recorded).toHaveLength(2);
+    expect(model.recorded).toHaveLength(2);
   });
 
   it("stops when the caller cancels", async () => {
-    script = ["hang", finish("call_1")];
+    model.script = ["hang", finish("call_1")];
     const controller = new AbortController();
     const running = provider().run(task, tools, controller.signal);
     setTimeout(() => controller.abort(), 50);
     expect(await running).toEqual({ status: "failed", summary: "model call 1: cancelled by the caller", steps: 1 });
-    expect(recorded).toHaveLength(1);
+    expect(model.recorded).toHaveLength(1);
   });
 
   it("sends the API key as a bearer token on every call", async () => {
-    script = [reply([["call_1", "list_files", {}]]), finish("call_2")];
+    model.script = [reply([["call_1", "list_files", {}]]), finish("call_2")];
     await provider({ apiKey: "sk-agent" }).run(task, tools);
-    expect(recorded.map((r) => r.headers.authorization)).toEqual(["Bearer sk-agent", "Bearer sk-agent"]);
+    expect(model.recorded.map((r) => r.headers.authorization)).toEqual(["Bearer sk-agent", "Bearer sk-agent"]);
   });
 });
 
@@ -363,7 +299,7 @@ describe("agentProviderFromSettings", () => {
 
   it("is the OpenAI-compatible provider with the configured model, key and limits", async () => {
     const settings = parseSettings({
-      AGENT_MODEL_URL: baseUrl,
+      AGENT_MODEL_URL: model.baseUrl,
       AGENT_MODEL_MODEL: "coder-from-env",
       AGENT_MODEL_API_KEY: "sk-env",
       AGENT_MODEL_MAX_STEPS: "2",
@@ -372,14 +308,14 @@ describe("agentProviderFromSettings", () => {
     const p = agentProviderFromSettings(settings);
     expect(p.name).toBe("openai-compatible");
 
-    script = [1, 2].map((i) => reply([[`call_${i}`, "list_files", {}]]));
+    model.script = [1, 2].map((i) => reply([[`call_${i}`, "list_files", {}]]));
     expect(await p.run(task, tools)).toMatchObject({ status: "failed", steps: 2 });
-    expect(recorded[0]?.body).toMatchObject({ model: "coder-from-env", max_tokens: 1000 });
-    expect(recorded[0]?.headers.authorization).toBe("Bearer sk-env");
+    expect(model.recorded[0]?.body).toMatchObject({ model: "coder-from-env", max_tokens: 1000 });
+    expect(model.recorded[0]?.headers.authorization).toBe("Bearer sk-env");
   });
 
   it("refuses a URL without a model in hand-built settings", () => {
-    const settings = { ...parseSettings({}), AGENT_MODEL_URL: baseUrl };
+    const settings = { ...parseSettings({}), AGENT_MODEL_URL: model.baseUrl };
     expect(() => agentProviderFromSettings(settings)).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
   });
 });

@@ -1,4 +1,4 @@
-import type { AgentNotice, AgentOutcome, AgentProvider, AgentTask, AgentTools } from "@rhumbatron/core";
+import type { AgentNotice, AgentOutcome, AgentProvider, AgentTask, AgentTools, ContextPacket } from "@rhumbatron/core";
 import { z } from "zod";
 
 export interface OpenAiAgentOptions {
@@ -72,8 +72,11 @@ const TOOLS: Tool[] = [
     await t.deleteFile(a.path);
     return "ok";
   }),
-  tool("list_files", "List every file of the project (relative paths).", z.object({}), async (_, t) =>
-    cap((await t.listFiles()).join("\n"), MAX_RESULT_CHARS),
+  tool(
+    "list_files",
+    "List every file of the project (relative paths, from its file index).",
+    z.object({}),
+    async (_, t) => cap((await t.listFiles()).join("\n"), MAX_RESULT_CHARS),
   ),
   tool(
     "run_command",
@@ -148,7 +151,26 @@ export function systemPrompt(task: AgentTask): string {
     `Paths this Task intends to touch: ${list(task.intents.paths)}`,
     `Path prefixes this Task intends to touch: ${list(task.intents.prefixes)}`,
     "Stay within those paths where you can. When the Task is done (or cannot be done), call finish with a short summary.",
+    ...(task.context ? ["", ...packetLines(task.context)] : []),
   ].join("\n");
+}
+
+/**
+ * The run's Context Packet as the model reads it: each item's ID, path, size, blob and why it was
+ * picked (paths JSON-quoted so none can break a line). The items are not inlined: the Agent opens
+ * the ones it needs with read_file, so the packet costs a few lines whatever the files weigh.
+ */
+export function packetLines(packet: ContextPacket): string[] {
+  return [
+    `Context Packet ${packet.id}: files picked for this Task from the project's file index${packet.tree ? ` (tree ${packet.tree})` : ""}.`,
+    "Refer to them by item ID; read one with read_file before you edit it, and list_files lists every file.",
+    ...packet.items.map((i) => `- ${i.id} ${JSON.stringify(i.path)} (${i.size} bytes, blob ${i.blob}): ${i.why}`),
+    ...(packet.items.length === 0 ? ["(no file of the index matched the Task)"] : []),
+    ...(packet.omitted.length
+      ? [`Also relevant, over the packet's budget: ${packet.omitted.map((o) => JSON.stringify(o.path)).join(", ")}`]
+      : []),
+    ...(packet.note ? [`Note: ${packet.note}`] : []),
+  ];
 }
 
 /** Wakes that reached the Agent since its last step, as one message it reads before its next. */
@@ -248,10 +270,26 @@ async function runTool(name: string, rawArgs: string, tools: AgentTools): Promis
 }
 
 type CallResult = { ok: true; reply: Completion } | { ok: false; reason: string; retry: boolean };
+/** What one call needs of the options. */
+type Endpoint = Pick<OpenAiAgentOptions, "apiKey" | "timeoutMs" | "fetch">;
+
+/**
+ * One chat-completions request to `baseUrl` (retried once when a second attempt could go
+ * differently), for other users of the same model endpoint (conflict reviews). Never throws: a
+ * string says why there is no reply.
+ */
+export function chatCompletion(
+  options: Endpoint & Pick<OpenAiAgentOptions, "baseUrl">,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Completion | string> {
+  const endpoint = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  return callWithRetry(options, endpoint, JSON.stringify(body), signal);
+}
 
 /** One model call, retried once when a second attempt could go differently; a string says why it failed. */
 async function callWithRetry(
-  options: OpenAiAgentOptions,
+  options: Endpoint,
   endpoint: string,
   body: string,
   signal: AbortSignal | undefined,
@@ -265,7 +303,7 @@ async function callWithRetry(
 }
 
 async function callOnce(
-  options: OpenAiAgentOptions,
+  options: Endpoint,
   endpoint: string,
   body: string,
   signal: AbortSignal | undefined,

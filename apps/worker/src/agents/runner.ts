@@ -27,12 +27,14 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
+import { agentRunContext } from "./context-packet.ts";
 import { workspaceTools } from "./toolbox.ts";
 import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
 
 /**
  * One Agent run, end to end (docs/workflows.md, Agent run): admit, reserve, fork canonical as
- * ws-<run>, check out the base and stack the ChangeSets this Task depends on, run the tool loop,
+ * ws-<run>, check out the base and stack the ChangeSets this Task depends on, pick and record the
+ * run's Context Packet from the base tree's file index (context-packet.ts), run the tool loop,
  * commit, push with a write token, revoke, publish the ChangeSet with its stored patch, settle the
  * meter, remove the run directory, complete the Task. Wakes for the Task reach the run while it
  * works (wakes.ts); a woken run that no running work took is received here.
@@ -69,16 +71,31 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   if (!reserved.ok) return reserved.result;
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
   try {
-    const start = await prepareStep(deps, runId, ctx, run.ws.path);
+    const { base, start } = await prepareStep(deps, runId, ctx, run.ws.path);
+    const { task } = ctx;
+    const planPaths = (task.editPlan ?? []).flatMap((s) => ("path" in s ? [s.path] : []));
+    const context = await agentRunContext(deps, {
+      runId,
+      projectId: ctx.projectId,
+      base,
+      task: { title: task.title, intents: task.intents, planPaths },
+    });
     // Wakes sent while the run waited reach it before the Agent starts (it starts from the state now).
     await run.wakes.poll();
     // run_command runs only allowlisted executables: the project's own list if it has one, else the default.
+    // list_files answers from the base tree's index, with what the stacked ChangeSets changed on top.
     const tools = workspaceTools(run.ws, {
       allowlist: ctx.commandAllowlist.length ? ctx.commandAllowlist : deps.allowlist,
       commandTimeoutMs: deps.config.sandbox.commandTimeoutSeconds * 1000,
       signal: run.cancel.signal,
+      listing: { paths: context.indexPaths, overlay: ctx.stack.flatMap((s) => s.paths) },
     });
-    const outcome = await deps.provider.run(ctx.task, run.wakes.tools(tools), run.cancel.signal, run.wakes.inbox);
+    const outcome = await deps.provider.run(
+      { ...task, context: context.packet },
+      run.wakes.tools(tools),
+      run.cancel.signal,
+      run.wakes.inbox,
+    );
     if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
     await deps.afterTools?.(run.ws.path);
     if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
@@ -180,9 +197,15 @@ async function openRunStep(
 /**
  * Step `prepare`: fork canonical on first write, check out the base (or the recorded start after a
  * loss), start from the composition of the Tasks this one depends on, record the start. One token
- * bundle (read canonical, read the fork). Returns the commit the Agent's work starts from.
+ * bundle (read canonical, read the fork). Returns the base commit (canonical's, whose index the
+ * run reads) and the commit the Agent's work starts from (the base with the stack composed on it).
  */
-async function prepareStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir: string): Promise<string> {
+async function prepareStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+  dir: string,
+): Promise<{ base: string; start: string }> {
   const canonical = canonicalRepo(ctx.projectId);
   const fork = workspaceFork(runId);
   const start = await withRepoTokens(
@@ -206,7 +229,7 @@ async function prepareStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir
   const stacked = await composeDependencies(deps, ctx.stack, dir, start, ctx.task.key);
   await recordRunStart(deps.db, runId, fork, start, deps.now());
   await writeFile(join(dir, ".git", RUN_MARKER), `${runId} ${start}\n`);
-  return stacked;
+  return { base: start, start: stacked };
 }
 
 /**

@@ -1,6 +1,18 @@
-import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { lstat, mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { type AgentTools, DomainError, isAllowedCommand, type SandboxWorkspace } from "@rhumbatron/core";
+
+/**
+ * What list_files answers from (README: Context Packets): the paths of the base tree's file index,
+ * plus `overlay`, paths the workspace may have changed since that tree (the ChangeSets stacked
+ * before the run's work). Paths the Agent writes or deletes join the overlay as it works; each
+ * overlay path is listed when it exists in the workspace. Nothing walks the repository, so files a
+ * command makes (build output, caches) are not listed; the Agent reads those by name.
+ */
+export interface FileListing {
+  paths: readonly string[];
+  overlay?: readonly string[];
+}
 
 /**
  * The tools an Agent may call, bound to one workspace. Every path must stay inside the run
@@ -9,7 +21,7 @@ import { type AgentTools, DomainError, isAllowedCommand, type SandboxWorkspace }
  */
 export function workspaceTools(
   ws: SandboxWorkspace,
-  o: { allowlist: string[]; commandTimeoutMs: number; signal?: AbortSignal },
+  o: { allowlist: string[]; commandTimeoutMs: number; signal?: AbortSignal; listing: FileListing },
 ): AgentTools {
   const root = resolve(ws.path);
   const refuse = (path: string, why: string) =>
@@ -40,6 +52,13 @@ export function workspaceTools(
       throw refuse(path, "a symlink leads outside the run directory");
     return full;
   }
+  const touched = new Set(o.listing.overlay ?? []);
+  const touch = (full: string) => touched.add(relative(root, full).split(sep).join("/"));
+  const exists = (full: string) =>
+    lstat(full).then(
+      (st) => !st.isDirectory(),
+      () => false,
+    );
 
   return {
     async readFile(path) {
@@ -48,23 +67,21 @@ export function workspaceTools(
     async writeFile(path, content) {
       const full = await inside(path);
       await mkdir(dirname(full), { recursive: true });
+      touch(full);
       await writeFile(full, content);
     },
     async deleteFile(path) {
-      await rm(await inside(path), { force: true });
+      const full = await inside(path);
+      touch(full);
+      await rm(full, { force: true });
     },
     async listFiles() {
-      const out: string[] = [];
-      const walk = async (d: string) => {
-        for (const e of await readdir(d, { withFileTypes: true })) {
-          if (d === root && e.name === ".git") continue;
-          const full = join(d, e.name);
-          if (e.isDirectory()) await walk(full);
-          else out.push(relative(root, full).split(sep).join("/"));
-        }
-      };
-      await walk(root);
-      return out.sort();
+      const out = new Set(o.listing.paths);
+      for (const p of touched) {
+        if (await exists(resolve(root, p))) out.add(p);
+        else out.delete(p);
+      }
+      return [...out].sort();
     },
     async runCommand(argv) {
       if (!isAllowedCommand(argv, o.allowlist)) {

@@ -26,12 +26,6 @@ export function nextCronRun(expression: string, now: Date): Date {
   return next;
 }
 
-/** Whether the minute containing `at` is one the cron expression matches (UTC). */
-export function cronMatchesMinute(expression: string, at: Date): boolean {
-  const minute = Math.floor(at.getTime() / 60_000) * 60_000;
-  return nextCronRun(expression, new Date(minute - 1)).getTime() === minute;
-}
-
 /**
  * Calls `onTick` at every match of `expression`, computed with croner from `timers.now()`. A timer
  * that fires early only re-arms; a tick that fires late still runs once, and the next one is

@@ -8,7 +8,8 @@ import type { WorkerFunction } from "./types.ts";
  * heartbeat stopped for worker.takeoverSeconds) or stopped answering for longer than its
  * reservation is picked up again and restored from its fork. A run this worker claimed whose
  * execution failed before it could let go (the database went away under it) is taken again by the
- * next tick here, not left until its lease runs out (leases/working.ts).
+ * next tick here once worker.takeoverSeconds have passed, not left until its lease runs out
+ * (leases/working.ts).
  */
 export function agentRunnerFunction(deps: Omit<RunnerDeps, "now">): WorkerFunction {
   return {
@@ -31,7 +32,7 @@ export function agentRunnerFunction(deps: Omit<RunnerDeps, "now">): WorkerFuncti
         try {
           r = await executeRun({ ...deps, now }, runId);
         } finally {
-          doneWorking(worker.workerId, "agent_run", [runId]);
+          doneWorking(worker.workerId, "agent_run", [runId], now());
         }
         logger.info({ runId, outcome: r.outcome, detail: r.detail }, "agent run finished");
         results.push({ runId, outcome: r.outcome });

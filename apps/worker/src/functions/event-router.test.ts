@@ -85,7 +85,7 @@ describe("the event pipeline in the worker", () => {
     await listener.end();
   });
 
-  it("goes outbox -> stream -> project view, and on the cron tick archives and counts metrics", async () => {
+  it("goes outbox -> stream -> project view, and on the cron tick archives; analytics counts metrics on its own", async () => {
     const { run, blobs } = setup();
     const projectId = "proj_pipe1";
     await writeEvents(projectId, 2);
@@ -99,7 +99,7 @@ describe("the event pipeline in the worker", () => {
       eventCount: 3,
     });
 
-    // A cron tick whose minute selects this stream also runs the archiver and one analytics batch.
+    // A cron tick whose minute selects this stream also runs the archiver (analytics is not its job).
     const tick = new Date(
       Date.UTC(2026, 4, 2, 10, 0) +
         ((stream - (Math.floor(Date.UTC(2026, 4, 2, 10, 0) / 60_000) % 8) + 8) % 8) * 60_000,
@@ -113,7 +113,6 @@ describe("the event pipeline in the worker", () => {
       "project-view-projector": ["empty:0"],
       "causal-router": ["empty:0"],
       "audit-archiver": ["ack:3"],
-      "analytics-projector": ["ack:3"],
     });
     const keys = await blobs.list("events/");
     expect(keys).toHaveLength(1);
@@ -127,19 +126,17 @@ describe("the event pipeline in the worker", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.eventType)).toEqual(["change.created", "task.ready", "task.ready"]);
+    expect(await t.db.metricPoint.count({ where: { projectId } })).toBe(0);
+    expect(await run("analytics-projector", "nudge", String(stream), now)).toMatchObject({
+      more: [],
+      outcomes: { [String(stream)]: ["ack:3"] },
+    });
     expect(await t.db.metricPoint.count({ where: { projectId } })).toBe(3);
   });
 
   it("refuses a nudge for a stream that does not exist, without touching anything", async () => {
     const { run } = setup();
     await expect(run("event-router", "nudge", "99", new Date())).rejects.toMatchObject({ code: "INVALID_INPUT" });
-  });
-
-  it("skips the analytics batch on the maintenance tick", async () => {
-    const { run } = setup();
-    const maintenance = new Date("2026-05-03T04:17:20Z");
-    const r = (await run("event-router", "cron", "default", maintenance)) as { outcomes: Record<string, unknown> };
-    expect(Object.keys(r.outcomes)).toEqual(["project-view-projector", "causal-router", "audit-archiver"]);
   });
 
   it("maintenance deletes entries past 7 days and archives past their retention", async () => {

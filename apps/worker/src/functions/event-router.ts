@@ -1,6 +1,5 @@
 import { DomainError, streamForSweep } from "@rhumbatron/core";
 import {
-  analyticsSubscription,
   archiverSubscription,
   type ConsumeResult,
   causalRouterSubscription,
@@ -11,26 +10,33 @@ import {
   withTransaction,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
-import { cronMatchesMinute } from "../executors/cron.ts";
 import { DEFAULT_RUN_KEY, type FunctionContext, type WorkerFunction } from "./types.ts";
 
 /**
  * The event router (docs/workflows.md, Event consumption). For stream N, on every nudge and every
  * cron tick: the project-view projector, then the causal router, each up to config.eventRouter
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
- * audit archiver, and, unless the tick is a maintenance tick, one analytics batch.
+ * audit archiver. The analytics projector is a function of its own (analytics-projector.ts): on
+ * the sweep it got one batch per stream every 8 minutes and the metrics trailed far behind.
  */
 export type EventRouterDeps = Pick<WorkerContext, "config" | "blobs" | "nudger" | "classifier">;
 
-function parseStream(key: string, count: number): number {
+/** The stream a nudge's payload names; anything else is refused before a cursor is touched. */
+export function parseStream(key: string, count: number): number {
   const n = Number(key);
   if (!Number.isInteger(n) || n < 0 || n >= count) {
-    throw new DomainError("INVALID_INPUT", `event router nudge names stream "${key}", expected 0..${count - 1}`);
+    throw new DomainError("INVALID_INPUT", `a nudge names stream "${key}", expected 0..${count - 1}`);
   }
   return n;
 }
 
-async function drain(ctx: FunctionContext, sub: Subscription, stream: number, times: number): Promise<ConsumeResult[]> {
+/** Up to `times` deliveries of one subscription on one stream, stopping at the first that is not a full ack. */
+export async function drain(
+  ctx: FunctionContext,
+  sub: Subscription,
+  stream: number,
+  times: number,
+): Promise<ConsumeResult[]> {
   const results: ConsumeResult[] = [];
   for (let i = 0; i < times; i++) {
     const r = await consumeOnce(ctx.db, sub, stream, { config: ctx.config, now: ctx.now, owner: ctx.worker.workerId });
@@ -43,7 +49,6 @@ async function drain(ctx: FunctionContext, sub: Subscription, stream: number, ti
 export function eventRouterFunction({ config, blobs, nudger, classifier }: EventRouterDeps): WorkerFunction {
   const projector = projectorSubscription(config);
   const archiver = archiverSubscription(blobs);
-  const analytics = analyticsSubscription(config);
   return {
     id: "event-router",
     triggers: { cron: config.streams.sweepCron, nudge: EVENT_ROUTER_CHANNEL },
@@ -73,12 +78,7 @@ export function eventRouterFunction({ config, blobs, nudger, classifier }: Event
         [projector.name]: await drain(ctx, projector, stream, per),
         [causal.name]: await drain(ctx, causal, stream, per),
       };
-      if (sweep) {
-        summary[archiver.name] = await drain(ctx, archiver, stream, 1);
-        if (!cronMatchesMinute(config.integration.maintenanceCron, ctx.now())) {
-          summary[analytics.name] = await drain(ctx, analytics, stream, 1);
-        }
-      }
+      if (sweep) summary[archiver.name] = await drain(ctx, archiver, stream, 1);
       // A run is bounded (a few batches); when the projector stopped on a full batch there is more
       // on this stream, so the router nudges itself instead of leaving the rest to the cron sweep.
       const more = [projector.name, causal.name].some((name) => {

@@ -4,9 +4,11 @@ import { abstainClassifier } from "../classifier/abstain.ts";
 import type { WorkerContext } from "../context.ts";
 import { indexingHandlers } from "../indexer/index.ts";
 import { releaseWorkflowFunction } from "../release/workflow.ts";
+import { fixtureHandler } from "../source/fixture.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
 import { landHandler } from "../verification/landing.ts";
 import { agentRunnerFunction } from "./agent-runner.ts";
+import { analyticsProjectorFunction } from "./analytics-projector.ts";
 import { eventRouterFunction } from "./event-router.ts";
 import { forksSweepTickFunction } from "./forks-sweep.ts";
 import { heartbeatFunction } from "./heartbeat.ts";
@@ -34,7 +36,8 @@ export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
     source?: Pick<
       WorkerContext,
       "db" | "sandbox" | "provider" | "allowlist" | "templateDir" | "releaseRoot" | "browserCheck" | "policy"
-    > & { store: WorkerContext["source"] };
+    > &
+      Partial<Pick<WorkerContext, "reviewer">> & { store: WorkerContext["source"] };
   };
 
 /**
@@ -76,7 +79,7 @@ export function buildFunctions({
       ...(source.templateDir ? { templateDir: source.templateDir } : {}),
     };
     return {
-      integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d), landHandler(d)],
+      integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d), landHandler(d), fixtureHandler(d)],
       indexing: indexingHandlers(d),
     };
   };
@@ -84,6 +87,7 @@ export function buildFunctions({
     heartbeatFunction(config),
     outboxPublisherFunction(config, nudger),
     eventRouterFunction({ config, blobs, nudger, classifier }),
+    analyticsProjectorFunction({ config, nudger }),
     maintenanceFunction(config, blobs, nudger),
     ...queueConsumerFunctions(config, nudger, sourceHandlers),
     ...(source
@@ -108,6 +112,7 @@ export function buildFunctions({
             blobs,
             browserCheck: source.browserCheck,
             ...(source.policy ? { policy: source.policy } : {}),
+            ...(source.reviewer ? { reviewer: source.reviewer } : {}),
           }),
           releaseWorkflowFunction({
             db: source.db,

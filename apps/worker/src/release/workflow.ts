@@ -230,7 +230,7 @@ export function releaseWorkflowFunction(deps: ReleaseWorkflowDeps): WorkerFuncti
           // (leases/working.ts) and replays it from its last step.
           logger.error({ releaseId: claim.instanceId, attempt: claim.attempts, err }, "release workflow crashed");
         } finally {
-          doneWorking(worker.workerId, "workflow", [claim.instanceId]);
+          doneWorking(worker.workerId, "workflow", [claim.instanceId], now());
         }
       }
       return { releases };

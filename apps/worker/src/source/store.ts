@@ -83,6 +83,13 @@ export class SourceStore {
     return git.resolveRef({ fs, gitdir, ref: MAIN });
   }
 
+  /** A commit's message and parents (a redelivered fixture knows the commit it pushed by its message). */
+  async commitInfo(repo: string, token: string, oid: string): Promise<{ message: string; parents: string[] }> {
+    const gitdir = await this.allow(token, repo, "read");
+    const { commit } = await git.readCommit({ fs, gitdir, oid });
+    return { message: commit.message, parents: commit.parent };
+  }
+
   /** Fork on first write: copies `from` to `to` unless `to` exists already. */
   async fork(from: string, fromToken: string, to: string): Promise<void> {
     const src = await this.allow(fromToken, from, "read");

@@ -120,6 +120,8 @@ function newSession(input: BrowserCheckInput): CheckSession {
   };
 }
 
+const BUDGET_SPENT = "the session budget ran out before the flow ran";
+
 /** Chromium found, the app up on its socket, a guarded page, then the flow in what is left of the budget. */
 async function runSession(s: CheckSession): Promise<Outcome> {
   const executablePath = s.input.chromiumPath ?? findChromium(process.env, existsSync);
@@ -129,11 +131,13 @@ async function runSession(s: CheckSession): Promise<Outcome> {
   try {
     s.browser = await chromium.launch({ executablePath, args: BROWSER_CHECK_ARGS, timeout: Math.max(1, s.left()) });
   } catch (e) {
+    // A launch that was given only what was left of the budget and timed out: the budget ran out.
+    if (s.left() <= 0) return error(BUDGET_SPENT);
     return error(`could not launch Chromium: ${firstLine(e)}`);
   }
   const page = await openGuardedPage(s, s.browser);
   // Less than one full step left: our slowness, not the Candidate's page, would decide the result.
-  if (s.left() < STEP_TIMEOUT_MS) return error("the session budget ran out before the flow ran");
+  if (s.left() < STEP_TIMEOUT_MS) return error(BUDGET_SPENT);
   return runFlow(page, s.input.flow ?? "wishlist", s.left, s.shots);
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CommandResult, PlannedCheck } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
-import { readCommandCheck, testCounts } from "./checks.ts";
+import { lastLines, readCommandCheck, testCounts } from "./checks.ts";
 
 /** Runs a real `node --test` over `source` and returns its result as the Sandbox reports one. */
 function nodeTest(source: string): CommandResult {
@@ -26,6 +26,17 @@ function nodeTest(source: string): CommandResult {
 
 const unit: PlannedCheck = { id: "unit", kind: "unit", timeoutSeconds: 60, argv: ["npm", "test"], reason: "t" };
 const header = `import { test } from "node:test";\nimport assert from "node:assert";\n`;
+
+describe("lastLines", () => {
+  it("keeps the last n lines, without the trailing blank ones, each cut at 500 characters", () => {
+    const text = `${Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join("\n")}\n${"x".repeat(600)}\n\n\n`;
+    const tail = lastLines(text, 40).split("\n");
+    expect(tail).toHaveLength(40);
+    expect(tail[0]).toBe("line 22");
+    expect(tail.at(-1)).toBe(`${"x".repeat(500)}…`);
+    expect(lastLines("one\ntwo", 40)).toBe("one\ntwo");
+  });
+});
 
 describe("reading a test command's counts", () => {
   it("counts skipped and to-do tests apart from passed ones: '1 passed, 3 skipped, 0 failed'", () => {

@@ -34,6 +34,15 @@ export function testCounts(output: string): TestCounts | null {
 /** As a reader counts: "10 passed, 26 skipped, 0 failed". */
 export const describeCounts = (c: TestCounts) => `${c.pass} passed, ${c.skipped} skipped, ${c.fail} failed`;
 
+/** The last `n` non-empty-trailing lines of `text`, each cut at 500 characters. */
+export function lastLines(text: string, n: number): string {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  return lines
+    .slice(-n)
+    .map((l) => (l.length > 500 ? `${l.slice(0, 500)}…` : l))
+    .join("\n");
+}
+
 /** The last line of stdout that parses as a JSON object. */
 export function lastJsonObject(stdout: string): Record<string, unknown> | null {
   for (const line of stdout.trim().split("\n").reverse()) {

@@ -83,7 +83,7 @@ describe("rerun one check of a Candidate", () => {
     });
 
     // Only the errored check is offered; the passing one says why not.
-    const options = await candidateRerunOptions(t.db, candidateId, w.config.checks.rerunsPerCheck);
+    const options = await candidateRerunOptions(t.db, candidateId, w.config);
     expect(options.find((o) => o.checkId === "targeted")).toMatchObject({ refusal: null, used: 0, limit: 2 });
     expect(options.find((o) => o.checkId === "build")?.refusal).toContain("only a check that ended in error or fail");
 

@@ -38,7 +38,7 @@ export async function drainVerifications(
     try {
       results.push(await run());
     } finally {
-      doneWorking(runner, "workflow", [instanceId]);
+      doneWorking(runner, "workflow", [instanceId], deps.now());
     }
   };
   for (let i = 0; i < max; i++) {

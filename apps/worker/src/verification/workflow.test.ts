@@ -4,8 +4,10 @@ import {
   candidateFork,
   canonicalRepo,
   DEFAULT_POLICY,
+  defaultPolicyDocument,
   loadConfig,
   sourceKeys,
+  type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import {
@@ -15,6 +17,7 @@ import {
   promoteCandidate,
   type SourceProbe,
   sandboxMeterScope,
+  updateProjectPolicy,
   withRepoToken,
   workflowStartHandler,
 } from "@rhumbatron/db";
@@ -119,6 +122,13 @@ describe("CandidateVerificationWorkflow", () => {
     const contract = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "contract" } });
     expect(contract).toMatchObject({ status: "fail", coverage: "checked_supported" });
     expect(contract.detail).toBe("undeclared routes: GET /api/wishlist/count");
+    // A reader sees what ran, its exit code and the end of its output without opening the log.
+    expect(contract.command).toBe("npm run -s contract");
+    expect(contract.metrics).toMatchObject({ exitCode: 0 });
+    expect(contract.outputTail).toContain("/api/wishlist/count");
+    expect(contract.outputTail?.split("\n").length).toBeLessThanOrEqual(40);
+    const build = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "build" } });
+    expect(build).toMatchObject({ status: "pass", command: "npm run -s build", outputTail: null });
     const c = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
     expect(c.status).toBe("rejected");
     expect(await eventsOf(changeId, "candidate.rejected")).toHaveLength(1);
@@ -502,5 +512,72 @@ describe("approval and promotion", () => {
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(decide(w, v, { tenantId: "ten_other", userId: "x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect(canonicalRepo(v.projectId)).toBe(v.projectId);
+  });
+});
+
+describe("the project's policy", () => {
+  it("plans under the project's active version (checks, commands, timeouts, gate); an edit after it blocks promotion", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const defaults = defaultPolicyDocument(w.config);
+    const fast = fastPolicy();
+    // v2: the fast checks, a build timeout of its own, and a person's approval for medium risk.
+    const v2 = {
+      ...defaults,
+      requiredChecksByRisk: { low: ["build"], medium: ["build", "targeted"], high: ["build"], critical: ["build"] },
+      humanGateRiskTiers: ["medium"],
+      commands: fast.commands,
+      timeoutSeconds: { ...defaults.timeoutSeconds, build: 45 },
+    };
+    const admin = { tenantId: "ten_a", projectId, actorId: "usr_admin" };
+    expect(await updateProjectPolicy(t.db, { ...admin, document: v2, expectedVersion: 1 }, w.deps)).toMatchObject({
+      version: 2,
+    });
+    const v = await candidateFor(w, projectId, { requestId: "policy", riskTier: "medium", tasks: [banner] });
+    // No stand-in policy: the workflow reads the project's.
+    expect((await drainVerifications(verifier(w)))[0]).toMatchObject({
+      candidateId: v.candidateId,
+      outcome: "verified",
+    });
+    const c = await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId }, include: { evidence: true } });
+    const plan = c.plan as unknown as VerificationPlan;
+    expect(plan).toMatchObject({ policyId: "policy-1", policyVersion: 2, humanGate: true });
+    expect(plan.humanGateReasons).toEqual(["policy-1 gates medium risk"]);
+    expect(plan.checks.map((k) => [k.id, k.timeoutSeconds, k.argv])).toEqual([
+      ["build", 45, fast.commands?.build],
+      ["targeted", defaults.timeoutSeconds.targeted, fast.commands?.targeted],
+    ]);
+    expect(c.evidence.map((e) => [e.checkId, e.status, e.timeoutSeconds]).sort()).toEqual([
+      ["build", "pass", 45],
+      ["targeted", "pass", defaults.timeoutSeconds.targeted],
+    ]);
+    expect(c.approvalRequired).toBe(true);
+    expect(await eventsOf(v.changeId, "approval.requested")).toHaveLength(1);
+    await decideCandidateApproval(
+      t.db,
+      {
+        tenantId: "ten_a",
+        candidateId: v.candidateId,
+        userId: "usr_approver",
+        kind: "granted",
+        treeHash: c.composedTree ?? "",
+      },
+      w.deps,
+    );
+
+    // The policy moves on before anyone promotes: the Candidate answered v2's checks, v3 is in force.
+    await updateProjectPolicy(t.db, { ...admin, document: { ...v2, rerunBudget: 4 }, expectedVersion: 2 }, w.deps);
+    const promote = () =>
+      promoteCandidate(
+        t.db,
+        { tenantId: "ten_a", actorId: "usr_approver", candidateId: v.candidateId },
+        w.deps,
+        probe(w),
+      );
+    expect(await promote()).toEqual({
+      outcome: "blocked",
+      blocks: ["the plan used policy-1 v2, the active policy is policy-1 v3"],
+    });
+    expect((await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).canonicalGeneration).toBe(0);
   });
 });

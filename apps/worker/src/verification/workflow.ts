@@ -9,7 +9,6 @@ import {
   candidateStatusIn,
   canonicalRepo,
   checkCompatibility,
-  DEFAULT_POLICY,
   DomainError,
   dirForCandidate,
   type EvidenceRecord,
@@ -17,13 +16,16 @@ import {
   gateRequiredChecks,
   humanGateApplies,
   type PlannedCheck,
+  POLICY_BOUNDS,
   type RhumbatronConfig,
   type SandboxWorkspace,
   sourceKeys,
   type VerificationPlan,
-  type VerificationPolicy,
+  withReviewGaps,
 } from "@rhumbatron/core";
 import {
+  activeVerificationPolicy,
+  conflictFindingsOf,
   evidenceOf,
   finishCandidateVerification,
   finishWorkflowInstance,
@@ -45,20 +47,22 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
-import { compareContract, readCommandCheck, routesOf } from "./checks.ts";
+import { compareContract, lastLines, readCommandCheck, routesOf } from "./checks.ts";
+import { conflictReviewStep } from "./conflict-review.ts";
 
 /**
  * CandidateVerificationWorkflow (README: Verification, approval and promotion; its steps are charted
- * in docs/workflows.md): one instance per Candidate, no model call, every step recorded so a re-run
- * replays it, every check its own step with its own timeout.
+ * in docs/workflows.md): one instance per Candidate, every step recorded so a re-run replays it,
+ * every check its own step with its own timeout. Its one model call is the conflict review, only
+ * when two Tasks changed the same file (conflict-review.ts); the model decides nothing by itself.
  * load -> final already? -> base still canonical? -> compatibility -> fork cand-<id> -> reserve
  * Sandbox seconds -> merge the ChangeSets in Work Graph order in the Candidate's Sandbox run
- * directory -> plan, verifying, candidate.composed -> one step per check (Evidence rows, output
- * blobs) -> gate -> verified (+ approval.requested) or rejected -> settle the meter.
+ * directory -> plan, verifying, candidate.composed -> conflict review -> one step per check
+ * (Evidence rows, output blobs) -> gate -> verified (+ approval.requested) or rejected -> settle.
  */
 export type VerificationDeps = Pick<
   WorkerContext,
-  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "policy" | "browserCheck"
+  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "policy" | "browserCheck" | "reviewer"
 >;
 
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
@@ -93,6 +97,7 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   const merged = await mergeStep(v, ws);
   if (!merged.ok) return done(merged.outcome);
   const plan = await planStep(v, merged);
+  await conflictReviewStep(v, merged, () => composable(deps, input.changeSets));
   for (const check of plan.checks) await checkAndRecordStep(v, ws, merged.commit, check);
   return done(await gateStep(v, plan, merged.tree));
 }
@@ -107,7 +112,6 @@ export interface VerificationRun {
   input: VerificationInput;
   ids: { candidateId: string; changeId: string; eventKey?: string };
   reservationId: string;
-  policy: VerificationPolicy;
   finish(o: VerificationOutcome): Promise<VerificationRunResult>;
   skip(why: string): Promise<VerificationRunResult>;
 }
@@ -137,7 +141,6 @@ export function verificationRun(
     input,
     ids,
     reservationId: `sbxres_${instanceId}`,
-    policy: deps.policy ?? DEFAULT_POLICY,
     async finish(o) {
       await run.txStep("finish", async (ctx) => {
         const moved = await finishCandidateVerification(ctx, ids, o, deps);
@@ -248,10 +251,15 @@ async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<Merg
   };
 }
 
-/** Step `composed`: the Verification Plan for the composed paths; the Candidate is verifying. */
+/**
+ * Step `composed`: the Verification Plan for the composed paths under the project's active policy
+ * (the plan records its version; promotion refuses a plan whose version is no longer active); the
+ * Candidate is verifying. `deps.policy`, when a test sets one, stands in for the project's.
+ */
 function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Promise<VerificationPlan> {
-  const { deps, input, ids, policy } = v;
+  const { deps, input, ids } = v;
   return v.run.txStep("composed", async (ctx) => {
+    const policy = deps.policy ?? (await activeVerificationPolicy(ctx.tx, input.project.id, deps.config));
     const p = buildVerificationPlan(
       {
         riskTier: input.change.riskTier,
@@ -292,20 +300,35 @@ export async function gateStep(
   v: VerificationRun,
   plan: VerificationPlan,
   tree: string,
-  humanGate = humanGateApplies(plan, v.policy),
+  // The plan's gate already holds what its policy asks (humanGateApplies under the plan's own policy).
+  humanGate = plan.humanGate,
 ): Promise<VerificationOutcome> {
-  const gate = gateRequiredChecks(plan, await evidenceOf(v.deps.db, v.ids.candidateId));
+  // A conflict review's supported blocking finding is a gap too (README: Conflict reviews).
+  const gate = withReviewGaps(
+    gateRequiredChecks(plan, await evidenceOf(v.deps.db, v.ids.candidateId)),
+    await conflictFindingsOf(v.deps.db, v.ids.candidateId),
+  );
   if (gate.promotable) return { status: "verified", gate, humanGate, treeHash: tree };
+  const findings = gate.gaps.filter((g) => g.gap === "blocking_finding").length;
+  const checks = gate.gaps.length - findings;
+  const s = (n: number) => (n === 1 ? "" : "s");
   return {
     status: "rejected",
-    reason: `${gate.gaps.length} required check${gate.gaps.length === 1 ? "" : "s"} not satisfied`,
+    reason: [
+      checks ? `${checks} required check${s(checks)} not satisfied` : "",
+      findings ? `${findings} blocking conflict-review finding${s(findings)}` : "",
+    ]
+      .filter(Boolean)
+      .join("; "),
     gaps: gate.gaps.map((g) => `${g.checkId}: ${g.gap} (${g.detail})`),
     gate,
   };
 }
 
+/** Covers the slowest check step: a project's policy may set a check's timeout up to POLICY_BOUNDS' maximum. */
 export const leaseSeconds = (config: RhumbatronConfig) =>
-  Math.max(...Object.values(config.checks.timeoutsSeconds)) + config.queues.leaseSeconds;
+  Math.max(...Object.values(config.checks.timeoutsSeconds), POLICY_BOUNDS.timeoutSeconds.max) +
+  config.queues.leaseSeconds;
 
 /** What each ChangeSet does to each file, from its fork (the input of checkCompatibility). */
 async function composable(
@@ -473,6 +496,8 @@ export function evidenceFrom(
     metrics: Record<string, number>;
     detail: string;
     durationMs?: number;
+    command?: string | null;
+    outputTail?: string | null;
   },
   outputKey: string | null = null,
   attachments: string[] = [],
@@ -487,6 +512,8 @@ export function evidenceFrom(
     timeoutSeconds: check.timeoutSeconds,
     metrics: r.metrics,
     outputKey,
+    command: r.command ?? null,
+    outputTail: r.outputTail ?? null,
     attachments,
     detail: r.detail,
     completedAt: ended.toISOString(),
@@ -609,10 +636,28 @@ async function readCommandRun({ deps, input, ws, check, started, save }: CheckRu
     log += against.log;
   }
   const out = await save(log);
-  return evidenceFrom(input.candidate.id, check, started, deps.now(), { ...reading, durationMs: r.durationMs }, out);
+  const metrics = r.exitCode === null ? reading.metrics : { ...reading.metrics, exitCode: r.exitCode };
+  return evidenceFrom(
+    input.candidate.id,
+    check,
+    started,
+    deps.now(),
+    {
+      ...reading,
+      metrics,
+      durationMs: r.durationMs,
+      command: check.argv.join(" "),
+      // A reader of a failure sees its end inline; a pass needs none (the full log is one click away).
+      outputTail: reading.status === "pass" ? null : lastLines(log, OUTPUT_TAIL_LINES),
+    },
+    out,
+  );
 }
 
 type CheckReading = ReturnType<typeof readCommandCheck>;
+
+/** How much of a failed check's output is shown inline. */
+export const OUTPUT_TAIL_LINES = 40;
 
 /**
  * The contract check's second half: the base's route table, from a checkout of the base commit

@@ -5,6 +5,7 @@ import { landingRouter } from "./landing.ts";
 import { membersRouter } from "./members.ts";
 import { metricsRouter } from "./metrics.ts";
 import { operationsRouter } from "./operations.ts";
+import { policyRouter } from "./policy.ts";
 import { projectsRouter } from "./projects.ts";
 import { sandboxRouter } from "./sandbox.ts";
 import { tenantsRouter } from "./tenants.ts";
@@ -23,6 +24,7 @@ export const appRouter = router({
   metrics: metricsRouter,
   sandbox: sandboxRouter,
   landing: landingRouter,
+  policy: policyRouter,
 });
 
 export type AppRouter = typeof appRouter;

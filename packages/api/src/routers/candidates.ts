@@ -28,11 +28,7 @@ export const candidatesRouter = router({
   get: tenantProcedure("viewer")
     .input(z.object({ candidateId: id }))
     .query(({ ctx, input }) =>
-      getCandidate(ctx.db, {
-        tenantId: input.tenantId,
-        candidateId: input.candidateId,
-        rerunsPerCheck: ctx.services.config.checks.rerunsPerCheck,
-      }),
+      getCandidate(ctx.db, { tenantId: input.tenantId, candidateId: input.candidateId }, ctx.services.config),
     ),
   /** The composed Candidate's patch from the blob store, or `stored: false` when there is none. */
   patch: tenantProcedure("viewer")

@@ -1,4 +1,12 @@
-import { changeInput, DomainError, idSchema, requestIdSchema, safeText, validateWorkGraph } from "@rhumbatron/core";
+import {
+  changeInput,
+  DomainError,
+  fixtureInput,
+  idSchema,
+  requestIdSchema,
+  safeText,
+  validateWorkGraph,
+} from "@rhumbatron/core";
 import {
   cancelChange,
   createChange,
@@ -8,6 +16,7 @@ import {
   listChanges,
   listTasks,
   readChangeSetPatch,
+  requestFixture,
   retryTask,
   setLandWhenReady,
 } from "@rhumbatron/db";
@@ -105,5 +114,25 @@ export const tasksRouter = router({
     .input(z.object({ taskId: id }))
     .mutation(({ ctx, input }) =>
       retryTask(ctx.db, { tenantId: input.tenantId, taskId: input.taskId, actorId: ctx.caller.userId }, ctx.services),
+    ),
+  /**
+   * A person's own ChangeSet for a ready, failed or blocked Task (README: Publishing a fix by hand):
+   * whole files or deletions, at most 512 KB, sent as fixture.publish; the worker commits them,
+   * publishes the ChangeSet and completes the Task. The same request again is the same command.
+   */
+  publishFixture: tenantProcedure("member")
+    .input(z.object({ taskId: id }))
+    .input(fixtureInput)
+    .mutation(({ ctx, input }) =>
+      requestFixture(
+        ctx.db,
+        {
+          tenantId: input.tenantId,
+          taskId: input.taskId,
+          actorId: ctx.caller.userId,
+          input: { summary: input.summary, files: input.files },
+        },
+        ctx.services,
+      ),
     ),
 });

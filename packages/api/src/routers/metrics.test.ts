@@ -1,4 +1,6 @@
-import { useTestDatabase } from "@rhumbatron/db/testing";
+import { streamIndex } from "@rhumbatron/core";
+import { analyticsSubscription, consumeOnce, postgresStreamSink, withTransaction } from "@rhumbatron/db";
+import { testEvent, useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
 import { testServices } from "../testing/services.ts";
@@ -103,5 +105,70 @@ describe("metrics.series", () => {
       });
       expect(rec.touched).not.toContain("$queryRaw");
     }
+  });
+});
+
+describe("metrics.lag", () => {
+  const config = testServices().config;
+  const secondsBefore = (s: number) => new Date(NOW.getTime() - s * 1000);
+
+  /** `n` Events of one project appended to its stream at `publishedAt`, as the publisher does. */
+  async function published(projectId: string, tenantId: string, n: number, publishedAt: Date) {
+    const records = Array.from({ length: n }, (_, i) => {
+      const event = testEvent("task.ready", {
+        projectId,
+        tenantId,
+        taskId: `task_lag_${publishedAt.getTime()}_${i}`,
+        payload: { key: `t${i}` },
+        at: new Date("2025-01-01T00:00:00Z"),
+      });
+      return {
+        eventId: event.eventId,
+        projectId,
+        eventType: event.eventType,
+        envelope: JSON.parse(JSON.stringify(event)),
+      };
+    });
+    await withTransaction(t.db, ({ tx }) =>
+      postgresStreamSink.append(tx, streamIndex(projectId, config.streams.count), records, publishedAt),
+    );
+  }
+
+  const project = (projectId: string) =>
+    consumeOnce(t.db, analyticsSubscription(config), streamIndex(projectId, config.streams.count), {
+      config,
+      now: () => NOW,
+      owner: "metrics-test",
+    });
+
+  it("says how many of the tenant's Events wait for the analytics projector and how long, until they are projected", async () => {
+    const viewer = callerAt(emailFor("viewer"));
+    expect(await viewer.metrics.lag({ tenantId: ACME.tenantId })).toEqual({
+      upToDate: true,
+      waiting: 0,
+      oldestWaitingSince: null,
+      behindSeconds: 0,
+    });
+    await published(shop, ACME.tenantId, 3, secondsBefore(90));
+    await published(blog, ACME.tenantId, 2, secondsBefore(30));
+    await published(secret, OTHER.tenantId, 1, secondsBefore(600));
+
+    expect(await viewer.metrics.lag({ tenantId: ACME.tenantId })).toEqual({
+      upToDate: false,
+      waiting: 5,
+      oldestWaitingSince: secondsBefore(90),
+      behindSeconds: 90,
+    });
+    // Another tenant's backlog is its own: neither counted here nor shown to it as Acme's.
+    expect(await callerAt(OUTSIDER_EMAIL).metrics.lag({ tenantId: OTHER.tenantId })).toMatchObject({
+      waiting: 1,
+      behindSeconds: 600,
+    });
+
+    expect(await project(shop)).toMatchObject({ outcome: "ack", applied: 3 });
+    expect(await viewer.metrics.lag({ tenantId: ACME.tenantId })).toMatchObject({ waiting: 2, behindSeconds: 30 });
+    expect(await project(blog)).toMatchObject({ outcome: "ack", applied: 2 });
+    expect(await viewer.metrics.lag({ tenantId: ACME.tenantId })).toMatchObject({ upToDate: true, waiting: 0 });
+    expect(await callerAt(OUTSIDER_EMAIL).metrics.lag({ tenantId: OTHER.tenantId })).toMatchObject({ waiting: 1 });
   });
 });

@@ -8,7 +8,7 @@ import {
   METRIC_RANGES,
   rangeWindow,
 } from "@rhumbatron/core";
-import { metricSums } from "@rhumbatron/db";
+import { analyticsLag, metricSums } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -51,4 +51,11 @@ export const metricsRouter = router({
         points,
       };
     }),
+  /**
+   * How far the metrics trail the tenant's Events: how many wait for the analytics projector and
+   * for how long the oldest has waited (README: Metrics). Asked apart from `series`, and more often.
+   */
+  lag: tenantProcedure("viewer").query(({ ctx, input }) =>
+    analyticsLag(ctx.db, { tenantId: input.tenantId, now: ctx.services.now() }, ctx.services.config),
+  ),
 });

@@ -1,3 +1,4 @@
+import type { ContextPacket } from "../context/packet.ts";
 import type { CommandResult } from "../sandbox/model.ts";
 import type { EditStep, ResourceIntents } from "../work-graph/model.ts";
 
@@ -21,6 +22,11 @@ export interface AgentTask {
   changeDescription: string;
   intents: ResourceIntents;
   editPlan: EditStep[] | null;
+  /**
+   * The run's Context Packet (README: Context Packets): the files picked for this Task from the
+   * base tree's file index, each with the item ID the model refers to. The runner sets it.
+   */
+  context?: ContextPacket | null;
 }
 
 export interface AgentOutcome {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { QueuePurpose } from "../config.ts";
 import { DomainError } from "../errors.ts";
 import { COMMAND_TYPES, type CommandType } from "../events/command.ts";
+import { fixtureFile } from "../work-graph/fixture.ts";
 
 /**
  * Every command type, in one place: the queue that carries it, its payload schema, and (below) the
@@ -42,7 +43,17 @@ export const COMMAND_CATALOGUE = {
   "forks.sweep": { queue: "integration", payload: z.looseObject({}) },
   "project.provision": { queue: "integration", payload: z.looseObject({}) },
   "project.cleanup": { queue: "integration", payload: z.looseObject({}) },
-  "fixture.publish": { queue: "integration", payload: z.looseObject({}) },
+  /** A person's ChangeSet for a Task (work-graph/fixture.ts): what to write, who sent it, for which attempt. */
+  "fixture.publish": {
+    queue: "integration",
+    payload: z.looseObject({
+      summary: z.string().min(1),
+      files: z.array(fixtureFile).min(1),
+      contentHash: z.string().regex(/^[0-9a-f]{64}$/),
+      actorId: id,
+      attempt: z.number().int().positive(),
+    }),
+  },
   "index.build": { queue: "indexing", payload: z.looseObject({ generation: z.number().int().nonnegative() }) },
   "index.purge": { queue: "indexing", payload: z.looseObject({}) },
   "verification.start": { queue: "verification", payload: z.looseObject({ candidateId: id }) },
@@ -92,6 +103,9 @@ export const commandIds = {
   cleanup: (projectId: string) => `cmd_cleanup_${projectId}`,
   /** One sweep of a project's forks per day (YYYY-MM-DD). */
   forksSweep: (projectId: string, day: string) => `cmd_forks_sweep_${projectId}_${day}`,
+  /** A person's fixture for a Task's attempt: the same files and summary again are the same command. */
+  fixturePublish: (taskId: string, attempt: number, contentHash: string) =>
+    `cmd_fixture_${taskId}_a${attempt}_${contentHash.slice(0, 32)}`,
 };
 
 export interface TypedCommand<T extends CommandType = CommandType> {

@@ -20,6 +20,17 @@ const claimPayload = z.object({
 export const EVENT_CATALOGUE = {
   "project.created": { version: 1, owner: "project-root", payload: z.object({ name: z.string().min(1) }) },
   "project.archived": { version: 1, owner: "project-root", payload: z.object({}) },
+  /** A project's verification policy got a new version (README: The project's policy); `changed`: its top-level fields. */
+  "policy.updated": {
+    version: 1,
+    owner: "project-root",
+    payload: z.object({
+      policyId: id,
+      version: z.number().int().min(2),
+      previousVersion: z.number().int().positive(),
+      changed: z.array(z.string().min(1)),
+    }),
+  },
   "artifact.promoted": {
     version: 1,
     owner: "project-root",
@@ -185,6 +196,23 @@ export const EVENT_CATALOGUE = {
       checkId: z.string(),
       status: z.enum(["pass", "fail", "error", "skipped"]),
       coverage: z.enum(["not_checked", "checked_no_signal", "checked_supported"]),
+    }),
+  },
+  /**
+   * A Candidate's conflict review, recorded once with its findings (README: Conflict reviews):
+   * `skipped` when no model is configured, `failed` when its answer could not be used.
+   */
+  "conflict_review.recorded": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      candidateId: id,
+      reviewId: id,
+      status: z.enum(["completed", "failed", "skipped"]),
+      reason: z.string().optional(),
+      findings: z.array(
+        z.object({ findingId: id, severity: z.enum(["blocking", "advisory"]), supported: z.boolean() }),
+      ),
     }),
   },
   "check.rerun_requested": {

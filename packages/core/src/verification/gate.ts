@@ -31,6 +31,8 @@ export const GAP_KINDS = [
   "not_checked",
   "no_signal",
   "expectation_not_met",
+  /** A conflict review's supported blocking finding (context/conflict-review.ts), not a check's record. */
+  "blocking_finding",
 ] as const;
 export type GapKind = (typeof GAP_KINDS)[number];
 

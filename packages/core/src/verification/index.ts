@@ -5,6 +5,7 @@ export * from "./gate.ts";
 export * from "./interdiff.ts";
 export * from "./landing.ts";
 export * from "./plan.ts";
+export * from "./policy.ts";
 export * from "./promotion.ts";
 export * from "./release-target.ts";
 export * from "./rerun.ts";

@@ -29,6 +29,10 @@ export interface VerificationPolicy {
   commands?: Partial<Record<CheckId, string[]>>;
   /** The performance check's p95 limit; unset: config.checks.defaultP95LimitMs. A goal may only tighten it. */
   p95LimitMs?: number;
+  /** Each check's timeout, by check; unset: config.checks.timeoutsSeconds (`targeted`: the unit timeout). */
+  timeoutSeconds?: Partial<Record<CheckId, number>>;
+  /** How often one check of one Candidate may be rerun; unset: config.checks.rerunsPerCheck. */
+  rerunBudget?: number;
 }
 
 /**
@@ -182,7 +186,7 @@ export function buildVerificationPlan(
 
   const timeouts = config.checks.timeoutsSeconds;
   const checks = CHECK_IDS.filter((id) => reasons.has(id)).map((id): PlannedCheck => {
-    const timeoutSeconds = id === "targeted" ? timeouts.unit : timeouts[id];
+    const timeoutSeconds = policy.timeoutSeconds?.[id] ?? (id === "targeted" ? timeouts.unit : timeouts[id]);
     let argv: string[] | null = policy.commands?.[id] ?? null;
     if (!argv && id === "targeted") {
       const tests = targetedTests(touched, testFiles);

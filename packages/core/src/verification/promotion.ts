@@ -85,13 +85,22 @@ export function checkPromotionPreconditions(f: PromotionFacts): PreconditionResu
     else if (f.approval.kind === "rejected") blocks.push(`approval was rejected: ${f.approval.note ?? ""}`.trim());
     else if (f.approval.treeHash !== f.composedTree) blocks.push("the approval was for another tree");
   }
-  if (f.plan && (f.plan.policyId !== f.activePolicy.id || f.plan.policyVersion !== f.activePolicy.version)) {
-    blocks.push(
-      `the plan used ${f.plan.policyId} v${f.plan.policyVersion}, the active policy is ${f.activePolicy.id} v${f.activePolicy.version}`,
-    );
-  }
+  const mismatch = f.plan ? planPolicyMismatch(f.plan, f.activePolicy) : null;
+  if (mismatch) blocks.push(mismatch);
   if (!f.composedCommitInFork) blocks.push("the composed commit is not in the Candidate fork");
   return blocks.length ? { ok: false, stale: false, blocks } : { ok: true };
+}
+
+/**
+ * Why a plan is not under the project's active policy (both versions named), or null when it is.
+ * A Candidate planned before a policy edit is blocked: its checks and gate answered another policy.
+ */
+export function planPolicyMismatch(
+  plan: Pick<VerificationPlan, "policyId" | "policyVersion">,
+  active: { id: string; version: number },
+): string | null {
+  if (plan.policyId === active.id && plan.policyVersion === active.version) return null;
+  return `the plan used ${plan.policyId} v${plan.policyVersion}, the active policy is ${active.id} v${active.version}`;
 }
 
 export type CasOutcome = "advance" | "already_promoted" | "stale" | "policy_mismatch";

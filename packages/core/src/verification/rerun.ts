@@ -1,5 +1,6 @@
 import { type EvidenceRecord, judge, latestRecord } from "./gate.ts";
 import type { VerificationPlan } from "./plan.ts";
+import { planPolicyMismatch } from "./promotion.ts";
 
 /**
  * Rerunning one check of a Candidate (README: Landing, "Rerun a check"). A check whose latest
@@ -18,7 +19,10 @@ export interface RerunInput {
   evidence: readonly EvidenceRecord[];
   /** Reruns already made, by check ID. */
   rerunsUsed: Readonly<Record<string, number>>;
+  /** The project's policy's rerun budget. */
   limit: number;
+  /** The project's active policy: a plan made under another version cannot be promoted, rerun or not. */
+  activePolicy?: { id: string; version: number };
 }
 
 export interface CheckRerunOption {
@@ -43,6 +47,8 @@ function candidateRefusal(i: RerunInput): string | null {
     return "the Candidate's base is no longer the canonical generation; the Change is recomposed on the new one instead";
   if (i.approvalDecision === "rejected") return "an approver rejected the Candidate; a rerun cannot undo that";
   if (!i.plan) return "the Candidate was rejected before it had a Verification Plan (its composition failed)";
+  const mismatch = i.activePolicy ? planPolicyMismatch(i.plan, i.activePolicy) : null;
+  if (mismatch) return `${mismatch}: promotion would refuse it whatever a rerun shows`;
   return null;
 }
 

@@ -1,4 +1,5 @@
 export * from "./claims.ts";
+export * from "./fixture.ts";
 export * from "./graph.ts";
 export * from "./model.ts";
 export * from "./overlap.ts";

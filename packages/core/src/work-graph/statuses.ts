@@ -23,16 +23,19 @@ export const CHANGE_STATUS_SETS = {
 
 export const TASK_TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>> = {
   pending: ["ready", "blocked"],
-  ready: ["running", "blocked"],
+  // A person's fixture completes a ready, failed or blocked Task without a run (fixture.ts).
+  ready: ["running", "blocked", "completed"],
   running: ["completed", "failed", "blocked"],
   // A completed Task runs again only when its Change's composition conflicted (a retry).
   completed: ["pending"],
-  failed: ["pending"],
-  blocked: ["pending"],
+  failed: ["pending", "completed"],
+  blocked: ["pending", "completed"],
 };
 export const TASK_STATE_SETS = {
   /** A person (or the budget's resume) may start a new attempt. */
   retryable: ["failed", "blocked"],
+  /** A person may publish a fixture ChangeSet for it (a blocked one unless it was cancelled). */
+  fixturePublishable: ["ready", "failed", "blocked"],
 } as const satisfies Record<string, readonly TaskState[]>;
 
 export const AGENT_RUN_STATUSES = ["queued", "running", "completed", "failed", "blocked", "cancelled"] as const;

@@ -3,9 +3,14 @@ import type { Subscription } from "./consumer.ts";
 
 /**
  * analytics-projector: one metric point per lifecycle Event in the dataset
- * `rhumbatron_event_metrics_<env>`; Events with no metric are consumed without a point.
+ * `rhumbatron_event_metrics_<env>`; Events with no metric are consumed without a point. It runs
+ * as a function of its own (not on the event router's sweep), woken by the publisher on the
+ * ANALYTICS_CHANNEL for each stream it appended to, so the metrics follow the work continuously.
  */
 export const ANALYTICS = "analytics-projector";
+
+/** The analytics projector's nudge channel; the payload names the stream, as for the event router. */
+export const ANALYTICS_CHANNEL = "analytics";
 
 export function analyticsSubscription(config: RhumbatronConfig): Subscription {
   const dataset = config.eventRouter.metricsDataset;

@@ -37,7 +37,7 @@ async function streamOrder(projectId: string): Promise<string[]> {
 }
 
 describe("the publisher", () => {
-  it("sends rows in commit order with gap-free offsets, marks them published and nudges the router", async () => {
+  it("sends rows in commit order with gap-free offsets, marks them published and nudges the router and analytics", async () => {
     await seedProjects(t.db, ["proj_p1"]);
     await seedChange(t.db, "proj_p1", "chg_p1");
     await write("proj_p1", "chg_p1", ["a", "b"]);
@@ -53,7 +53,7 @@ describe("the publisher", () => {
     ).map((e) => Number(e.offset));
     expect(offsets).toEqual(offsets.map((_, i) => (offsets[0] as number) + i));
     expect(await t.db.outboxRow.count({ where: { projectId: "proj_p1", state: "published" } })).toBe(3);
-    expect(channels).toEqual([`event_router:${stream}`]);
+    expect(channels).toEqual([`event_router:${stream}`, `analytics:${stream}`]);
     // Nothing left: a second run publishes nothing.
     expect(
       (await publishProject(t.db, "proj_p1", { config, sink: postgresStreamSink, nudger, now: () => t0 })).published,

@@ -2,6 +2,7 @@ import { type OutboxRowState, type RhumbatronConfig, transitionOutbox } from "@r
 import type { Db } from "../client.ts";
 import type { Nudger } from "../nudge.ts";
 import { type Tx, withTransaction } from "../transaction.ts";
+import { ANALYTICS_CHANNEL } from "./analytics.ts";
 import type { StreamSink } from "./stream.ts";
 
 /**
@@ -147,8 +148,10 @@ export async function publishProject(db: Db, projectId: string, deps: PublisherD
     await tx.$executeRaw`
       UPDATE outbox SET state = 'published', published_at = ${now}, next_attempt_at = NULL WHERE id = ANY(${ids})`;
     result.published = toSend.length;
-    // Best effort: wake the event router for this stream once the entries are visible.
+    // Best effort: wake the event router and the analytics projector for this stream once the
+    // entries are visible (each has a cron backstop for a lost nudge).
     await deps.nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream));
+    await deps.nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream));
   });
   return result;
 }

@@ -164,12 +164,16 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
     expect(workingOn("wrk_o", "agent_run")).toEqual(["run_o"]);
     // O's work ended without letting go (the database went away as it tried): the leases have an
     // hour to run and O beats on, so P still gets nothing, but O takes them again at once.
-    doneWorking("wrk_o", "agent_run", ["run_o"]);
-    doneWorking("wrk_o", "workflow", ["cand_o"]);
-    doneWorking("wrk_o", "queue_message", workingOn("wrk_o", "queue_message"));
-    await recordBeat(t.db, beatOf("wrk_o"), at(2));
-    expect(await claimAll("wrk_p", at(2))).toEqual(none);
-    expect(await claimAll("wrk_o", at(2))).toEqual(all);
+    // It takes them after the same wait a dead holder's leases get (so a failure that repeats is
+    // retried at that pace), not on the very next tick.
+    doneWorking("wrk_o", "agent_run", ["run_o"], at(2));
+    doneWorking("wrk_o", "workflow", ["cand_o"], at(2));
+    doneWorking("wrk_o", "queue_message", workingOn("wrk_o", "queue_message"), at(2));
+    for (let s = 0; s <= 2 + TAKEOVER; s += config.worker.heartbeatSeconds)
+      await recordBeat(t.db, beatOf("wrk_o"), at(s));
+    expect(await claimAll("wrk_o", at(TAKEOVER))).toEqual(none);
+    expect(await claimAll("wrk_p", at(3 + TAKEOVER))).toEqual(none);
+    expect(await claimAll("wrk_o", at(3 + TAKEOVER))).toEqual(all);
     const run = await t.db.agentRun.findUniqueOrThrow({ where: { id: "run_o" } });
     expect(run.runnerId).toBe("wrk_o");
   });
@@ -186,7 +190,7 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
       claimNextRun(t.db, { now: t0, runner: "wrk_q", staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
     const taken = await Promise.all([claimRun(), claimRun(), claimRun(), claimRun()]);
     expect(taken.filter((id) => id === "run_q")).toHaveLength(1);
-    doneWorking("wrk_q", "agent_run", ["run_q"]);
+    doneWorking("wrk_q", "agent_run", ["run_q"], at(-TAKEOVER - 1));
     const again = await Promise.all([claimRun(), claimRun(), claimRun()]);
     expect(again.filter((id) => id === "run_q")).toHaveLength(1);
   });

@@ -8,45 +8,63 @@ import { Prisma } from "../generated/prisma/client.ts";
  * database went away under it (a Postgres restart) so the release itself failed. Nobody else may
  * take the lease while the holder beats, and the holder would wait for its own lease to run out
  * (up to 15 minutes for an Agent run). So every claim also takes what its own holder holds but is
- * not working on here: that lease is an orphan, and its holder resumes it at once.
+ * not working on here: that lease is an orphan, and its holder resumes it.
+ *
+ * Not at once: an orphan is left alone for `holdMs` after its work ended (worker.takeoverSeconds,
+ * the wait a dead holder's lease gets too), so work that fails again and again is retried at that
+ * pace, not on every tick. And only a holder that beats (a worker process, with a heartbeat row)
+ * takes its orphans; tools and tests without one keep the old rule, the lease's own end.
  *
  * Claims of one holder and kind run one at a time, and what a claim returns is registered before
  * the next one reads the list, so two claims in one process never take the same orphan.
  */
 export type LeaseKind = "agent_run" | "workflow" | "queue_message";
 
-const held = new Map<string, Set<string>>();
-const claiming = new Map<string, Promise<unknown>>();
-const slot = (owner: string, kind: LeaseKind) => `${kind}\u0000${owner}`;
+interface Slot {
+  working: Set<string>;
+  /** When work on a lease last ended here (the caller's clock, ms). */
+  ended: Map<string, number>;
+}
 
-function setOf(owner: string, kind: LeaseKind): Set<string> {
-  const key = slot(owner, kind);
-  let s = held.get(key);
+const slots = new Map<string, Slot>();
+const claiming = new Map<string, Promise<unknown>>();
+const keyOf = (owner: string, kind: LeaseKind) => `${kind}\u0000${owner}`;
+
+function slotOf(owner: string, kind: LeaseKind): Slot {
+  const key = keyOf(owner, kind);
+  let s = slots.get(key);
   if (!s) {
-    s = new Set();
-    held.set(key, s);
+    s = { working: new Set(), ended: new Map() };
+    slots.set(key, s);
   }
   return s;
 }
 
 /**
- * Runs `query` with the IDs `owner` works on now (of this kind), then registers the IDs it took
- * (`taken`); claims of the same holder and kind are serialised.
+ * Runs `query` with the IDs it must not take as orphans (what `owner` works on now, and what it
+ * stopped working on less than `holdMs` before `now`), then registers the IDs it took (`taken`).
+ * Claims of the same holder and kind are serialised.
  */
 export async function claimWhileWorking<T>(
   owner: string,
   kind: LeaseKind,
-  query: (busy: string[]) => Promise<T>,
+  hold: { now: Date; holdMs: number },
+  query: (notOrphans: string[]) => Promise<T>,
   taken: (result: T) => string[],
 ): Promise<T> {
-  const key = slot(owner, kind);
+  const key = keyOf(owner, kind);
   const before = claiming.get(key) ?? Promise.resolve();
   const mine = before
     .catch(() => {})
     .then(async () => {
-      const busy = setOf(owner, kind);
-      const result = await query([...busy]);
-      for (const id of taken(result)) busy.add(id);
+      const slot = slotOf(owner, kind);
+      const since = hold.now.getTime() - hold.holdMs;
+      for (const [id, at] of slot.ended) if (at <= since) slot.ended.delete(id);
+      const result = await query([...slot.working, ...slot.ended.keys()]);
+      for (const id of taken(result)) {
+        slot.working.add(id);
+        slot.ended.delete(id);
+      }
       return result;
     });
   claiming.set(key, mine);
@@ -57,23 +75,29 @@ export async function claimWhileWorking<T>(
   }
 }
 
-/** The holder is done with these leases here (released, finished, or failed: a failure leaves an orphan). */
-export function doneWorking(owner: string, kind: LeaseKind, ids: Iterable<string>): void {
-  const s = held.get(slot(owner, kind));
-  if (!s) return;
-  for (const id of ids) s.delete(id);
-  if (s.size === 0) held.delete(slot(owner, kind));
+/**
+ * The holder is done with these leases here, at `at` (released, finished, or failed: a failure
+ * leaves an orphan, which its holder takes again once the hold has passed).
+ */
+export function doneWorking(owner: string, kind: LeaseKind, ids: Iterable<string>, at: Date): void {
+  const slot = slotOf(owner, kind);
+  for (const id of ids) {
+    slot.working.delete(id);
+    slot.ended.set(id, at.getTime());
+  }
 }
 
 /** What `owner` works on here now (tests and the operations view). */
 export function workingOn(owner: string, kind: LeaseKind): string[] {
-  return [...(held.get(slot(owner, kind)) ?? [])];
+  return [...(slots.get(keyOf(owner, kind))?.working ?? [])];
 }
 
 /**
- * SQL condition: the row is held by `owner` (`column`) but `owner` is not working on it here
- * (`idExpr`, compared as text, is not among `busy`): an orphan its holder takes again at once.
+ * SQL condition: the row is held by `owner` (`column`), a worker that beats and has not stopped,
+ * and is not among `notOrphans` (`idExpr`, compared as text): an orphan its holder takes again.
  */
-export function orphanedBy(column: "lease_owner" | "runner_id", idExpr: string, owner: string, busy: string[]) {
-  return Prisma.sql`(${Prisma.raw(column)} = ${owner} AND NOT (${Prisma.raw(idExpr)} = ANY(${busy}::text[])))`;
+export function orphanedBy(column: "lease_owner" | "runner_id", idExpr: string, owner: string, notOrphans: string[]) {
+  return Prisma.sql`(${Prisma.raw(column)} = ${owner}
+    AND EXISTS (SELECT 1 FROM worker_heartbeats WHERE worker_id = ${owner} AND stopped_at IS NULL)
+    AND NOT (${Prisma.raw(idExpr)} = ANY(${notOrphans}::text[])))`;
 }

@@ -82,6 +82,7 @@ export async function leaseMessages(db: Db, purpose: QueuePurpose, deps: QueueCo
   return claimWhileWorking(
     deps.owner,
     "queue_message",
+    { now: deps.now(), holdMs: deps.config.worker.takeoverSeconds * 1000 },
     (busy) => leaseBatch(db, purpose, deps, busy),
     (leased) => leased.map((m) => String(m.id)),
   );
@@ -301,6 +302,7 @@ export async function consumeQueue(
       deps.owner,
       "queue_message",
       messages.map((m) => String(m.id)),
+      deps.now(),
     );
   }
 }

@@ -253,11 +253,11 @@ describe("queues", () => {
 
   it("sends an unknown command type straight to the dead-letter queue, without retries", async () => {
     await seedProjects(t.db, ["proj_q4"]);
-    await send("cmd_unknown", "fixture.publish", { projectId: "proj_q4" });
+    await send("cmd_unknown", "project.cleanup", { projectId: "proj_q4" });
     const r = await consumeQueue(t.db, "integration", [effectHandler(["project.provision"])], deps);
     expect(r.actions.dead_letter).toBe(1);
     const m = await t.db.queueMessage.findFirstOrThrow({ where: { queue: "dead-letter", commandId: "cmd_unknown" } });
-    expect(m.lastError).toBe("unknown command type fixture.publish on integration");
+    expect(m.lastError).toBe("unknown command type project.cleanup on integration");
     await t.db.queueMessage.deleteMany({});
   });
 

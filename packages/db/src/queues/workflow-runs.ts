@@ -11,8 +11,8 @@ import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
  * a re-run after a crash replays finished steps instead of repeating them. A crashed runner's
  * instance is picked up by another runner as soon as the crashed one's heartbeat stops
  * (leases/holders.ts), or when its lease runs out; an instance whose run failed without letting go
- * is taken again by its own holder at once (leases/working.ts: the caller calls
- * doneWorking(owner, "workflow", [instanceId]) when it is done with the instance).
+ * is taken again by its own holder (leases/working.ts: the caller calls
+ * doneWorking(owner, "workflow", [instanceId], now) when it is done with the instance).
  */
 export interface ClaimedWorkflow {
   instanceId: string;
@@ -40,6 +40,7 @@ export async function claimWorkflowInstance(
   return claimWhileWorking(
     lease.owner,
     "workflow",
+    { now, holdMs: lease.takeoverSeconds * 1000 },
     async (busy) => {
       const orphan = orphanedBy("lease_owner", "instance_id", lease.owner, busy);
       const rows = await db.$queryRaw<{ instance_id: string; input: Record<string, unknown>; attempts: number }[]>`

@@ -3,15 +3,16 @@ import {
   CANDIDATE_STATUS_SETS,
   checkPromotionPreconditions,
   commandIds,
-  DEFAULT_POLICY,
   DomainError,
   decideApproval,
   decidePromotionCas,
   gateRequiredChecks,
   humanGateApplies,
+  planPolicyMismatch,
   releaseId,
   type VerificationPlan,
   type VerificationPolicy,
+  withReviewGaps,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
@@ -19,7 +20,9 @@ import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } f
 import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
+import { conflictFindingsOf } from "../reviews/conflict-reviews.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { activeVerificationPolicy } from "./project-policy.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
 /**
@@ -205,10 +208,11 @@ export async function promoteCandidate(
   q: PromoteRequest,
   deps: EnqueueDeps,
   probe: SourceProbe,
-  policy: VerificationPolicy = DEFAULT_POLICY,
 ): Promise<PromoteResult> {
   const c = await tenantCandidate(db, q.tenantId, q.candidateId);
   const project = await db.project.findUniqueOrThrow({ where: { id: c.projectId } });
+  // The project's active policy (README: The project's policy); layer 2 reads it again under the lock.
+  const policy = await activeVerificationPolicy(db, c.projectId, deps.config);
   const p: Promotion = { c, project, plan: c.plan as VerificationPlan | null, policy, q };
   if (c.status !== "promoted") {
     const refused = await layerOne(db, p, probe, deps);
@@ -233,7 +237,10 @@ interface Promotion {
 async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueDeps): Promise<PromoteResult | null> {
   const { c, project, plan, policy } = p;
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
-  const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
+  // A conflict review's supported blocking finding is a gap like a check's (README: Conflict reviews).
+  const gate = plan
+    ? withReviewGaps(gateRequiredChecks(plan, await evidenceOf(db, c.id)), await conflictFindingsOf(db, c.id))
+    : null;
   const layer1 = checkPromotionPreconditions({
     candidateStatus: c.status,
     baseGeneration: c.baseGeneration,
@@ -257,8 +264,10 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
 
 /** Layer 2, under the project root's lock: the compare-and-swap decides, then canonical advances. */
 async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promise<PromoteResult> {
-  const { c, plan, policy, project } = p;
+  const { c, plan, project } = p;
   const root = await lockProjectRow(ctx, c.projectId);
+  // A policy edit holds the project row too: the version read here is the one in force at the CAS.
+  const policy = await activeVerificationPolicy(ctx.tx, c.projectId, deps.config);
   const promotedBy = await ctx.tx.canonicalGeneration.findFirst({
     where: { projectId: c.projectId, candidateId: c.id },
     select: { generation: true },
@@ -290,10 +299,8 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
   }
   if (cas === "policy_mismatch") {
-    return {
-      outcome: "blocked",
-      blocks: [`the plan used policy version ${plan?.policyVersion}, the active one is ${policy.version}`],
-    };
+    const why = plan ? planPolicyMismatch(plan, policy) : null;
+    return { outcome: "blocked", blocks: [why ?? "no Verification Plan"] };
   }
   if (!c.composedCommit || !c.composedTree)
     return { outcome: "blocked", blocks: ["the Candidate has no composed commit"] };

@@ -1,5 +1,12 @@
-import { DomainError, gateRequiredChecks, type VerificationPlan } from "@rhumbatron/core";
+import {
+  DomainError,
+  gateRequiredChecks,
+  type RhumbatronConfig,
+  type VerificationPlan,
+  withReviewGaps,
+} from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { conflictFindingsOf, conflictReviewOf } from "../reviews/conflict-reviews.ts";
 import { candidateRerunOptions } from "./rerun.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
@@ -13,8 +20,8 @@ export async function listCandidates(db: Db, q: { tenantId: string; projectId: s
   return db.candidate.findMany({ where: { projectId: q.projectId }, orderBy: { createdAt: "desc" }, take: q.limit });
 }
 
-/** rerunsPerCheck: config.checks.rerunsPerCheck, for the reruns each check still has. */
-export async function getCandidate(db: Db, q: { tenantId: string; candidateId: string; rerunsPerCheck: number }) {
+/** `config` for the project's active policy (its rerun budget: the reruns each check still has). */
+export async function getCandidate(db: Db, q: { tenantId: string; candidateId: string }, config: RhumbatronConfig) {
   const c = await db.candidate.findUnique({ where: { id: q.candidateId } });
   const project = c
     ? await db.project.findFirst({ where: { id: c.projectId, tenantId: q.tenantId }, select: { id: true } })
@@ -25,8 +32,10 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   const evidence = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
   const plan = c.plan as VerificationPlan | null;
-  // The gate from the rows as they are now (the same reading promotion makes).
-  const gate = plan ? gateRequiredChecks(plan, await evidenceOf(db, c.id)) : null;
+  // The gate from the rows as they are now (the same reading promotion makes, review findings included).
+  const gate = plan
+    ? withReviewGaps(gateRequiredChecks(plan, await evidenceOf(db, c.id)), await conflictFindingsOf(db, c.id))
+    : null;
   const reruns = await db.checkRerun.findMany({ where: { candidateId: c.id }, orderBy: { requestedAt: "asc" } });
   return {
     ...c,
@@ -42,8 +51,10 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
       decision: approval,
     },
     /** Each planned check: reruns used and allowed, and why it cannot be rerun now (null: it can). */
-    rerunOptions: await candidateRerunOptions(db, c.id, q.rerunsPerCheck),
+    rerunOptions: await candidateRerunOptions(db, c.id, config),
     reruns,
+    /** The conflict review (null: no two Tasks changed one file), each finding with its citations resolved. */
+    conflictReview: await conflictReviewOf(db, c.id),
     verification: workflow
       ? { status: workflow.status, startedAt: workflow.startedAt, finishedAt: workflow.finishedAt }
       : null,

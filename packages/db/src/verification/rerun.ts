@@ -4,6 +4,7 @@ import {
   checkRerunRefusal,
   DomainError,
   type RerunInput,
+  type RhumbatronConfig,
   type VerificationPlan,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
@@ -12,19 +13,24 @@ import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { startWorkflowInstance } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent } from "../work-graph/shared.ts";
+import { activeVerificationPolicy } from "./project-policy.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
 type Reader = Db | TxContext["tx"];
 
-/** What core's rerun rule needs about one Candidate, read from the rows. */
-export async function rerunInput(db: Reader, candidateId: string, limit: number): Promise<RerunInput> {
+/**
+ * What core's rerun rule needs about one Candidate, read from the rows: the rerun budget and the
+ * version in force come from the project's active policy.
+ */
+export async function rerunInput(db: Reader, candidateId: string, config: RhumbatronConfig): Promise<RerunInput> {
   const c = await db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
-  const [change, project, approval, reruns, evidence] = await Promise.all([
+  const [change, project, approval, reruns, evidence, policy] = await Promise.all([
     db.change.findUniqueOrThrow({ where: { id: c.changeId }, select: { status: true } }),
     db.project.findUniqueOrThrow({ where: { id: c.projectId }, select: { canonicalGeneration: true } }),
     db.approval.findUnique({ where: { candidateId }, select: { decision: true } }),
     db.checkRerun.groupBy({ by: ["checkId"], where: { candidateId }, _count: { _all: true } }),
     evidenceOf(db, candidateId),
+    activeVerificationPolicy(db, c.projectId, config),
   ]);
   return {
     candidateStatus: c.status,
@@ -34,13 +40,14 @@ export async function rerunInput(db: Reader, candidateId: string, limit: number)
     plan: c.plan as VerificationPlan | null,
     evidence,
     rerunsUsed: Object.fromEntries(reruns.map((r) => [r.checkId, r._count._all])),
-    limit,
+    limit: policy.rerunBudget ?? config.checks.rerunsPerCheck,
+    activePolicy: { id: policy.id, version: policy.version },
   };
 }
 
 /** Each planned check of a Candidate with whether it can be rerun now (the Candidate page offers these). */
-export async function candidateRerunOptions(db: Reader, candidateId: string, limit: number) {
-  return checkRerunOptions(await rerunInput(db, candidateId, limit));
+export async function candidateRerunOptions(db: Reader, candidateId: string, config: RhumbatronConfig) {
+  return checkRerunOptions(await rerunInput(db, candidateId, config));
 }
 
 export interface CheckRerunRequested {
@@ -68,8 +75,7 @@ export async function requestCheckRerun(
     if (!found) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
     const owner = await lockResourceRow(ctx, `change:${found.changeId}`);
     if (owner.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
-    const limit = deps.config.checks.rerunsPerCheck;
-    const input = await rerunInput(ctx.tx, q.candidateId, limit);
+    const input = await rerunInput(ctx.tx, q.candidateId, deps.config);
     if (input.plan && !input.plan.checks.some((c) => c.id === q.checkId)) {
       throw new DomainError(
         "INVALID_INPUT",
@@ -117,7 +123,7 @@ export async function requestCheckRerun(
       },
       deps,
     );
-    return { rerunId, candidateId: q.candidateId, checkId: q.checkId, rerun: n, remaining: limit - n };
+    return { rerunId, candidateId: q.candidateId, checkId: q.checkId, rerun: n, remaining: input.limit - n };
   });
 }
 

@@ -112,6 +112,9 @@ export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
   kind: string;
   detail: string;
   attachments?: string[];
+  /** The command that ran, and the end of its output when it did not pass. */
+  command?: string | null;
+  outputTail?: string | null;
   completedAt: Date;
 };
 
@@ -136,6 +139,8 @@ export async function recordEvidence(
         timeoutSeconds: e.timeoutSeconds,
         metrics: e.metrics,
         outputKey: e.outputKey,
+        command: e.command ?? null,
+        outputTail: e.outputTail ?? null,
         attachments: e.attachments ?? [],
         detail: e.detail.slice(0, 4000),
         completedAt: e.completedAt,

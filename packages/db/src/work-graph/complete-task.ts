@@ -1,7 +1,7 @@
 import { CANDIDATE_STATUS_SETS, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import { withTransaction } from "../transaction.ts";
+import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
 import { claimReleased } from "./claims.ts";
 import { loadTasks } from "./dispatch.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
@@ -58,23 +58,33 @@ export async function finishTask(
           }),
       ...claimReleased(owner, task, { now }),
     ];
-    const all = await loadTasks(ctx, owner.id);
-    const complete = f.outcome === "completed" && isGraphComplete(all);
-    if (complete) {
-      // Each completion of the graph after a retry is a round of its own (round 1 keeps the old ID).
-      const round = 1 + all.reduce((n, x) => n + x.attempt - 1, 0);
-      await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "verifying" } });
-      events.push(
-        changeEvent(owner, "verification.started", {
-          attempt: round,
-          actor: { kind: "system", id: "rhumbatron" },
-          now,
-          payload: { reason: "work_graph_completed", candidateId: null },
-        }),
-      );
-    }
+    const started = f.outcome === "completed" ? await verificationIfGraphComplete(ctx, owner, now) : null;
+    if (started) events.push(started);
     await appendToOutbox(ctx, events, deps);
-    return { changed: true, graphComplete: complete };
+    return { changed: true, graphComplete: started !== null };
+  });
+}
+
+/**
+ * After a Task completed, in the same transaction: when every Task of the Change has completed,
+ * the Change is verifying and verification.started (reason work_graph_completed) is the Event to
+ * write; null otherwise. An Agent's finish and a person's fixture both end here.
+ */
+export async function verificationIfGraphComplete(
+  ctx: TxContext,
+  owner: LockedChange,
+  now: Date,
+): Promise<EventEnvelope | null> {
+  const all = await loadTasks(ctx, owner.id);
+  if (!isGraphComplete(all)) return null;
+  // Each completion of the graph after a retry is a round of its own (round 1 keeps the old ID).
+  const round = 1 + all.reduce((n, x) => n + x.attempt - 1, 0);
+  await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "verifying" } });
+  return changeEvent(owner, "verification.started", {
+    attempt: round,
+    actor: { kind: "system", id: "rhumbatron" },
+    now,
+    payload: { reason: "work_graph_completed", candidateId: null },
   });
 }
 

@@ -3,6 +3,7 @@ export * from "./claims.ts";
 export * from "./complete-task.ts";
 export * from "./create-change.ts";
 export * from "./dispatch.ts";
+export * from "./fixture.ts";
 export * from "./queries.ts";
 export * from "./retry-task.ts";
 export * from "./runs.ts";

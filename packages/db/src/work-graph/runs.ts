@@ -13,7 +13,7 @@ import { changeEvent, type WorkGraphDeps } from "./shared.ts";
  * heartbeat stopped for worker.takeoverSeconds, or it has not touched the run for `staleAfterMs`;
  * or one the claiming runner itself holds but no longer works on, see leases/working.ts), records
  * where it started, and publishes its ChangeSet. The caller calls doneWorking(runner, "agent_run",
- * [id]) when it is done with the run, however it ended.
+ * [id], now) when it is done with the run, however it ended.
  */
 export interface RunClaim {
   now: Date;
@@ -30,6 +30,7 @@ export async function claimNextRun(db: Db, claim: RunClaim): Promise<string | nu
   return claimWhileWorking(
     claim.runner,
     "agent_run",
+    { now, holdMs: claim.takeoverSeconds * 1000 },
     async (busy) => {
       const orphan = orphanedBy("runner_id", "id", claim.runner, busy);
       const rows = await db.$queryRaw<{ id: string }[]>`
@@ -61,13 +62,12 @@ export interface RunContext {
   commandAllowlist: string[];
 }
 
-export async function loadRunContext(db: Db, runId: string): Promise<RunContext> {
-  const run = await db.agentRun.findUnique({
-    where: { id: runId },
-    include: { task: true, change: { include: { project: true } } },
-  });
-  if (!run) throw new DomainError("NOT_FOUND", `run ${runId} not found`);
-  const tasks = await db.task.findMany({ where: { changeId: run.changeId }, orderBy: { position: "asc" } });
+/**
+ * The newest ChangeSet of every Task that `taskKey` depends on (directly or not), in Work Graph
+ * order: what a Task's work starts from, stacked on its base (an Agent run, a person's fixture).
+ */
+export async function dependencyStack(db: Db, changeId: string, taskKey: string): Promise<RunContext["stack"]> {
+  const tasks = await db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
   const byKey = new Map(tasks.map((t) => [t.key, t]));
   const needed = new Set<string>();
   const collect = (key: string) => {
@@ -78,7 +78,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
       }
     }
   };
-  collect(run.task.key);
+  collect(taskKey);
   const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies }))).filter((k) =>
     needed.has(k),
   );
@@ -86,7 +86,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
     where: { taskId: { in: order.map((k) => byKey.get(k)?.id ?? "") } },
     orderBy: { createdAt: "desc" },
   });
-  const stack = order.flatMap((k) => {
+  return order.flatMap((k) => {
     const cs = changeSets.find((c) => c.taskId === byKey.get(k)?.id);
     return cs
       ? [
@@ -101,6 +101,15 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
         ]
       : [];
   });
+}
+
+export async function loadRunContext(db: Db, runId: string): Promise<RunContext> {
+  const run = await db.agentRun.findUnique({
+    where: { id: runId },
+    include: { task: true, change: { include: { project: true } } },
+  });
+  if (!run) throw new DomainError("NOT_FOUND", `run ${runId} not found`);
+  const stack = await dependencyStack(db, run.changeId, run.task.key);
   return {
     runId,
     agentId: run.agentId,

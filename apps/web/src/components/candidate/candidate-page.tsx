@@ -8,6 +8,7 @@ import { ApprovalPanel } from "./approval-panel.tsx";
 import { Badge } from "./badges.tsx";
 import { ChecksPanel, PlanPanel } from "./checks-panel.tsx";
 import { CompositionPanel } from "./composition-panel.tsx";
+import { ConflictReviewPanel } from "./conflict-review-panel.tsx";
 import { GapsPanel } from "./gaps-panel.tsx";
 import { PromotePanel } from "./promote-panel.tsx";
 
@@ -99,6 +100,7 @@ export function CandidateView(props: {
       <CompositionPanel tenantId={tenantId} candidate={c} live={live} />
       <PlanPanel candidate={c} />
       <GapsPanel candidate={c} />
+      <ConflictReviewPanel candidate={c} />
       <ChecksPanel candidate={c} rerun={canRerun ? { tenantId } : null} />
       <ApprovalPanel tenantId={tenantId} candidate={c} canDecide={canDecide} />
       <PromotePanel tenantId={tenantId} candidate={c} canPromote={canDecide} />

@@ -232,6 +232,22 @@ function EvidenceItem({
         </dl>
       )}
       {e.detail && <p className="mt-1 whitespace-pre-wrap text-slate-700">{e.detail}</p>}
+      {e.command && (
+        <p data-testid="evidence-command" className="mt-1 font-mono text-slate-600">
+          $ {e.command}
+        </p>
+      )}
+      {e.outputTail && (
+        <figure className="mt-1">
+          <figcaption className="text-slate-500">the end of its output</figcaption>
+          <pre
+            data-testid="evidence-output-tail"
+            className="max-h-72 overflow-auto whitespace-pre-wrap rounded bg-slate-900 p-2 font-mono text-[11px] leading-snug text-slate-100"
+          >
+            {e.outputTail}
+          </pre>
+        </figure>
+      )}
       <div className="mt-1 flex flex-wrap items-start gap-3">
         {e.outputKey ? (
           <a

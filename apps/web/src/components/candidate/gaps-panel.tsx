@@ -33,7 +33,8 @@ export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
             const style = gapStyle(g.gap ?? "missing");
             return (
               <li
-                key={g.checkId}
+                // One check has one gap; the conflict review may have several (one per blocking finding).
+                key={`${g.checkId}:${g.evidenceId ?? ""}`}
                 data-testid={`gap-${g.checkId}`}
                 data-gap-kind={g.gap ?? "missing"}
                 className={`rounded border p-2 text-sm ${TONE_CLASSES[style.tone]}`}

@@ -1,6 +1,7 @@
 "use client";
 
 import {
+  analyticsLagText,
   bucketLabel,
   chartRows,
   isAllowedCombination,
@@ -43,6 +44,9 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
       { refetchInterval: 60_000, placeholderData: (p) => p },
     ),
   );
+
+  // Asked more often than the chart: it says whether the chart can be trusted to be current.
+  const lag = useQuery(trpc.metrics.lag.queryOptions({ tenantId }, { refetchInterval: 5_000 }));
 
   const data = series.data;
   const totals = useMemo(() => (data ? totalsByName(data.points, data.names) : {}), [data]);
@@ -146,6 +150,23 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
 
   return (
     <div className="space-y-4">
+      {lag.data && (
+        <p
+          data-testid="metrics-lag"
+          data-state={lag.data.upToDate ? "current" : "behind"}
+          data-waiting={lag.data.waiting}
+          title={
+            lag.data.oldestWaitingSince
+              ? `The oldest Event not yet counted reached its stream at ${new Date(lag.data.oldestWaitingSince).toISOString()}`
+              : undefined
+          }
+          className={`text-sm ${lag.data.upToDate ? "text-slate-500" : "text-amber-700"}`}
+        >
+          {lag.data.upToDate
+            ? "Analytics are up to date."
+            : `Analytics trail the work: ${analyticsLagText(lag.data)}. The charts catch up as they are counted.`}
+        </p>
+      )}
       <Panel title="Events over time (UTC)" testId="metrics" actions={controls}>
         {body}
       </Panel>

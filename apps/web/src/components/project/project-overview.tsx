@@ -14,6 +14,7 @@ import { EventFeed } from "./event-feed.tsx";
 import { GenerationTimeline } from "./generation-timeline.tsx";
 import { IndexStatus } from "./index-status.tsx";
 import { LandingQueue } from "./landing-queue.tsx";
+import { PolicySummary } from "./policy-summary.tsx";
 import { ReleasesPanel } from "./releases-panel.tsx";
 
 /** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
@@ -47,6 +48,8 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
       // A promotion (canonical.advanced) starts a release and an index build; release.* Events follow.
       void queryClient.invalidateQueries(trpc.projects.releases.pathFilter());
       void queryClient.invalidateQueries(trpc.projects.indexes.pathFilter());
+      // policy.updated: another admin edited the policy.
+      void queryClient.invalidateQueries(trpc.policy.get.pathFilter());
     }, REFRESH_AFTER_EVENT_MS);
   }, [queryClient, trpc, tenantId, projectId]);
 
@@ -150,6 +153,18 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
         }
       >
         <CountChips testId="candidate-counts" counts={view?.candidatesByState ?? {}} empty="No Candidates yet." />
+      </Panel>
+
+      <Panel
+        title="Verification policy"
+        testId="policy-panel"
+        actions={
+          <a href={`/projects/${project.id}/policy`} data-testid="policy-link" className="text-sm underline">
+            {hasAtLeast(role, "admin") ? "View and edit" : "View"}
+          </a>
+        }
+      >
+        <PolicySummary tenantId={tenantId} projectId={project.id} />
       </Panel>
 
       <Panel title="Releases" testId="releases-panel">

@@ -1,0 +1,2 @@
+export * from "./conflict-review.ts";
+export * from "./packet.ts";

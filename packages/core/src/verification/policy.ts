@@ -1,0 +1,168 @@
+import { z } from "zod";
+import type { RhumbatronConfig } from "../config.ts";
+import { safeText } from "../input.ts";
+import { commandRefusal, DEFAULT_COMMAND_ALLOWLIST } from "../sandbox/allowlist.ts";
+import { RISK_TIERS, type RiskTier } from "../work-graph/model.ts";
+import { CHECK_IDS, type CheckId, checksForTier, DEFAULT_POLICY, type VerificationPolicy } from "./plan.ts";
+
+/**
+ * A project's verification policy as its admins edit it (README: Verification, approval and
+ * promotion, "The project's policy"): each risk tier's required checks, which tiers need a person's
+ * approval, per-check commands and timeouts, the rerun budget and the p95 limit. Stored versioned
+ * (project_policies); a project that never edited one runs version 1, the defaults below. One
+ * schema for the API, the SDK, the CLI and the web form, so each refuses a bad policy with the same
+ * words, naming the field.
+ */
+
+/** The bounds a policy may set; the verification workflow's lease covers the longest check timeout. */
+export const POLICY_BOUNDS = {
+  /** A check longer than the Candidate's whole Sandbox reservation (900 s) could never finish within it. */
+  timeoutSeconds: { min: 1, max: 900 },
+  /** config.checks.rerunsPerCheck's own range. */
+  rerunBudget: { min: 0, max: 20 },
+  /** One minute: a p95 above that is not a latency goal any check here can measure. */
+  p95LimitMs: { min: 1, max: 60_000 },
+  argvItems: 50,
+  argLength: 1000,
+} as const;
+
+/** The checks that run a command; `browser` is a procedure (README: The browser check). */
+export const COMMAND_CHECK_IDS = CHECK_IDS.filter((id) => id !== "browser") as Exclude<CheckId, "browser">[];
+
+/** Refuses a repeated item at its own index, so the message points at the duplicate. */
+function noRepeats<T>(what: string) {
+  return (items: readonly T[], ctx: z.RefinementCtx) => {
+    for (const [i, item] of items.entries()) {
+      if (items.indexOf(item) !== i) ctx.addIssue({ code: "custom", path: [i], message: `${what} ${item} twice` });
+    }
+  };
+}
+
+const checkList = z
+  .array(z.enum(CHECK_IDS))
+  .min(1, "list at least one check: a tier without checks would promote untested code")
+  .superRefine(noRepeats("lists check"));
+
+/** A check command: argv (no shell), its executable from the Sandbox's allowlist, like an Agent's commands. */
+const argv = z
+  .array(safeText(POLICY_BOUNDS.argLength).min(1, "an argument may not be empty"))
+  .min(1, 'give the command as argv, e.g. ["npm", "run", "-s", "build"]')
+  .max(POLICY_BOUNDS.argvItems)
+  .superRefine((a, ctx) => {
+    // An empty argv has its message already (min).
+    const refusal = a.length > 0 ? commandRefusal(a, DEFAULT_COMMAND_ALLOWLIST) : null;
+    if (refusal) ctx.addIssue({ code: "custom", path: [0], message: refusal });
+  });
+
+const seconds = z
+  .number()
+  .int("whole seconds")
+  .min(POLICY_BOUNDS.timeoutSeconds.min)
+  .max(POLICY_BOUNDS.timeoutSeconds.max, `at most ${POLICY_BOUNDS.timeoutSeconds.max} s, the Candidate's reservation`);
+
+/** An unknown key is named with the keys this object takes (a misspelt tier or check says what it could be). */
+const takes = (what: string, keys: readonly string[]) => ({
+  error: (issue: { code?: string; keys?: string[] }) =>
+    issue.code === "unrecognized_keys"
+      ? `${(issue.keys ?? []).join(", ")} is not ${what}: give one of ${keys.join(", ")}`
+      : undefined,
+});
+const byTier = <T extends z.ZodType>(v: T) =>
+  z.strictObject(
+    Object.fromEntries(RISK_TIERS.map((t) => [t, v])) as Record<RiskTier, T>,
+    takes("a risk tier", RISK_TIERS),
+  );
+const byCheck = <K extends string, T extends z.ZodType>(what: string, ids: readonly K[], v: T) =>
+  z.strictObject(Object.fromEntries(ids.map((id) => [id, v])) as Record<K, T>, takes(what, ids));
+
+export const policyDocumentSchema = z.strictObject({
+  /** Every tier names its checks; triggers (an invariant on the Cart, a p95 goal, …) add more. */
+  requiredChecksByRisk: byTier(checkList),
+  humanGateRiskTiers: z.array(z.enum(RISK_TIERS)).superRefine(noRepeats("lists tier")),
+  /** Overrides of the template's commands; a check not named runs the template's. */
+  commands: byCheck("a check that runs a command", COMMAND_CHECK_IDS, argv.optional()).partial(),
+  timeoutSeconds: byCheck("a check", CHECK_IDS, seconds),
+  rerunBudget: z.number().int().min(POLICY_BOUNDS.rerunBudget.min).max(POLICY_BOUNDS.rerunBudget.max),
+  p95LimitMs: z.number().int().min(POLICY_BOUNDS.p95LimitMs.min).max(POLICY_BOUNDS.p95LimitMs.max),
+});
+export type PolicyDocument = z.infer<typeof policyDocumentSchema>;
+
+/** Each problem of a refused document as `field.path: message`, joined, e.g. `timeoutSeconds.build: …`. */
+export function policyDocumentProblems(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const path = i.path.map((k, n) => (typeof k === "number" ? `[${k}]` : `${n ? "." : ""}${String(k)}`)).join("");
+      return path ? `${path}: ${i.message}` : i.message;
+    })
+    .join("; ");
+}
+
+/**
+ * Version 1 of every project: today's built-in policy (DEFAULT_POLICY) with the configured
+ * timeouts, rerun budget and p95 limit, so a project that never edits its policy verifies exactly
+ * as before. `critical` names what an unlisted tier already got (the strictest listed one).
+ */
+export function defaultPolicyDocument(config: RhumbatronConfig): PolicyDocument {
+  const t = config.checks.timeoutsSeconds;
+  return canonicalPolicyDocument({
+    requiredChecksByRisk: {
+      low: checksForTier(DEFAULT_POLICY, "low"),
+      medium: checksForTier(DEFAULT_POLICY, "medium"),
+      high: checksForTier(DEFAULT_POLICY, "high"),
+      critical: checksForTier(DEFAULT_POLICY, "critical"),
+    },
+    humanGateRiskTiers: [...DEFAULT_POLICY.humanGateRiskTiers],
+    commands: {},
+    timeoutSeconds: { ...t, targeted: t.unit },
+    rerunBudget: config.checks.rerunsPerCheck,
+    p95LimitMs: config.checks.defaultP95LimitMs,
+  });
+}
+
+const inOrder = <T extends string>(order: readonly T[], items: readonly T[]) => order.filter((x) => items.includes(x));
+
+/**
+ * The document with its lists and keys in catalogue order (checks as CHECK_IDS, tiers as
+ * RISK_TIERS), so two documents that mean the same are the same text: an edit that changes nothing
+ * makes no new version.
+ */
+export function canonicalPolicyDocument(d: PolicyDocument): PolicyDocument {
+  const commands: PolicyDocument["commands"] = {};
+  for (const id of COMMAND_CHECK_IDS) {
+    const a = d.commands[id];
+    if (a) commands[id] = [...a];
+  }
+  return {
+    requiredChecksByRisk: Object.fromEntries(
+      RISK_TIERS.map((t) => [t, inOrder(CHECK_IDS, d.requiredChecksByRisk[t])]),
+    ) as PolicyDocument["requiredChecksByRisk"],
+    humanGateRiskTiers: inOrder(RISK_TIERS, d.humanGateRiskTiers),
+    commands,
+    timeoutSeconds: Object.fromEntries(
+      CHECK_IDS.map((id) => [id, d.timeoutSeconds[id]]),
+    ) as PolicyDocument["timeoutSeconds"],
+    rerunBudget: d.rerunBudget,
+    p95LimitMs: d.p95LimitMs,
+  };
+}
+
+/** The top-level fields in which two documents differ (policy.updated names them). */
+export function changedPolicyFields(before: PolicyDocument, after: PolicyDocument): (keyof PolicyDocument)[] {
+  const a = canonicalPolicyDocument(before);
+  const b = canonicalPolicyDocument(after);
+  return (Object.keys(b) as (keyof PolicyDocument)[]).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
+
+/** The policy the plan, the gate, approval and promotion read, at `version` of the project's document. */
+export function policyFromDocument(document: PolicyDocument, version: number): VerificationPolicy {
+  return {
+    id: DEFAULT_POLICY.id,
+    version,
+    requiredChecksByRisk: document.requiredChecksByRisk,
+    humanGateRiskTiers: document.humanGateRiskTiers,
+    commands: document.commands,
+    timeoutSeconds: document.timeoutSeconds,
+    rerunBudget: document.rerunBudget,
+    p95LimitMs: document.p95LimitMs,
+  };
+}

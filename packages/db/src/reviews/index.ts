@@ -1,0 +1,2 @@
+export * from "./conflict-reviews.ts";
+export * from "./packets.ts";
