@@ -112,7 +112,9 @@ test("a member sees a Candidate that needs approval but cannot approve or promot
   await page.goto(url);
   await expect(page.getByTestId("approve-tree-hash")).toHaveText(treeHash);
   await expect(page.getByTestId("approve-button")).toBeEnabled();
-  await expect(page.getByTestId("promote-button")).toBeVisible();
+  // Ready to approve: that is the decision offered; Promote waits for the approval.
+  await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_approve");
+  await expect(page.getByTestId("promote-button")).toHaveCount(0);
 
   const member = await pageAs(browser, baseURL, MEMBER);
   try {

@@ -68,8 +68,13 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
     expect(reddish(colours.border, 20), `border ${colours.border}`).toBe(true);
   }
 
-  // Promotion is refused and names why.
-  await page.getByTestId("promote-button").click();
-  await expect(page.getByTestId("promote-outcome")).toHaveAttribute("data-outcome", "blocked");
-  await expect(page.getByTestId("promote-blocks")).not.toBeEmpty();
+  // The decision comes first: rejected, with the gap and its rule; no Promote is offered.
+  const decision = page.getByTestId("decision-header");
+  await expect(decision).toHaveAttribute("data-state", "rejected");
+  await expect(page.getByTestId("decision-reason").filter({ hasText: "protected-invariant-cart: failed" })).toHaveCount(
+    1,
+  );
+  await expect(page.getByTestId("promote-button")).toHaveCount(0);
+  await expect(page.getByTestId("approve-button")).toHaveCount(0);
+  await expect(page.getByTestId("promote-not-offered")).toBeVisible();
 });

@@ -141,14 +141,24 @@ test("a Change goes from the new-Change form through live Agents, verification, 
     );
     await expect(page.getByTestId("approve-tree-hash")).toHaveText(candidate.composedTree ?? "");
     await expect(page.getByTestId("approval-state")).toHaveText("pending");
+    // The decision first, and only its actions: approve now, Promote once approved.
+    await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_approve");
+    await expect(page.getByTestId("promote-button")).toHaveCount(0);
     await page.getByTestId("approve-button").click();
     await expect(page.getByTestId("approval-state")).toHaveText("granted");
     await expect(page.getByTestId("approval-decision")).toContainText(candidate.composedTree?.slice(0, 12) ?? "");
+    // People by name, not by ID.
+    await expect(page.getByTestId("approval-decided-by")).toHaveText("Demo Admin");
+    await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_promote");
+    await expect(page.getByTestId("decision-headline")).toContainText("approved by Demo Admin");
 
     await page.getByTestId("promote-button").click();
     await expect(page.getByTestId("promote-outcome")).toHaveAttribute("data-outcome", "promoted", { timeout: 30_000 });
     await expect(page.getByTestId("promote-outcome")).toContainText("S1");
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "promoted");
+    await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "promoted");
+    await expect(page.getByTestId("decision-headline")).toContainText("Promoted as generation 1 by Demo Admin");
+    await expect(page.getByTestId("promote-button")).toHaveCount(0);
     await saveScreenshot(page, "candidate");
   });
 

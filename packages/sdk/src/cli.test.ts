@@ -150,6 +150,17 @@ describe("rhumbatron CLI", () => {
   it("candidate show prints plan, Evidence, gaps, approval and the tree hash; a viewer cannot approve (exit 4)", async () => {
     const show = await run(["candidate", "show", VERIFIED], as("viewer"));
     expect(show.code).toBe(0);
+    // The decision comes first, with the one command its state allows.
+    expect(show.stdout.split("\n").slice(0, 3)).toEqual([
+      `candidate ${VERIFIED}: verified`,
+      "  Ready to approve: every required check passed",
+      "    - the policy asks a person to approve this exact tree",
+    ]);
+    expect(show.stdout).toContain(`  next: rhumbatron candidate approve ${VERIFIED} --tree ${tree}\n`);
+    // A rejected Candidate offers no approval and no promotion.
+    const rejected = await run(["candidate", "show", REJECTED], as("viewer"));
+    expect(rejected.stdout.split("\n")[1]).toBe("  Rejected: the gate found gaps");
+    expect(rejected.stdout).not.toMatch(/approve with|next:|verification succeeded|approval: pending/);
     expect(show.stdout).toContain(`tree hash     ${tree}`);
     expect(show.stdout).toContain("- build (build, 120 s): npm run build; r");
     expect(show.stdout).toContain("- build: pass, checked_supported, 900 ms");

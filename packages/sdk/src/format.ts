@@ -90,15 +90,24 @@ export function formatCandidates(list: CandidateSummary[]): string {
 }
 
 export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff = null): string {
+  // The decision first: what a reader came to learn, then the details.
   const lines: string[] = [
     `candidate ${c.id}: ${c.status}`,
+    `  ${c.decision.headline}`,
+    ...c.decision.reasons.map((r) => `    - ${r}`),
+    ...decisionNext(c),
+    "",
     `  change        ${c.changeId}`,
     `  base          generation ${c.baseGeneration} (${c.baseCommit})`,
     `  composed      commit ${c.composedCommit ?? "-"}`,
     `  tree hash     ${c.composedTree ?? "- (not composed yet)"}`,
     `  verification  ${c.verification ? `${c.verification.status} (started ${iso(c.verification.startedAt)}, finished ${iso(c.verification.finishedAt)})` : "not started"}`,
   ];
-  if (c.promotedGeneration !== null) lines.push(`  promoted as   generation ${c.promotedGeneration}`);
+  if (c.promotion) {
+    lines.push(
+      `  promoted as   generation ${c.promotion.generation} by ${c.promotion.byName} at ${iso(c.promotion.at)}`,
+    );
+  } else if (c.promotedGeneration !== null) lines.push(`  promoted as   generation ${c.promotedGeneration}`);
   if (c.rejectionReason) lines.push(`  rejected      ${c.rejectionReason}`);
   lines.push("", "plan:");
   if (!c.plan) lines.push("  none yet");
@@ -129,19 +138,34 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   if (c.gaps.length === 0) lines.push(c.gate ? "  none" : "  the gate has not run");
   for (const g of c.gaps) lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
   lines.push("", ...formatConflictReview(c.conflictReview));
-  lines.push("", `approval: ${c.approval.state}${c.approval.required ? " (required)" : ""}`);
+  const open = c.decision.actions.includes("approve");
+  // A pending approval of a Candidate that left verification is closed: nobody can decide it any more.
+  const state =
+    c.approval.state === "pending" && !open && c.decision.state !== "verifying" ? "closed" : c.approval.state;
+  lines.push("", `approval: ${state}${c.approval.required ? " (required)" : ""}`);
   const d = c.approval.decision;
   if (d)
     lines.push(
-      `  ${d.decision} by ${d.decidedBy} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
+      `  ${d.decision} by ${c.people[d.decidedBy] ?? d.decidedBy} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
     );
   if (interdiff) lines.push(...formatInterdiff(interdiff).map((l) => `  ${l}`));
-  if (c.approval.state === "pending" && c.composedTree) {
+  if (open && c.composedTree) {
     lines.push(
       `  ${interdiff ? "approve again" : "approve"} with: rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`,
     );
   }
   return lines.join("\n");
+}
+
+/** The commands the decision allows, ready to copy; nothing for a state that allows none. */
+function decisionNext(c: CandidateDetail): string[] {
+  const a = c.decision.actions;
+  const next: string[] = [];
+  if (a.includes("approve") && c.composedTree)
+    next.push(`rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`);
+  if (a.includes("promote")) next.push(`rhumbatron candidate promote ${c.id}`);
+  if (a.includes("rerun")) next.push(`rhumbatron candidate rerun ${c.id} <checkId>`);
+  return next.length ? [`  next: ${next.join("  |  ")}`] : [];
 }
 
 /**

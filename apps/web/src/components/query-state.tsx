@@ -71,7 +71,7 @@ export function Panel({
   children: ReactNode;
 }) {
   return (
-    <section data-testid={testId} className="rounded-lg border border-slate-200 bg-white p-4">
+    <section id={testId} data-testid={testId} className="rounded-lg border border-slate-200 bg-white p-4">
       <div className="mb-3 flex items-center justify-between gap-3">
         <h2 className="font-semibold">{title}</h2>
         {actions}

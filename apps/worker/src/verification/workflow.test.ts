@@ -13,6 +13,7 @@ import {
 import {
   consumeQueue,
   decideCandidateApproval,
+  getCandidate,
   pgNotifyNudger,
   promoteCandidate,
   type SourceProbe,
@@ -401,6 +402,9 @@ describe("approval and promotion", () => {
     const w = await testWorld(t.db);
     const v = await verifiedWithGate(w, "gate");
     expect(await eventsOf(v.changeId, "approval.requested")).toHaveLength(1);
+    const view = () => getCandidate(t.db, { tenantId: "ten_a", candidateId: v.candidateId }, w.config);
+    // What the reader sees first, and the only actions offered, at each step.
+    expect((await view()).decision).toMatchObject({ state: "ready_to_approve", actions: ["approve", "reject"] });
     const blocked = await promote(w, v);
     expect(blocked).toEqual({ outcome: "blocked", blocks: ["approval is pending"] });
     // A grant for another tree is refused and changes nothing.
@@ -412,8 +416,22 @@ describe("approval and promotion", () => {
       code: "CONFLICT",
     });
 
+    await t.db.user.upsert({
+      where: { id: "usr_approver" },
+      create: { id: "usr_approver", email: "approver@example.com", name: "Ada Approver" },
+      update: {},
+    });
+    expect((await view()).decision).toMatchObject({
+      state: "ready_to_promote",
+      headline: "Ready to promote: approved by Ada Approver",
+      actions: ["promote"],
+    });
     const promoted = await promote(w, v);
     expect(promoted).toMatchObject({ outcome: "promoted", generation: 1, commit: v.commit, tree: v.tree });
+    const after = await view();
+    expect(after.decision).toMatchObject({ state: "promoted", actions: [] });
+    expect(after.decision.headline).toMatch(/^Promoted as generation 1 by Ada Approver, /);
+    expect(after.people).toEqual({ usr_approver: "Ada Approver" });
     expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
       canonicalGeneration: 1,
     });

@@ -1,4 +1,6 @@
 import {
+  candidateDecision,
+  checkPromotionPreconditions,
   DomainError,
   gateRequiredChecks,
   type RhumbatronConfig,
@@ -7,6 +9,7 @@ import {
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { conflictFindingsOf, conflictReviewOf } from "../reviews/conflict-reviews.ts";
+import { activeVerificationPolicy } from "./project-policy.ts";
 import { candidateRerunOptions } from "./rerun.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
@@ -37,6 +40,29 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
     ? withReviewGaps(gateRequiredChecks(plan, await evidenceOf(db, c.id)), await conflictFindingsOf(db, c.id))
     : null;
   const reruns = await db.checkRerun.findMany({ where: { candidateId: c.id }, orderBy: { requestedAt: "asc" } });
+  const rerunOptions = await candidateRerunOptions(db, c.id, config);
+  const people = await namesOf(db, [approval?.decidedBy]);
+  const promotion = c.status === "promoted" ? await promotionOf(db, c.projectId, c.id) : null;
+  const replacedBy = await db.candidate.findFirst({
+    where: { recomposedFrom: c.id },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
+  const decision = candidateDecision({
+    status: c.status,
+    approval: {
+      required: c.approvalRequired,
+      state: approval ? approval.decision : c.approvalRequired ? "pending" : "not_required",
+      byName: approval ? (people.get(approval.decidedBy) ?? approval.decidedBy) : null,
+    },
+    checks: (plan?.checks ?? []).map((k) => ({ checkId: k.id, recorded: evidence.some((e) => e.checkId === k.id) })),
+    gaps: gate?.gaps ?? [],
+    rejectionReason: c.rejectionReason,
+    promotionBlocks: c.status === "verified" ? await promotionBlocks(db, c, plan, gate, approval, config) : [],
+    promotion,
+    replacedBy: replacedBy?.id ?? null,
+    rerunnable: rerunOptions.filter((o) => o.refusal === null).map((o) => o.checkId),
+  });
   return {
     ...c,
     // In composition order, with each ChangeSet's stored patch reference.
@@ -51,12 +77,87 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
       decision: approval,
     },
     /** Each planned check: reruns used and allowed, and why it cannot be rerun now (null: it can). */
-    rerunOptions: await candidateRerunOptions(db, c.id, config),
+    rerunOptions,
     reruns,
     /** The conflict review (null: no two Tasks changed one file), each finding with its citations resolved. */
     conflictReview: await conflictReviewOf(db, c.id),
     verification: workflow
       ? { status: workflow.status, startedAt: workflow.startedAt, finishedAt: workflow.finishedAt }
       : null,
+    /** What the reader needs first: the state, why, and the only actions it allows. */
+    decision,
+    /** People by name (user ID -> name) for the IDs this view shows. */
+    people: Object.fromEntries(people),
+    promotion,
+    replacedBy: replacedBy?.id ?? null,
   };
+}
+
+/** Users' names by ID (IDs with no user, such as the landing queue, are left out). */
+async function namesOf(db: Db, ids: (string | null | undefined)[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((i): i is string => typeof i === "string"))];
+  if (wanted.length === 0) return new Map();
+  const users = await db.user.findMany({ where: { id: { in: wanted } }, select: { id: true, name: true } });
+  return new Map(users.map((u) => [u.id, u.name]));
+}
+
+/** When, as which generation and by whom a Candidate was promoted (the landing queue when no person). */
+async function promotionOf(db: Db, projectId: string, candidateId: string) {
+  const gen = await db.canonicalGeneration.findFirst({ where: { projectId, candidateId } });
+  if (!gen) return null;
+  const event = await db.outboxRow.findFirst({
+    where: {
+      projectId,
+      eventType: "artifact.promoted",
+      envelope: { path: ["payload", "candidateId"], equals: candidateId },
+    },
+    select: { envelope: true },
+  });
+  const actor = (event?.envelope as { actor?: { kind?: string; id?: string } } | undefined)?.actor;
+  const names = await namesOf(db, [actor?.kind === "user" ? actor.id : null]);
+  const byName = actor?.kind === "user" && actor.id ? (names.get(actor.id) ?? actor.id) : "the landing queue";
+  return { generation: gen.generation, at: gen.createdAt, byName };
+}
+
+/** What would refuse a verified Candidate's promotion now, beside a pending approval (the same rules promotion applies). */
+async function promotionBlocks(
+  db: Db,
+  c: {
+    projectId: string;
+    status: string;
+    baseGeneration: number;
+    composedTree: string | null;
+    approvalRequired: boolean;
+  },
+  plan: VerificationPlan | null,
+  gate: ReturnType<typeof withReviewGaps> | null,
+  approval: { decision: string; treeHash: string; decidedBy: string; note: string | null } | null,
+  config: RhumbatronConfig,
+): Promise<string[]> {
+  const project = await db.project.findUniqueOrThrow({
+    where: { id: c.projectId },
+    select: { canonicalGeneration: true },
+  });
+  const policy = await activeVerificationPolicy(db, c.projectId, config);
+  const r = checkPromotionPreconditions({
+    candidateStatus: c.status,
+    baseGeneration: c.baseGeneration,
+    canonicalGeneration: project.canonicalGeneration,
+    plan,
+    gate,
+    approvalRequired: c.approvalRequired,
+    approval: approval
+      ? {
+          kind: approval.decision as "granted" | "rejected",
+          treeHash: approval.treeHash,
+          by: approval.decidedBy,
+          note: approval.note,
+        }
+      : null,
+    composedTree: c.composedTree,
+    activePolicy: { id: policy.id, version: policy.version },
+    // Promotion itself checks the fork; a read does not touch git.
+    composedCommitInFork: true,
+  });
+  return r.ok ? [] : r.blocks.filter((b) => b !== "approval is pending");
 }

@@ -8,7 +8,13 @@ import { Badge, Hash } from "./badges.tsx";
 import { InterdiffBox } from "./interdiff-box.tsx";
 import type { CandidateDetail } from "./types.ts";
 
-const STATE_TONE = { pending: "pending", granted: "pass", rejected: "fail", not_required: "neutral" } as const;
+const STATE_TONE = {
+  pending: "pending",
+  granted: "pass",
+  rejected: "fail",
+  not_required: "neutral",
+  closed: "neutral",
+} as const;
 
 /**
  * A person's decision, bound to the exact composed tree shown here: the tree hash the buttons send
@@ -31,8 +37,11 @@ export function ApprovalPanel({
   const reject = useMutation(trpc.candidate.reject.mutationOptions({ onSettled: refresh }));
   const { approval } = candidate;
   const tree = candidate.composedTree;
-  const state = approval.state as keyof typeof STATE_TONE;
-  const open = approval.required && state === "pending";
+  // Open only while the decision header offers it: a rejected, stale or promoted Candidate's
+  // approval is closed, whatever was pending when it left verification.
+  const open = candidate.decision.actions.includes("approve");
+  const closed = approval.required && approval.state === "pending" && !open && candidate.decision.state !== "verifying";
+  const state = (closed ? "closed" : approval.state) as keyof typeof STATE_TONE;
   const ready = open && candidate.status === "verified" && tree !== null;
   // Asked only while a decision is open: what changed since someone approved another Candidate of the Change.
   const interdiff = useQuery(
@@ -66,8 +75,11 @@ export function ApprovalPanel({
       </p>
       {approval.decision && (
         <div data-testid="approval-decision" className="mb-2 rounded border border-slate-200 p-2 text-sm">
-          <strong>{approval.decision.decision}</strong> by {approval.decision.decidedBy} on{" "}
-          {approval.decision.decidedAt.toLocaleString()} for tree <Hash value={approval.decision.treeHash} />
+          <strong>{approval.decision.decision}</strong> by{" "}
+          <span data-testid="approval-decided-by">
+            {candidate.people[approval.decision.decidedBy] ?? approval.decision.decidedBy}
+          </span>{" "}
+          on {approval.decision.decidedAt.toLocaleString()} for tree <Hash value={approval.decision.treeHash} />
           {approval.decision.note && (
             <p className="mt-1 whitespace-pre-wrap text-slate-700">“{approval.decision.note}”</p>
           )}

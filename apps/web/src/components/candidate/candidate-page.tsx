@@ -9,6 +9,7 @@ import { Badge } from "./badges.tsx";
 import { ChecksPanel, PlanPanel } from "./checks-panel.tsx";
 import { CompositionPanel } from "./composition-panel.tsx";
 import { ConflictReviewPanel } from "./conflict-review-panel.tsx";
+import { DecisionHeader } from "./decision-header.tsx";
 import { GapsPanel } from "./gaps-panel.tsx";
 import { PromotePanel } from "./promote-panel.tsx";
 
@@ -82,6 +83,7 @@ export function CandidateView(props: {
           </Badge>
         </div>
       </header>
+      <DecisionHeader candidate={c} />
       <p data-testid="candidate-verification" className="text-sm text-slate-600">
         Verification workflow:{" "}
         {c.verification

@@ -39,14 +39,22 @@ export function PromotePanel({
     }),
   );
   const result = promote.data;
+  // Offered only in the state that allows it (the API refuses the rest with its reason).
+  const offered = candidate.decision.actions.includes("promote");
   return (
     <Panel title="Promotion" testId="candidate-promotion">
-      {candidate.status === "promoted" && candidate.promotedGeneration !== null && (
-        <p className="mb-2 text-sm">
-          Promoted as generation <span className="font-mono">S{candidate.promotedGeneration}</span>.
+      {candidate.promotion && (
+        <p data-testid="promotion-record" className="mb-2 text-sm">
+          Promoted as generation <span className="font-mono">S{candidate.promotion.generation}</span> by{" "}
+          {candidate.promotion.byName}, {candidate.promotion.at.toLocaleString()}.
         </p>
       )}
-      {canPromote ? (
+      {!offered && !candidate.promotion && !result && (
+        <p data-testid="promote-not-offered" className="text-sm text-slate-600">
+          Not promotable now: {candidate.decision.headline.replace(/^[^:]*: /, "")}
+        </p>
+      )}
+      {!offered ? null : canPromote ? (
         <button
           type="button"
           data-testid="promote-button"

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { candidateDecision, type DecisionFacts } from "./decision.ts";
+
+const facts = (o: Partial<DecisionFacts>): DecisionFacts => ({
+  status: "verified",
+  approval: { required: true, state: "pending", byName: null },
+  checks: [
+    { checkId: "build", recorded: true },
+    { checkId: "unit", recorded: true },
+  ],
+  gaps: [],
+  rejectionReason: null,
+  promotionBlocks: [],
+  promotion: null,
+  replacedBy: null,
+  rerunnable: [],
+  ...o,
+});
+
+describe("the decision a Candidate's reader sees first", () => {
+  it("verified and waiting for a person: ready to approve, and only approve or reject is offered", () => {
+    expect(candidateDecision(facts({}))).toMatchObject({ state: "ready_to_approve", actions: ["approve", "reject"] });
+  });
+
+  it("verified and approved (or needing nobody): ready to promote, naming the approver", () => {
+    const approved = candidateDecision(facts({ approval: { required: true, state: "granted", byName: "Ada" } }));
+    expect(approved).toMatchObject({ state: "ready_to_promote", actions: ["promote"] });
+    expect(approved.headline).toContain("approved by Ada");
+    const free = candidateDecision(facts({ approval: { required: false, state: "not_required", byName: null } }));
+    expect(free).toMatchObject({ state: "ready_to_promote", actions: ["promote"] });
+  });
+
+  it("verified but refused by a precondition: blocked, every block listed, nothing offered", () => {
+    const d = candidateDecision(
+      facts({ promotionBlocks: ["the plan used policy-1 v1, the active policy is policy-1 v2"] }),
+    );
+    expect(d).toEqual({
+      state: "blocked",
+      headline: "Blocked: promotion was refused",
+      reasons: ["the plan used policy-1 v1, the active policy is policy-1 v2"],
+      actions: [],
+    });
+  });
+
+  it("still checking: waits for the checks without Evidence, by name", () => {
+    const d = candidateDecision(
+      facts({
+        status: "verifying",
+        checks: [
+          { checkId: "build", recorded: true },
+          { checkId: "unit", recorded: false },
+          { checkId: "browser", recorded: false },
+        ],
+      }),
+    );
+    expect(d).toMatchObject({ state: "verifying", headline: "Waiting for checks: unit, browser", actions: [] });
+  });
+
+  it("rejected: why, every gap with its rule; no approve or promote, a rerun only when one is allowed", () => {
+    const gaps = [{ checkId: "unit", gap: "failed", detail: "exited with 1; 3 passed, 0 skipped, 1 failed" }];
+    const d = candidateDecision(facts({ status: "rejected", rejectionReason: "1 gap", gaps }));
+    expect(d).toEqual({
+      state: "rejected",
+      headline: "Rejected: 1 gap",
+      reasons: ["unit: failed: exited with 1; 3 passed, 0 skipped, 1 failed"],
+      actions: [],
+    });
+    expect(candidateDecision(facts({ status: "rejected", gaps, rerunnable: ["unit"] })).actions).toEqual(["rerun"]);
+  });
+
+  it("promoted: when, by whom and as which generation; stale: recomposed as which Candidate", () => {
+    const at = new Date("2026-12-02T10:00:00Z");
+    const promoted = candidateDecision(
+      facts({ status: "promoted", promotion: { generation: 7, at, byName: "Ada Approver" } }),
+    );
+    expect(promoted).toMatchObject({ state: "promoted", actions: [] });
+    expect(promoted.headline).toBe("Promoted as generation 7 by Ada Approver, 2026-12-02T10:00:00.000Z");
+    const stale = candidateDecision(facts({ status: "stale", replacedBy: "cand_next" }));
+    expect(stale).toMatchObject({ state: "stale", actions: [] });
+    expect(stale.headline).toContain("recomposed as cand_next");
+  });
+});

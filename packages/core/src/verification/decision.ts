@@ -1,0 +1,108 @@
+/**
+ * What a person deciding about a Candidate needs first (pure): can it be approved, what is it
+ * waiting for, what blocks it, or where did it end. The Candidate page's header and the first
+ * lines of `rhumbatron candidate show` both read this, and only the actions it lists are offered.
+ */
+export type DecisionState =
+  | "verifying"
+  | "ready_to_approve"
+  | "ready_to_promote"
+  | "blocked"
+  | "rejected"
+  | "promoted"
+  | "stale"
+  | "cancelled";
+
+export type DecisionAction = "approve" | "reject" | "promote" | "rerun";
+
+export interface DecisionFacts {
+  status: string;
+  approval: { required: boolean; state: string; byName: string | null };
+  /** The checks of the plan and whether the gate found their Evidence (null: not judged yet). */
+  checks: { checkId: string; recorded: boolean }[];
+  gaps: { checkId: string; gap: string | null; detail: string }[];
+  rejectionReason: string | null;
+  /** What the last refused promotion said, when it was refused since the Candidate was verified. */
+  promotionBlocks: string[];
+  promotion: { generation: number; at: Date; byName: string } | null;
+  replacedBy: string | null;
+  /** Checks that may be rerun now (a rejected Candidate). */
+  rerunnable: string[];
+}
+
+export interface CandidateDecision {
+  state: DecisionState;
+  headline: string;
+  /** Each reason on its own line: a gap with its rule, a block, what it waits for. */
+  reasons: string[];
+  actions: DecisionAction[];
+}
+
+export function candidateDecision(f: DecisionFacts): CandidateDecision {
+  const gapLines = f.gaps.map((g) => `${g.checkId}: ${g.gap ?? "gap"}: ${g.detail}`);
+  switch (f.status) {
+    case "created":
+    case "verifying": {
+      const waiting = f.checks.filter((c) => !c.recorded).map((c) => c.checkId);
+      return {
+        state: "verifying",
+        headline: waiting.length ? `Waiting for checks: ${waiting.join(", ")}` : "Waiting for its checks",
+        reasons: f.status === "created" ? ["being composed"] : [],
+        actions: [],
+      };
+    }
+    case "verified": {
+      if (f.promotionBlocks.length > 0) {
+        return {
+          state: "blocked",
+          headline: "Blocked: promotion was refused",
+          reasons: f.promotionBlocks,
+          actions: [],
+        };
+      }
+      if (f.approval.required && f.approval.state === "pending") {
+        return {
+          state: "ready_to_approve",
+          headline: "Ready to approve: every required check passed",
+          reasons: ["the policy asks a person to approve this exact tree"],
+          actions: ["approve", "reject"],
+        };
+      }
+      return {
+        state: "ready_to_promote",
+        headline: f.approval.required
+          ? `Ready to promote: approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}`
+          : "Ready to promote: every required check passed; no approval needed",
+        reasons: [],
+        actions: ["promote"],
+      };
+    }
+    case "rejected":
+      return {
+        state: "rejected",
+        headline: `Rejected: ${f.rejectionReason ?? "the gate found gaps"}`,
+        reasons: gapLines,
+        actions: f.rerunnable.length ? ["rerun"] : [],
+      };
+    case "promoted":
+      return {
+        state: "promoted",
+        headline: f.promotion
+          ? `Promoted as generation ${f.promotion.generation} by ${f.promotion.byName}, ${f.promotion.at.toISOString()}`
+          : "Promoted",
+        reasons: [],
+        actions: [],
+      };
+    case "stale":
+      return {
+        state: "stale",
+        headline: f.replacedBy
+          ? `Stale: main moved on; recomposed as ${f.replacedBy}`
+          : "Stale: main moved on; a recomposition follows when the Change is still open",
+        reasons: [],
+        actions: [],
+      };
+    default:
+      return { state: "cancelled", headline: "Cancelled with its Change", reasons: [], actions: [] };
+  }
+}
