@@ -146,7 +146,7 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   const d = c.approval.decision;
   if (d)
     lines.push(
-      `  ${d.decision} by ${c.people[d.decidedBy] ?? d.decidedBy} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
+      `  ${d.decision} by ${c.people[d.decidedBy] ?? "a removed user"} at ${iso(d.decidedAt)} for tree ${d.treeHash}${d.note ? `: ${d.note}` : ""}`,
     );
   if (interdiff) lines.push(...formatInterdiff(interdiff).map((l) => `  ${l}`));
   if (open && c.composedTree) {

@@ -1,5 +1,6 @@
 import { DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { actorName, namesOf, userIdsOf } from "./people.ts";
 
 /** A project of this tenant, or NOT_FOUND (another tenant's project is answered like a missing one). */
 export async function projectOfTenant(db: Db, tenantId: string, projectId: string) {
@@ -103,6 +104,8 @@ export interface FeedEvent {
   changeId: string | null;
   taskId: string | null;
   actor: string;
+  /** Who, as people read it: a user's name, or what the system actor is called. */
+  actorName: string;
   summary: string;
   occurredAt: Date;
 }
@@ -125,6 +128,7 @@ export async function projectFeedAfter(
           orderBy: { id: "asc" },
           take: q.limit,
         });
+  const names = await namesOf(db, userIdsOf(rows.map((r) => r.actor)));
   return rows.map((r) => ({
     id: r.id.toString(),
     eventId: r.eventId,
@@ -132,6 +136,7 @@ export async function projectFeedAfter(
     changeId: r.changeId,
     taskId: r.taskId,
     actor: r.actor,
+    actorName: actorName(r.actor, names),
     summary: r.summary,
     occurredAt: r.occurredAt,
   }));

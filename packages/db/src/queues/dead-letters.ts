@@ -4,6 +4,7 @@ import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { claimReleased } from "../work-graph/claims.ts";
+import { namesOf, REMOVED_USER } from "../queries/people.ts";
 import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 
@@ -163,5 +164,10 @@ export async function listDeadLetters(
     orderBy: { createdAt: "desc" },
     take: p.limit,
   });
-  return rows.map((r) => ({ ...r, projectName: r.projectId ? (names.get(r.projectId) ?? r.projectId) : null }));
+  const people = await namesOf(db, rows.map((r) => r.resolvedBy));
+  return rows.map((r) => ({
+    ...r,
+    projectName: r.projectId ? (names.get(r.projectId) ?? r.projectId) : null,
+    resolvedByName: r.resolvedBy ? (people.get(r.resolvedBy) ?? REMOVED_USER) : null,
+  }));
 }

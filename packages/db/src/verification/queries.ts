@@ -8,6 +8,7 @@ import {
   withReviewGaps,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { actorName, namesOf, REMOVED_USER, userIdsOf } from "../queries/people.ts";
 import { conflictFindingsOf, conflictReviewOf } from "../reviews/conflict-reviews.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 import { candidateRerunOptions } from "./rerun.ts";
@@ -53,7 +54,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
     approval: {
       required: c.approvalRequired,
       state: approval ? approval.decision : c.approvalRequired ? "pending" : "not_required",
-      byName: approval ? (people.get(approval.decidedBy) ?? approval.decidedBy) : null,
+      byName: approval ? (people.get(approval.decidedBy) ?? REMOVED_USER) : null,
     },
     checks: (plan?.checks ?? []).map((k) => ({ checkId: k.id, recorded: evidence.some((e) => e.checkId === k.id) })),
     gaps: gate?.gaps ?? [],
@@ -93,14 +94,6 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   };
 }
 
-/** Users' names by ID (IDs with no user, such as the landing queue, are left out). */
-async function namesOf(db: Db, ids: (string | null | undefined)[]): Promise<Map<string, string>> {
-  const wanted = [...new Set(ids.filter((i): i is string => typeof i === "string"))];
-  if (wanted.length === 0) return new Map();
-  const users = await db.user.findMany({ where: { id: { in: wanted } }, select: { id: true, name: true } });
-  return new Map(users.map((u) => [u.id, u.name]));
-}
-
 /** When, as which generation and by whom a Candidate was promoted (the landing queue when no person). */
 async function promotionOf(db: Db, projectId: string, candidateId: string) {
   const gen = await db.canonicalGeneration.findFirst({ where: { projectId, candidateId } });
@@ -113,10 +106,12 @@ async function promotionOf(db: Db, projectId: string, candidateId: string) {
     },
     select: { envelope: true },
   });
-  const actor = (event?.envelope as { actor?: { kind?: string; id?: string } } | undefined)?.actor;
-  const names = await namesOf(db, [actor?.kind === "user" ? actor.id : null]);
-  const byName = actor?.kind === "user" && actor.id ? (names.get(actor.id) ?? actor.id) : "the landing queue";
-  return { generation: gen.generation, at: gen.createdAt, byName };
+  const actor = (event?.envelope as { actor?: { kind?: string; id?: string } } | undefined)?.actor ?? {};
+  return {
+    generation: gen.generation,
+    at: gen.createdAt,
+    byName: actorName(actor, await namesOf(db, userIdsOf([actor]))),
+  };
 }
 
 /** What would refuse a verified Candidate's promotion now, beside a pending approval (the same rules promotion applies). */

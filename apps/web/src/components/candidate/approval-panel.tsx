@@ -77,7 +77,7 @@ export function ApprovalPanel({
         <div data-testid="approval-decision" className="mb-2 rounded border border-slate-200 p-2 text-sm">
           <strong>{approval.decision.decision}</strong> by{" "}
           <span data-testid="approval-decided-by">
-            {candidate.people[approval.decision.decidedBy] ?? approval.decision.decidedBy}
+            {candidate.people[approval.decision.decidedBy] ?? "a removed user"}
           </span>{" "}
           on {approval.decision.decidedAt.toLocaleString()} for tree <Hash value={approval.decision.treeHash} />
           {approval.decision.note && (

@@ -81,7 +81,7 @@ function DeadLetterItem({ tenantId, d }: { tenantId: string; d: DeadLetterRow })
       </details>
       {d.status !== "open" ? (
         <p className="mt-1 text-xs text-slate-600">
-          {d.status} by {d.resolvedBy ?? "?"} {d.resolvedAt ? `on ${d.resolvedAt.toLocaleString()}` : ""}
+          {d.status} by {d.resolvedByName ?? "?"} {d.resolvedAt ? `on ${d.resolvedAt.toLocaleString()}` : ""}
           {d.resolveNote ? `: ${d.resolveNote}` : ""}
         </p>
       ) : (

@@ -90,7 +90,9 @@ export function EventFeed({
                   )}
                 </div>
                 <p className="break-words text-slate-700">{e.summary}</p>
-                <p className="text-xs text-slate-400">{e.actor}</p>
+                <p data-testid="feed-actor" className="text-xs text-slate-400" title={e.actor}>
+                  {e.actorName}
+                </p>
               </div>
             </li>
           ))}
