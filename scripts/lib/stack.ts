@@ -61,14 +61,20 @@ export function webBuildExists(): boolean {
 }
 
 export async function buildWeb(log: (line: string) => void, quiet = false, interrupted?: Promise<void>): Promise<void> {
-  log("building the web app (first start only) …");
+  log("building the web app (first start only; about 4 minutes on 2 cores) …");
   const p = startProcess("build", bin("next"), ["build"], {
     cwd: WEB_DIR,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
     quiet,
   });
   void interrupted?.then(() => stopProcess(p));
-  const code = await p.exited;
+  // The compiler is silent for minutes at a time: say every 30 s that it is still going.
+  const started = Date.now();
+  const progress = setInterval(() => {
+    const s = Math.round((Date.now() - started) / 1000);
+    log(`still building the web app (${Math.floor(s / 60)} min ${s % 60} s so far); web and worker start after it`);
+  }, 30_000);
+  const code = await p.exited.finally(() => clearInterval(progress));
   if (code !== 0) throw new StartupError(`the web build failed (exit ${code}); run \`npm run build\` to see why`);
 }
 

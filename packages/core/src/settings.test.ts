@@ -21,6 +21,13 @@ describe("settings", () => {
     expect(s.DATABASE_URL).toBeUndefined();
   });
 
+  it("reads LOG_LEVEL when RHUMBATRON_LOG_LEVEL is unset, and the project's own name first", () => {
+    expect(parseSettings({}).RHUMBATRON_LOG_LEVEL).toBe("info");
+    expect(parseSettings({ LOG_LEVEL: "debug" }).RHUMBATRON_LOG_LEVEL).toBe("debug");
+    expect(parseSettings({ LOG_LEVEL: "debug", RHUMBATRON_LOG_LEVEL: "warn" }).RHUMBATRON_LOG_LEVEL).toBe("warn");
+    expect(() => parseSettings({ LOG_LEVEL: "loud" })).toThrow(/RHUMBATRON_LOG_LEVEL/);
+  });
+
   it("treats empty values as unset", () => {
     expect(parseSettings({ DATABASE_URL: "", PORT: "" }).PORT).toBe(3000);
   });

@@ -192,7 +192,10 @@ export function publicUrl(s: Settings): string {
 
 /** Parses settings; a bad value throws INVALID_CONFIG with one line per problem, naming the variable. */
 export function parseSettings(env: Record<string, string | undefined>): Settings {
-  const parsed = settingsSchema.safeParse(env);
+  // LOG_LEVEL, the name most tools read, stands in for RHUMBATRON_LOG_LEVEL when that is unset.
+  const parsed = settingsSchema.safeParse(
+    env.RHUMBATRON_LOG_LEVEL || !env.LOG_LEVEL ? env : { ...env, RHUMBATRON_LOG_LEVEL: env.LOG_LEVEL },
+  );
   const lines = parsed.success
     ? crossFieldIssues(parsed.data)
     : parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);

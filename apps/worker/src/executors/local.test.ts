@@ -99,7 +99,8 @@ describe("local executor", () => {
       throw new Error("roll back");
     }).catch(() => {});
     await nudge("heartbeat");
-    await logs.waitFor(isRun("heartbeat", "nudge"));
+    // A routine finished run is a debug line: `npm start` shows one line per meaningful event.
+    expect(await logs.waitFor(isRun("heartbeat", "nudge"))).toMatchObject({ level: 20, msg: "run finished" });
     await executor.idle();
 
     // Notifications arrive in commit order, so a rolled-back one would have come first.

@@ -53,7 +53,9 @@ export async function runFunction(
     "failure" in outcome
       ? { function: fn.id, trigger, key, durationMs, outcome: "error", error: errorMessage(outcome.failure) }
       : { function: fn.id, trigger, key, durationMs, outcome: "ok" };
-  if (record.outcome === "ok") deps.logger.info(record, "run finished");
+  // A finished run is routine (every tick has several): debug. What it did worth telling is logged by
+  // the function itself at info; a failure always shows.
+  if (record.outcome === "ok") deps.logger.debug(record, "run finished");
   else deps.logger.error(record, "run failed");
   return { record, ...outcome };
 }
