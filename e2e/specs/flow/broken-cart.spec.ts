@@ -52,6 +52,12 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
   await expect(check).toHaveAttribute("data-status", "fail");
   await expect(check).toHaveAttribute("data-gap", "failed");
   await expect(check).toContainText("an invariant names the Cart");
+  // A reader sees what ran and how its output ended, inline; the full log stays one click away.
+  await expect(check.getByTestId("evidence-command").first()).toHaveText("$ npm run -s test:cart");
+  const tail = check.getByTestId("evidence-output-tail").first();
+  await expect(tail).toBeVisible();
+  expect(((await tail.textContent()) ?? "").split("\n").length).toBeLessThanOrEqual(40);
+  await expect(check.getByTestId("evidence-output").first()).toBeVisible();
 
   const gap = page.getByTestId("gap-protected-invariant-cart");
   await expect(gap).toHaveAttribute("data-gap-kind", "failed");
