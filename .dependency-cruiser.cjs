@@ -70,7 +70,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|\\.next|generated|\\.data)/" },
+    exclude: { path: "(^|/)(node_modules|\\.next|generated|\\.data|dist)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

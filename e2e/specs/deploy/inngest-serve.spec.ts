@@ -23,6 +23,7 @@ const WEB_FUNCTIONS = [
   "queue-dead-letter",
   "queue-release",
   "queue-verification",
+  "queue-webhooks",
 ];
 
 const SIGNING_KEY = "signkey-prod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

@@ -171,6 +171,9 @@ const SAMPLES: Record<string, Sample> = {
   "members.remove": { scope: "tenant", minimum: "admin", input: { userId: EXTRA_MEMBER }, acmeResource: true },
   "metrics.series": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
   "metrics.lag": { scope: "tenant", minimum: "viewer", input: {} },
+  "metrics.landing": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
+  "metrics.checks": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
+  "metrics.sandbox": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
   "sandbox.meter": { scope: "tenant", minimum: "viewer", input: {} },
   "sandbox.setBudget": { scope: "tenant", minimum: "admin", input: { monthlySeconds: 72_000 } },
   "policy.get": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
@@ -182,6 +185,26 @@ const SAMPLES: Record<string, Sample> = {
     input: { projectId: SHOP, document: { ...defaultPolicyDocument(loadConfig("dev")), rerunBudget: 3 } },
     acmeResource: true,
   },
+  // Everyone has an inbox; each call reads or marks the caller's own notifications (the viewer's is seeded).
+  "notifications.list": { scope: "tenant", minimum: "viewer", input: { unreadOnly: true } },
+  "notifications.unreadCount": { scope: "tenant", minimum: "viewer", input: {} },
+  "notifications.markRead": {
+    scope: "tenant",
+    minimum: "viewer",
+    input: { notificationId: "ntf_authz" },
+    acmeResource: true,
+  },
+  // Webhooks point a project's Events at a URL: admins only.
+  "webhooks.list": { scope: "tenant", minimum: "admin", input: { projectId: SHOP }, acmeResource: true },
+  "webhooks.create": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, url: "https://hooks.example.com/authz", eventTypes: ["approval.requested"] },
+    acmeResource: true,
+  },
+  "webhooks.remove": { scope: "tenant", minimum: "admin", input: { webhookId: "whk_authz_gone" }, acmeResource: true },
+  "webhooks.deliveries": { scope: "tenant", minimum: "admin", input: { webhookId: "whk_authz" }, acmeResource: true },
+  "webhooks.redeliver": { scope: "tenant", minimum: "admin", input: { deliveryId: "whd_authz" }, acmeResource: true },
 };
 
 const PROCEDURES = Object.keys(appRouter._def.procedures);

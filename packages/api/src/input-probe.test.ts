@@ -36,6 +36,9 @@ const ID_KEYS = new Set([
   "tokenId",
   "userId",
   "deadLetterId",
+  "notificationId",
+  "webhookId",
+  "deliveryId",
 ]);
 
 // A plausible input for every procedure, naming the rows beforeAll seeds. Strings everywhere a
@@ -123,6 +126,9 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "members.remove": { userId: EXTRA_MEMBER },
   "metrics.series": { range: "7d", bucket: "day", projectId: SHOP },
   "metrics.lag": {},
+  "metrics.landing": { range: "7d", bucket: "day", projectId: SHOP },
+  "metrics.checks": { range: "7d", bucket: "day", projectId: SHOP },
+  "metrics.sandbox": { range: "7d", bucket: "day", projectId: SHOP },
   "sandbox.meter": {},
   "sandbox.setBudget": { monthlySeconds: 72_000 },
   "policy.get": { projectId: SHOP },
@@ -137,6 +143,18 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
       rerunBudget: 3,
     },
   },
+  "notifications.list": { unreadOnly: false, limit: 10 },
+  "notifications.unreadCount": {},
+  "notifications.markRead": { notificationId: "ntf_probe" },
+  "webhooks.list": { projectId: SHOP },
+  "webhooks.create": {
+    projectId: SHOP,
+    url: "https://hooks.example.com/probe",
+    eventTypes: ["approval.requested", "canonical.advanced"],
+  },
+  "webhooks.remove": { webhookId: "whk_probe_gone" },
+  "webhooks.deliveries": { webhookId: "whk_probe", limit: 10 },
+  "webhooks.redeliver": { deliveryId: "whd_probe" },
 };
 
 /** Paths in the input where a repository path goes. */

@@ -16,6 +16,7 @@ export const QUEUE_PURPOSES = [
   "indexing",
   "verification",
   "release",
+  "webhooks",
   "dead-letter",
 ] as const;
 export type QueuePurpose = (typeof QUEUE_PURPOSES)[number];
@@ -33,6 +34,11 @@ const queuePolicy = z.object({
   concurrency: positiveInt,
   maxRetries: nonNegativeInt,
   retryDelaySeconds: nonNegativeInt,
+  /**
+   * `exponential`: the n-th retry waits retryDelaySeconds × 2^(n-1) (a receiver that is down for a
+   * while is not hammered); absent or `fixed`: every retry waits retryDelaySeconds.
+   */
+  retryBackoff: z.enum(["fixed", "exponential"]).optional(),
   /** Where a message goes when its retries run out; null means the rule in `onExhaustion`. */
   deadLetterQueue: z.enum(QUEUE_PURPOSES).nullable(),
   onExhaustion: z.enum(["dead-letter", "record-index-failure", "drop-and-log"]),
@@ -134,6 +140,19 @@ export const configSchema = z
     release: z.object({
       /** How long a release webhook may take to answer. */
       webhookTimeoutSeconds: positiveInt,
+    }),
+    /** Outgoing webhooks of projects (README: Notifications and webhooks). */
+    webhooks: z.object({
+      /** How long one delivery may take to answer (connect, send, status line). */
+      timeoutSeconds: positiveInt,
+      /**
+       * Whether a webhook may reach loopback, private, link-local and other non-public addresses.
+       * Off in prod (a hook must not be a way into the deployment's own network), on in dev (a
+       * receiver on 127.0.0.1); RHUMBATRON_WEBHOOK_ALLOW_PRIVATE sets it either way.
+       */
+      allowPrivateTargets: z.boolean(),
+      /** Webhooks one project may have. */
+      maxPerProject: positiveInt,
     }),
     checks: z.object({
       timeoutsSeconds: z.object({
@@ -245,6 +264,17 @@ const base: RhumbatronConfig = {
         deadLetterQueue: "dead-letter",
         onExhaustion: "dead-letter",
       }),
+      // Outgoing webhook deliveries, apart from everything else: a slow or failing receiver delays
+      // nothing but other deliveries. Retries wait 30 s, 1, 2, 4 and 8 min (about a quarter hour).
+      webhooks: queue({
+        batchSize: 5,
+        concurrency: 1,
+        maxRetries: 5,
+        retryDelaySeconds: 30,
+        retryBackoff: "exponential",
+        deadLetterQueue: "dead-letter",
+        onExhaustion: "dead-letter",
+      }),
       "dead-letter": queue({
         batchSize: 5,
         concurrency: 1,
@@ -285,6 +315,7 @@ const base: RhumbatronConfig = {
   browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
   api: { requestBodyMaxBytes: 2 * 1024 * 1024 },
   release: { webhookTimeoutSeconds: 30 },
+  webhooks: { timeoutSeconds: 10, allowPrivateTargets: true, maxPerProject: 20 },
   checks: {
     timeoutsSeconds: {
       build: 120,
@@ -311,6 +342,7 @@ const perEnvironment: Record<Environment, ConfigOverrides> = {
     env: "prod",
     eventRouter: { archiveRetentionDays: 365, metricsDataset: "rhumbatron_event_metrics_prod" },
     source: { forkRetentionDays: 30 },
+    webhooks: { allowPrivateTargets: false },
   },
 };
 

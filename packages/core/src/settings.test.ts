@@ -53,6 +53,19 @@ describe("settings", () => {
     }
   });
 
+  it("lets webhooks reach private addresses in dev and not in prod, unless RHUMBATRON_WEBHOOK_ALLOW_PRIVATE says", () => {
+    const prod = { RHUMBATRON_ENV: "prod", RHUMBATRON_AUTH_SECRET: "x".repeat(32) };
+    const allows = (env: Record<string, string>) => configFromSettings(parseSettings(env)).webhooks.allowPrivateTargets;
+    expect(allows({})).toBe(true);
+    expect(allows(prod)).toBe(false);
+    expect(allows({ ...prod, RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: "1" })).toBe(true);
+    expect(allows({ RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: "0" })).toBe(false);
+    expect(allows({ ...prod, RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: "" })).toBe(false);
+    expect(() => parseSettings({ RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: "yes" })).toThrow(
+      /^RHUMBATRON_WEBHOOK_ALLOW_PRIVATE must be 1 or 0/,
+    );
+  });
+
   it("rejects a bad port and an unknown executor", () => {
     expect(() => parseSettings({ PORT: "70000" })).toThrow(/PORT/);
     expect(() => parseSettings({ RHUMBATRON_EXECUTOR: "celery" })).toThrow(/RHUMBATRON_EXECUTOR/);

@@ -75,6 +75,18 @@ export const settingsSchema = z.object({
       .pipe(sandboxBudgetSecondsSchema)
       .optional(),
   ),
+  /**
+   * Whether project webhooks may reach loopback, private and link-local addresses (README:
+   * Notifications and webhooks). Unset: yes in dev, no in prod; `1` allows them in prod (a receiver
+   * on the deployment's own network), `0` refuses them in dev too.
+   */
+  RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(["1", "0", "true", "false"], { error: "must be 1 or 0" })
+      .transform((v) => v === "1" || v === "true")
+      .optional(),
+  ),
   // Sign-in (better-auth). The secret signs session cookies; required when RHUMBATRON_ENV=prod.
   RHUMBATRON_AUTH_SECRET: z.preprocess(
     emptyToUndefined,
@@ -167,12 +179,17 @@ export function demoPassword(s: Settings): string | null {
 
 /**
  * The environment's configuration with what the settings change in it: the deployment's Sandbox
- * budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS). The web app and the worker both build theirs here,
- * so both decide with the same budget.
+ * budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS) and whether webhooks may reach private addresses
+ * (RHUMBATRON_WEBHOOK_ALLOW_PRIVATE). The web app and the worker both build theirs here, so both
+ * decide with the same budget, and a hook the web accepts is one the worker may deliver to.
  */
 export function configFromSettings(s: Settings): RhumbatronConfig {
   const budget = s.RHUMBATRON_SANDBOX_MONTHLY_SECONDS;
-  return loadConfig(s.RHUMBATRON_ENV, budget === undefined ? {} : { sandbox: { deploymentMonthlySeconds: budget } });
+  const allowPrivate = s.RHUMBATRON_WEBHOOK_ALLOW_PRIVATE;
+  return loadConfig(s.RHUMBATRON_ENV, {
+    ...(budget === undefined ? {} : { sandbox: { deploymentMonthlySeconds: budget } }),
+    ...(allowPrivate === undefined ? {} : { webhooks: { allowPrivateTargets: allowPrivate } }),
+  });
 }
 
 /** Whether the worker must refuse commands it cannot isolate: prod, unless RHUMBATRON_ALLOW_UNISOLATED. */

@@ -19,6 +19,7 @@ import {
   formatWatchEnd,
   formatWhoami,
 } from "./format.ts";
+import { formatInbox } from "./inbox.ts";
 import { parsePolicyJson } from "./policy.ts";
 import { parseChangeJson } from "./work-graph.ts";
 
@@ -427,6 +428,22 @@ function buildProgram(io: CliIo): Command {
       const { client, print } = setup(cmd);
       const list = await client.policyHistory(projectId, { limit: opts.limit });
       print(list, () => formatPolicyHistory(list));
+    });
+
+  program
+    .command("inbox")
+    .description(
+      "your notifications in the tenant, newest first: approvals waiting for you, your Changes' outcomes, dead letters",
+    )
+    .option("--unread", "only what is unread")
+    .option("--limit <n>", "at most this many (1-200)", positiveInt, 50)
+    .option("--read", "then mark every notification read")
+    .action(async (opts: { unread?: boolean; limit: number; read?: boolean }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const notifications = await client.inbox({ unreadOnly: opts.unread === true, limit: opts.limit });
+      const unread = await client.unreadCount();
+      const marked = opts.read ? await client.markAllRead() : undefined;
+      print({ unread, notifications, ...(marked ? { marked } : {}) }, () => formatInbox(notifications, unread, marked));
     });
 
   forEachCommand(program, (cmd) => cmd !== program && cmd.addHelpText("after", SHORT_FOOTER));

@@ -273,3 +273,20 @@ describe("the project's policy", () => {
     expect((await rejection(viewer.setPolicy(SHOP, v1.document))).code).toBe("FORBIDDEN");
   });
 });
+
+describe("the raw tRPC client", () => {
+  it("acts in the token's tenant when the input names none; a tenant it names is sent as named", async () => {
+    const { client, sent } = clientAs("viewer");
+    await seedCandidate(t.db, {
+      changeId: "chg_sdk_raw",
+      candidateId: "cand_00000000000000000000000000000c03",
+      status: "created",
+    });
+    const changes = await client.trpc.change.list.query({ projectId: SHOP });
+    expect(changes.map((c) => c.id)).toContain("chg_sdk_raw");
+    expect(decodeURIComponent(sent.at(-1) ?? "")).toContain(`"tenantId":"${ACME.tenantId}"`);
+    const other = await client.trpc.change.list.query({ tenantId: "ten_other", projectId: SHOP }).catch((e) => e);
+    expect(other).toMatchObject({ data: { code: "FORBIDDEN" } });
+    expect((await client.trpc.tenants.mine.query()).map((m) => m.slug)).toEqual(["acme"]);
+  });
+});

@@ -1,4 +1,3 @@
-import type { AppRouter } from "@rhumbatron/api";
 import { fixtureInput, sandboxBudgetSecondsSchema } from "@rhumbatron/core";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
@@ -6,6 +5,8 @@ import superjson from "superjson";
 import type { z } from "zod";
 import { formatIssues, RhumbatronError, toRhumbatronError } from "./errors.ts";
 import { parsePolicy } from "./policy.ts";
+import type { AppRouter } from "./router.ts";
+import { tenantLink } from "./tenant-link.ts";
 import { type WatchOptions, type WatchResult, type WatchUpdate, watchChange } from "./watch.ts";
 import { type ChangeDraft, parseChange, parseChangeJson } from "./work-graph.ts";
 
@@ -28,6 +29,9 @@ export type FixturePublishResult = RouterOutputs["task"]["publishFixture"];
 export type FixtureDraft = z.input<typeof fixtureInput>;
 export type ProjectPolicy = RouterOutputs["policy"]["get"];
 export type PolicyUpdateResult = RouterOutputs["policy"]["update"];
+/** One notification of the caller's inbox (README: Notifications and webhooks). */
+export type InboxItem = RouterOutputs["notifications"]["list"][number];
+export type MarkReadResult = RouterOutputs["notifications"]["markRead"];
 
 /** The tRPC endpoint under the web app's address (apps/web/src/app/api/trpc). */
 export const TRPC_PATH = "/api/trpc";
@@ -64,12 +68,15 @@ export type RhumbatronClient = ReturnType<typeof createRhumbatronClient>;
 
 /**
  * A typed client for the Rhumbatron API. `trpc` is the raw tRPC client (every procedure of
- * AppRouter); the helpers act in the token's tenant and throw only RhumbatronError.
+ * AppRouter; a call that names no tenant acts in the token's); the helpers act in the token's
+ * tenant and throw only RhumbatronError.
  */
 export function createRhumbatronClient(opts: RhumbatronClientOptions) {
   const url = opts.url.replace(/\/+$/, "");
   const trpc: TRPCClient<AppRouter> = createTRPCClient<AppRouter>({
     links: [
+      // A tenant's procedure called without a tenant acts in the credentials' tenant (tenant-link.ts).
+      tenantLink(() => tenantId()),
       httpBatchLink({
         url: `${url}${TRPC_PATH}`,
         transformer: superjson,
@@ -282,6 +289,30 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       }
       const t = await tenantId();
       return call(() => trpc.sandbox.setBudget.mutate({ tenantId: t, monthlySeconds: parsed.data }));
+    },
+
+    /** The caller's inbox in the tenant, newest first; `unreadOnly` leaves out what was read. */
+    async inbox(options: { unreadOnly?: boolean; limit?: number } = {}): Promise<InboxItem[]> {
+      const t = await tenantId();
+      return call(() => trpc.notifications.list.query({ tenantId: t, ...options }));
+    },
+
+    /** How many of the caller's notifications are unread. */
+    async unreadCount(): Promise<number> {
+      const t = await tenantId();
+      return (await call(() => trpc.notifications.unreadCount.query({ tenantId: t }))).unread;
+    },
+
+    /** Marks one of the caller's notifications read (another person's is NOT_FOUND); a repeat marks nothing. */
+    async markRead(notificationId: string): Promise<MarkReadResult> {
+      const t = await tenantId();
+      return call(() => trpc.notifications.markRead.mutate({ tenantId: t, notificationId }));
+    },
+
+    /** Marks every notification of the caller's inbox read. */
+    async markAllRead(): Promise<MarkReadResult> {
+      const t = await tenantId();
+      return call(() => trpc.notifications.markRead.mutate({ tenantId: t, all: true }));
     },
 
     /** The project's active verification policy: its version and document (version 1: the defaults). */

@@ -7,6 +7,8 @@ export {
   createRhumbatronClient,
   type FixtureDraft,
   type FixturePublishResult,
+  type InboxItem,
+  type MarkReadResult,
   type Membership,
   type PolicyUpdateResult,
   type Project,

@@ -1,5 +1,6 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
 import type { ShellState } from "../server/shell.ts";
+import { InboxLink } from "./notifications/inbox-link.tsx";
 import { SignOutButton } from "./sign-out-button.tsx";
 
 /** Product name, the tenant being worked in, and the signed-in user with their settings and sign-out. */
@@ -33,6 +34,7 @@ export function AppHeader({ shell }: { shell: ShellState }) {
               <a href="/metrics" data-testid="nav-metrics" className="hover:text-slate-900 hover:underline">
                 Metrics
               </a>
+              <InboxLink tenantId={shell.tenant.tenantId} />
               {hasAtLeast(shell.tenant.role, "operator") && (
                 <a href="/operations" data-testid="nav-operations" className="hover:text-slate-900 hover:underline">
                   Operations

@@ -53,6 +53,7 @@ const EXPECTED: Record<string, Served> = {
   "queue-agent-wakeups": { host: "web", cron: EVERY_MINUTE, nudge: "queue_agent_wakeups", retries: 3 },
   "queue-verification": { host: "web", cron: EVERY_MINUTE, nudge: "queue_verification", retries: 3 },
   "queue-release": { host: "web", cron: EVERY_MINUTE, nudge: "queue_release", retries: 3 },
+  "queue-webhooks": { host: "web", cron: EVERY_MINUTE, nudge: "queue_webhooks", retries: 3 },
   "queue-dead-letter": { host: "web", cron: EVERY_MINUTE, nudge: "queue_dead_letter", retries: 3 },
   "queue-integration": { host: "worker", cron: EVERY_MINUTE, nudge: "queue_integration", retries: 3 },
   "queue-indexing": { host: "worker", cron: EVERY_MINUTE, nudge: "queue_indexing", retries: 3 },

@@ -93,7 +93,12 @@ describe("the event pipeline in the worker", () => {
     expect(await run("outbox-publisher", "nudge", "default", now)).toMatchObject({ published: 3 });
     const stream = streamIndex(projectId, 8);
     const routed = (await run("event-router", "nudge", String(stream), now)) as { outcomes: Record<string, string[]> };
-    expect(routed.outcomes).toEqual({ "project-view-projector": ["ack:3"], "causal-router": ["ack:3"] });
+    expect(routed.outcomes).toEqual({
+      "project-view-projector": ["ack:3"],
+      "causal-router": ["ack:3"],
+      notifier: ["ack:3"],
+      "webhook-fanout": ["ack:3"],
+    });
     expect(await t.db.projectView.findUniqueOrThrow({ where: { projectId } })).toMatchObject({
       changesTotal: 1,
       eventCount: 3,
@@ -112,6 +117,8 @@ describe("the event pipeline in the worker", () => {
     expect(swept.outcomes).toEqual({
       "project-view-projector": ["empty:0"],
       "causal-router": ["empty:0"],
+      notifier: ["empty:0"],
+      "webhook-fanout": ["empty:0"],
       "audit-archiver": ["ack:3"],
     });
     const keys = await blobs.list("events/");

@@ -5,8 +5,10 @@ import {
   causalRouterSubscription,
   consumeOnce,
   EVENT_ROUTER_CHANNEL,
+  notifierSubscription,
   projectorSubscription,
   type Subscription,
+  webhookFanOutSubscription,
   withTransaction,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
@@ -14,7 +16,8 @@ import { DEFAULT_RUN_KEY, type FunctionContext, type WorkerFunction } from "./ty
 
 /**
  * The event router (docs/workflows.md, Event consumption). For stream N, on every nudge and every
- * cron tick: the project-view projector, then the causal router, each up to config.eventRouter
+ * cron tick: the project-view projector, the causal router, the notifier (people's inboxes) and the
+ * webhook fan-out (README: Notifications and webhooks), each up to config.eventRouter
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
  * audit archiver. The analytics projector is a function of its own (analytics-projector.ts): on
  * the sweep it got one batch per stream every 8 minutes and the metrics trailed far behind.
@@ -49,6 +52,7 @@ export async function drain(
 export function eventRouterFunction({ config, blobs, nudger, classifier }: EventRouterDeps): WorkerFunction {
   const projector = projectorSubscription(config);
   const archiver = archiverSubscription(blobs);
+  const notifier = notifierSubscription();
   return {
     id: "event-router",
     triggers: { cron: config.streams.sweepCron, nudge: EVENT_ROUTER_CHANNEL },
@@ -74,14 +78,22 @@ export function eventRouterFunction({ config, blobs, nudger, classifier }: Event
         now: ctx.now,
         log: (fields, msg) => ctx.logger.info({ stream, ...fields }, msg),
       });
+      const webhooks = webhookFanOutSubscription({
+        config,
+        nudger,
+        now: ctx.now,
+        log: (fields, msg) => ctx.logger.warn({ stream, ...fields }, msg),
+      });
       const summary: Record<string, ConsumeResult[]> = {
         [projector.name]: await drain(ctx, projector, stream, per),
         [causal.name]: await drain(ctx, causal, stream, per),
+        [notifier.name]: await drain(ctx, notifier, stream, per),
+        [webhooks.name]: await drain(ctx, webhooks, stream, per),
       };
       if (sweep) summary[archiver.name] = await drain(ctx, archiver, stream, 1);
       // A run is bounded (a few batches); when the projector stopped on a full batch there is more
       // on this stream, so the router nudges itself instead of leaving the rest to the cron sweep.
-      const more = [projector.name, causal.name].some((name) => {
+      const more = [projector.name, causal.name, notifier.name, webhooks.name].some((name) => {
         const last = summary[name]?.at(-1);
         return last?.outcome === "ack" && last.delivered >= config.eventRouter.batchSize;
       });

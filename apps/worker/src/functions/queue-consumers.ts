@@ -12,14 +12,16 @@ import {
   withTransaction,
   workflowStartHandler,
 } from "@rhumbatron/db";
+import { webhookDeliverHandler } from "../webhooks/deliver.ts";
 import type { WorkerFunction } from "./types.ts";
 
 /**
  * One consumer function per queue, each with its queue's policy (config.queues.policies: batch,
  * retries, delay, what happens when they run out). The handler registry says which command types
  * each queue's consumer accepts; anything else goes straight to the dead-letter queue. The
- * database-only handlers are here; those that need the source store (provisioning, cleanup, forks
- * sweep, index builds) come in through `extra` from buildFunctions.
+ * database-only handlers are here, and the webhook deliveries (an HTTP call, no source store); those
+ * that need the source store (provisioning, cleanup, forks sweep, index builds) come in through
+ * `extra` from buildFunctions.
  */
 export function commandHandlers(
   deps: EnqueueDeps,
@@ -45,6 +47,7 @@ export function commandHandlers(
     indexing: [],
     verification: [workflowStartHandler(deps)],
     release: [workflowStartHandler(deps)],
+    webhooks: [webhookDeliverHandler(deps)],
     "dead-letter": [deadLetterHandler(deps)],
   };
   for (const [q, hs] of Object.entries(extra) as [QueuePurpose, CommandHandler[]][]) base[q] = [...base[q], ...hs];

@@ -111,6 +111,7 @@ describe("fixture.publish", () => {
       commandType: "fixture.publish",
     };
     await handler.prepare?.({
+      db: t.db,
       message: { ...message, envelope, deliveries: 1, originQueue: null, lastError: null },
       command: envelope,
       now: new Date(),

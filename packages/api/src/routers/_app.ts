@@ -4,12 +4,14 @@ import { changesRouter, tasksRouter } from "./changes.ts";
 import { landingRouter } from "./landing.ts";
 import { membersRouter } from "./members.ts";
 import { metricsRouter } from "./metrics.ts";
+import { notificationsRouter } from "./notifications.ts";
 import { operationsRouter } from "./operations.ts";
 import { policyRouter } from "./policy.ts";
 import { projectsRouter } from "./projects.ts";
 import { sandboxRouter } from "./sandbox.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { tokensRouter } from "./tokens.ts";
+import { webhooksRouter } from "./webhooks.ts";
 
 /** The public API: one sub-router per resource. */
 export const appRouter = router({
@@ -25,6 +27,8 @@ export const appRouter = router({
   sandbox: sandboxRouter,
   landing: landingRouter,
   policy: policyRouter,
+  notifications: notificationsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -172,3 +172,124 @@ describe("metrics.lag", () => {
     expect(await callerAt(OUTSIDER_EMAIL).metrics.lag({ tenantId: OTHER.tenantId })).toMatchObject({ waiting: 1 });
   });
 });
+
+describe("metrics.landing, metrics.checks and metrics.sandbox", () => {
+  const at = (iso: string) => new Date(`2026-03-${iso}Z`);
+
+  /** A Change of `projectId` promoted as generation 1 at `landedAt`, its one check failed then passed. */
+  async function landed(projectId: string, id: string, createdAt: string, landedAt: string, tenantId: string) {
+    await t.db.change.create({
+      data: { id, projectId, title: id, riskTier: "low", clientRequestId: id, createdAt: at(createdAt) },
+    });
+    await t.db.candidate.create({
+      data: {
+        id: `cand_${id}`,
+        projectId,
+        changeId: id,
+        compositionKey: id,
+        baseGeneration: 0,
+        baseCommit: "c0",
+        composedTree: `tree_${id}`,
+        status: "promoted",
+      },
+    });
+    await t.db.canonicalGeneration.create({
+      data: {
+        projectId,
+        generation: 1,
+        commit: `c_${id}`,
+        tree: `tree_${id}`,
+        candidateId: `cand_${id}`,
+        createdAt: at(landedAt),
+      },
+    });
+    for (const [n, status] of [
+      [1, "fail"],
+      [2, "pass"],
+    ] as const) {
+      await t.db.evidence.create({
+        data: {
+          id: `evd_${id}_${n}`,
+          candidateId: `cand_${id}`,
+          checkId: "unit",
+          kind: "command",
+          status,
+          coverage: "checked_supported",
+          durationMs: n * 1000,
+          timeoutSeconds: 600,
+          completedAt: at(landedAt),
+        },
+      });
+    }
+    await t.db.sandboxCharge.create({
+      data: {
+        reservationId: `res_${id}`,
+        tenantId,
+        env: testServices().config.env,
+        window: "2026-03",
+        kind: "agent",
+        projectId,
+        reservedSeconds: 300,
+        billing: "measured",
+        wallSeconds: 90,
+        chargedSeconds: 90,
+        reservedAt: at(createdAt),
+        settledAt: at(createdAt),
+      },
+    });
+  }
+
+  beforeAll(async () => {
+    await landed(shop, "chg_landed", "10T10:00:00", "10T10:30:00", ACME.tenantId);
+    await landed(secret, "chg_secret", "10T11:00:00", "10T11:00:07", OTHER.tenantId);
+  });
+
+  it("reads the tenant's landing times, checks and Sandbox seconds over the window ending at the injected now", async () => {
+    const viewer = callerAt(emailFor("viewer"));
+    const input = { tenantId: ACME.tenantId, range: "24h", bucket: "hour" } as const;
+    const window = { range: "24h", bucket: "hour", from: at("09T15:00:00"), to: at("10T15:00:00") };
+
+    const landing = await viewer.metrics.landing(input);
+    expect(landing).toMatchObject({ ...window, now: NOW });
+    expect(landing.requestToLanded).toEqual({ landed: 1, p50Seconds: 1800, p90Seconds: 1800 });
+    expect(landing.buckets).toEqual([{ bucket: at("10T10:00:00"), landed: 1, p50Seconds: 1800, p90Seconds: 1800 }]);
+    expect(landing.depth.steps.at(-1)).toEqual({ t: NOW.getTime(), depth: 0 });
+
+    const checks = await viewer.metrics.checks(input);
+    expect(checks).toMatchObject(window);
+    expect(checks.checks).toEqual([
+      expect.objectContaining({ checkId: "unit", runs: 2, trees: 1, failedTrees: 1, flakyTrees: 0, flakeRate: 0 }),
+    ]);
+
+    const sandbox = await viewer.metrics.sandbox(input);
+    expect(sandbox).toMatchObject(window);
+    expect(sandbox.totals).toEqual([{ kind: "agent", seconds: 90, runs: 1 }]);
+    // A day later the same rows are outside the last 24 hours.
+    const later = createCaller(
+      createContext({
+        db: t.db,
+        headers: new Headers(),
+        localUserEmail: emailFor("viewer"),
+        services: { ...testServices(), now: () => at("11T16:00:00") },
+      }),
+    );
+    expect((await later.metrics.landing(input)).requestToLanded.landed).toBe(0);
+  });
+
+  it("shows another tenant only its own numbers, and refuses callers outside the tenant without reading", async () => {
+    const other = callerAt(OUTSIDER_EMAIL);
+    const input = { tenantId: OTHER.tenantId, range: "24h", bucket: "hour" } as const;
+    expect((await other.metrics.landing(input)).requestToLanded).toEqual({ landed: 1, p50Seconds: 7, p90Seconds: 7 });
+    expect((await other.metrics.sandbox(input)).totals).toEqual([{ kind: "agent", seconds: 90, runs: 1 }]);
+    expect((await other.metrics.checks(input)).checks.map((c) => c.checkId)).toEqual(["unit"]);
+    for (const email of [OUTSIDER_EMAIL, LONER_EMAIL]) {
+      for (const procedure of ["landing", "checks", "sandbox"] as const) {
+        const rec = recordingDb(t.db);
+        await expect(callerAt(email, rec.db).metrics[procedure]({ tenantId: ACME.tenantId })).rejects.toMatchObject({
+          code: "FORBIDDEN",
+        });
+        expect(rec.touched).not.toContain("$queryRaw");
+      }
+    }
+  });
+});

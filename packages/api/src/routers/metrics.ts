@@ -8,7 +8,7 @@ import {
   METRIC_RANGES,
   rangeWindow,
 } from "@rhumbatron/core";
-import { analyticsLag, metricSums } from "@rhumbatron/db";
+import { analyticsLag, checkMetrics, landingMetrics, metricSums, sandboxSeconds } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -27,6 +27,14 @@ const seriesInput = z
     message: `too many buckets: at most ${MAX_BUCKETS} per chart (pick day buckets for long ranges)`,
     path: ["bucket"],
   });
+
+/** The window a range and bucket size cover up to now, as every chart of the page reads it. */
+const windowOf = (now: Date, input: z.infer<typeof seriesInput>) => ({
+  range: input.range,
+  bucket: input.bucket,
+  buckets: bucketCount(input.range, input.bucket),
+  ...rangeWindow(now, input.range, input.bucket),
+});
 
 /** Event metrics over time (the analytics projector's metric points), summed in SQL for the caller's tenant. */
 export const metricsRouter = router({
@@ -58,4 +66,32 @@ export const metricsRouter = router({
   lag: tenantProcedure("viewer").query(({ ctx, input }) =>
     analyticsLag(ctx.db, { tenantId: input.tenantId, now: ctx.services.now() }, ctx.services.config),
   ),
+  /**
+   * What a landing-queue owner reads (README: Metrics): request -> landed and queue -> landed
+   * (p50, p90), per bucket, and the landing queue's depth over the window, from the rows.
+   */
+  landing: tenantProcedure("viewer")
+    .input(seriesInput)
+    .query(async ({ ctx, input }) => {
+      const now = ctx.services.now();
+      const window = windowOf(now, input);
+      const q = { tenantId: input.tenantId, projectId: input.projectId ?? null, ...window, now };
+      return { ...window, now, ...(await landingMetrics(ctx.db, q)) };
+    }),
+  /** Each check's durations (p50, p90, longest) and flake rate over the window, from the Evidence rows. */
+  checks: tenantProcedure("viewer")
+    .input(seriesInput)
+    .query(async ({ ctx, input }) => {
+      const window = windowOf(ctx.services.now(), input);
+      const q = { tenantId: input.tenantId, projectId: input.projectId ?? null, ...window };
+      return { ...window, checks: await checkMetrics(ctx.db, q) };
+    }),
+  /** Sandbox seconds charged on this environment's meter per bucket and kind (agent runs, Candidate checks). */
+  sandbox: tenantProcedure("viewer")
+    .input(seriesInput)
+    .query(async ({ ctx, input }) => {
+      const window = windowOf(ctx.services.now(), input);
+      const q = { tenantId: input.tenantId, projectId: input.projectId ?? null, env: ctx.services.config.env };
+      return { ...window, ...(await sandboxSeconds(ctx.db, { ...q, ...window })) };
+    }),
 });

@@ -130,8 +130,10 @@ export async function tableFingerprint(db: Db): Promise<Record<string, string>> 
 /**
  * The rows every procedure of the router can be called on, in ACME's shop project (after
  * seedTenants): a Change with one completed Task and its ChangeSet, a verified Candidate, two open
- * dead letters, a member without a role-specific email, and a member's API token. `tag` keeps one
- * test file's IDs apart from another's. Returns the member token's ID (tokens.revoke's sample).
+ * dead letters, a member without a role-specific email, a member's API token, two webhooks
+ * (`whk_<tag>` with one delivery `whd_<tag>`, and `whk_<tag>_gone` to remove) and the viewer's
+ * notification `ntf_<tag>`. `tag` keeps one test file's IDs apart from another's. Returns the
+ * member token's ID (tokens.revoke's sample).
  */
 export async function seedProcedureRows(
   db: Db,
@@ -208,5 +210,42 @@ export async function seedProcedureRows(
     { tenantId: ACME.tenantId, userId: "usr_acme_member", name: "member's", role: "member" },
     new Date(),
   );
+  for (const id of [`whk_${tag}`, `whk_${tag}_gone`]) {
+    await db.webhook.create({
+      data: {
+        id,
+        projectId,
+        url: `https://hooks.example.com/${id}`,
+        eventTypes: ["approval.requested"],
+        secret: `whsec_${id}`,
+        secretPrefix: "whsec_",
+        createdBy: "usr_acme_admin",
+      },
+    });
+  }
+  await db.webhookDelivery.create({
+    data: {
+      id: `whd_${tag}`,
+      webhookId: `whk_${tag}`,
+      eventId: `evt_${tag}`,
+      eventType: "approval.requested",
+      event: { eventId: `evt_${tag}`, eventType: "approval.requested" },
+      status: "succeeded",
+    },
+  });
+  await db.notification.create({
+    data: {
+      id: `ntf_${tag}`,
+      tenantId: ACME.tenantId,
+      userId: "usr_acme_viewer",
+      eventId: `evt_${tag}`,
+      kind: "approval_requested",
+      projectId,
+      changeId: o.changeId,
+      candidateId: o.candidateId,
+      title: "Approval waiting: “Wishlist”",
+      occurredAt: new Date("2026-01-01T00:00:00Z"),
+    },
+  });
   return { memberTokenId: memberToken.token.id };
 }

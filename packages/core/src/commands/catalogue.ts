@@ -58,6 +58,11 @@ export const COMMAND_CATALOGUE = {
   "index.purge": { queue: "indexing", payload: z.looseObject({}) },
   "verification.start": { queue: "verification", payload: z.looseObject({ candidateId: id }) },
   "release.start": { queue: "release", payload: z.looseObject({ releaseId: id }) },
+  /** One delivery of one Event to one project webhook (README: Notifications and webhooks). */
+  "webhook.deliver": {
+    queue: "webhooks",
+    payload: z.looseObject({ webhookId: id, deliveryId: id, eventId: id }),
+  },
 } as const satisfies Record<CommandType, { queue: Exclude<QueuePurpose, "dead-letter">; payload: z.ZodType }>;
 
 export type CommandPayload<T extends CommandType> = z.infer<(typeof COMMAND_CATALOGUE)[T]["payload"]>;
@@ -103,6 +108,11 @@ export const commandIds = {
   cleanup: (projectId: string) => `cmd_cleanup_${projectId}`,
   /** One sweep of a project's forks per day (YYYY-MM-DD). */
   forksSweep: (projectId: string, day: string) => `cmd_forks_sweep_${projectId}_${day}`,
+  /**
+   * One webhook delivery (webhookDeliveryId): a retry of the delivery is the same command, so it is
+   * on the queue once and sends under the same delivery ID; a Redeliver is a new delivery.
+   */
+  webhookDeliver: (deliveryId: string) => `cmd_webhook_${deliveryId}`,
   /** A person's fixture for a Task's attempt: the same files and summary again are the same command. */
   fixturePublish: (taskId: string, attempt: number, contentHash: string) =>
     `cmd_fixture_${taskId}_a${attempt}_${contentHash.slice(0, 32)}`,

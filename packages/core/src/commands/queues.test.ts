@@ -45,6 +45,7 @@ describe("queues", () => {
       "dead-letter": [5, 5, 60, null],
       verification: [5, 3, 30, "dead-letter"],
       release: [5, 3, 30, "dead-letter"],
+      webhooks: [5, 5, 30, "dead-letter"],
     } as const;
     for (const env of ["dev", "prod"] as const) {
       const policies = loadConfig(env).queues.policies;
@@ -74,6 +75,21 @@ describe("queues", () => {
       );
       expect(actions[3], queue).toEqual({ action: "dead_letter", error: "workflow start failed" });
     }
+  });
+
+  it("retries a failed webhook delivery 5 times with exponential backoff (30 s, 1, 2, 4, 8 min), then dead-letters it", () => {
+    expect(QUEUE_FOR_COMMAND["webhook.deliver"]).toBe("webhooks");
+    const fail = { kind: "failed" as const, error: "answered 500" };
+    const actions = [1, 2, 3, 4, 5, 6].map((d) => decideDelivery(fail, d, "webhooks", config, now));
+    expect(actions.slice(0, 5)).toEqual(
+      [30, 60, 120, 240, 480].map((s) => ({
+        action: "retry",
+        availableAt: new Date(now.getTime() + s * 1000),
+        error: "answered 500",
+      })),
+    );
+    expect(actions[5]).toEqual({ action: "dead_letter", error: "answered 500" });
+    expect(commandIds.webhookDeliver("whd_0123")).toBe("cmd_webhook_whd_0123");
   });
 
   it("applies each queue's exhaustion rule", () => {

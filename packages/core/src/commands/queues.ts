@@ -26,9 +26,19 @@ export type DeliveryAction =
   | { action: "record_failure"; error: string }
   | { action: "drop"; error: string };
 
+/** How long the retry after the `deliveries`-th failed delivery waits (the queue's backoff). */
+export function retryDelaySeconds(
+  policy: Pick<RhumbatronConfig["queues"]["policies"][QueuePurpose], "retryDelaySeconds" | "retryBackoff">,
+  deliveries: number,
+): number {
+  if (policy.retryBackoff !== "exponential") return policy.retryDelaySeconds;
+  return policy.retryDelaySeconds * 2 ** Math.max(0, deliveries - 1);
+}
+
 /**
  * The queue policy for one delivery (pure). `deliveries` counts this one. A failure is retried
- * `maxRetries` times, `retryDelaySeconds` apart; then the queue's exhaustion rule applies. An
+ * `maxRetries` times, `retryDelaySeconds` apart (doubling each time with exponential backoff); then
+ * the queue's exhaustion rule applies. An
  * unknown command type skips the retries.
  */
 export function decideDelivery(
@@ -61,7 +71,7 @@ export function decideDelivery(
       if (deliveries <= policy.maxRetries) {
         return {
           action: "retry",
-          availableAt: new Date(now.getTime() + policy.retryDelaySeconds * 1000),
+          availableAt: new Date(now.getTime() + retryDelaySeconds(policy, deliveries) * 1000),
           error: outcome.error,
         };
       }

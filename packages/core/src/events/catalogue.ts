@@ -251,6 +251,22 @@ export const EVENT_CATALOGUE = {
     owner: "resource-shard",
     payload: z.object({ releaseId: id, outcome: z.enum(["succeeded", "failed"]) }),
   },
+  /**
+   * A command ran out of retries and is waiting for an operator (Operations: Retry or Dismiss); written
+   * when the dead letter opens, and again when it opens anew after a Retry failed (`attempts`).
+   */
+  "dead_letter.recorded": {
+    version: 1,
+    owner: "project-root",
+    payload: z.object({
+      deadLetterId: id,
+      commandId: id,
+      commandType: z.string().min(1),
+      originQueue: z.string().nullable(),
+      reason: z.string(),
+      attempts: z.number().int().positive(),
+    }),
+  },
 } as const satisfies Record<string, { version: number; owner: "project-root" | "resource-shard"; payload: z.ZodType }>;
 
 export type EventType = keyof typeof EVENT_CATALOGUE;

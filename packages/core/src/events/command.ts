@@ -14,6 +14,7 @@ export const COMMAND_TYPES = [
   "index.purge",
   "verification.start",
   "release.start",
+  "webhook.deliver",
 ] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 

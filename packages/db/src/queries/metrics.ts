@@ -2,6 +2,11 @@ import { type RhumbatronConfig, streamIndex } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { ANALYTICS } from "../events/analytics.ts";
 
+// What a landing-queue owner reads: landing times and queue depth, checks, Sandbox seconds.
+export * from "./metrics-checks.ts";
+export * from "./metrics-landing.ts";
+export * from "./metrics-sandbox.ts";
+
 export type MetricBucket = "hour" | "day";
 
 export interface MetricPointSum {

@@ -1,5 +1,6 @@
 import { DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { type GenerationPeople, generationPeople } from "./generation-people.ts";
 import { actorName, namesOf, userIdsOf } from "./people.ts";
 
 /** A project of this tenant, or NOT_FOUND (another tenant's project is answered like a missing one). */
@@ -21,6 +22,9 @@ export interface GenerationEntry {
   changeId: string | null;
   changeTitle: string | null;
   createdAt: Date;
+  /** Who promoted it and who approved its tree, by name (null for S0). */
+  promotedBy: GenerationPeople["promotedBy"];
+  approvedBy: string | null;
 }
 
 type Counts = Record<string, number>;
@@ -56,6 +60,7 @@ export async function getProjectOverview(db: Db, q: { tenantId: string; projectI
     where: { id: { in: candidates.map((c) => c.changeId) }, projectId: project.id },
     select: { id: true, title: true },
   });
+  const people = await generationPeople(db, project.id, rows);
   const generations: GenerationEntry[] = rows.map((r) => {
     const changeId = candidates.find((c) => c.id === r.candidateId)?.changeId ?? null;
     return {
@@ -66,6 +71,8 @@ export async function getProjectOverview(db: Db, q: { tenantId: string; projectI
       changeId,
       changeTitle: changes.find((c) => c.id === changeId)?.title ?? null,
       createdAt: r.createdAt,
+      promotedBy: people.get(r.generation)?.promotedBy ?? null,
+      approvedBy: people.get(r.generation)?.approvedBy ?? null,
     };
   });
   return { project, generations, view: await projectViewCounts(db, project.id) };

@@ -42,6 +42,8 @@ export interface HandlerContext extends TxContext {
 
 /** What a handler's prepare gets: the command, outside any transaction. */
 export interface PrepareContext {
+  /** For reads, and for short transactions of its own (never one that waits on the outside work). */
+  db: Db;
   message: LeasedMessage;
   command: CommandEnvelope;
   now: Date;
@@ -158,7 +160,9 @@ export async function deliverMessage(
     try {
       // Slow outside work first, with no transaction open; then the handler's rows and the ack
       // (or redelivery, or deferral) in one transaction.
-      const prepared = handler.prepare ? await handler.prepare({ message: m, command: parsed.data, now }) : undefined;
+      const prepared = handler.prepare
+        ? await handler.prepare({ db, message: m, command: parsed.data, now })
+        : undefined;
       action = await withTransaction(db, async (ctx) => {
         const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now, prepared });
         const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);

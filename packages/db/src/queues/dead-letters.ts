@@ -1,18 +1,19 @@
 import { DomainError, type QueuePurpose } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { changeEvent, projectEvent } from "../events/factory.ts";
+import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
+import { namesOf, REMOVED_USER } from "../queries/people.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { claimReleased } from "../work-graph/claims.ts";
-import { namesOf, REMOVED_USER } from "../queries/people.ts";
 import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 
 /**
  * The dead-letter path: a command whose retries ran out lands on the dead-letter queue (its queue's
  * policy in config.queues.policies). The consumer of the dead-letter queue records the poison
- * command (idempotent on command_id), blocks its Task with blocked_limit `dead_letter`, and writes
- * task.failed through the Change's shard outbox. It never re-sends a command: only an operator's
+ * command (idempotent on command_id), blocks its Task with blocked_limit `dead_letter`, writes
+ * task.failed through the Change's shard outbox, and dead_letter.recorded on the project (the
+ * tenant's operators are told in their inbox). It never re-sends a command: only an operator's
  * Retry does.
  */
 export const DEAD_LETTER_CONSUMER = "rhumbatron-event-router";
@@ -27,6 +28,7 @@ export function deadLetterHandler(deps: EnqueueDeps): CommandHandler {
       // A second delivery of the same dead letter writes nothing new.
       if (existing && existing.status === "open") return "done";
       const occurrence = existing ? existing.attempts + 1 : 1;
+      const id = existing?.id ?? `dl_${command.commandId}`;
       if (existing) {
         // The command failed again after an operator's Retry: the same record opens again.
         await ctx.tx.deadLetter.update({
@@ -45,7 +47,7 @@ export function deadLetterHandler(deps: EnqueueDeps): CommandHandler {
       } else {
         await ctx.tx.deadLetter.create({
           data: {
-            id: `dl_${command.commandId}`,
+            id,
             kind: "command",
             commandId: command.commandId,
             consumer: DEAD_LETTER_CONSUMER,
@@ -59,9 +61,44 @@ export function deadLetterHandler(deps: EnqueueDeps): CommandHandler {
       }
       if (command.taskId && command.changeId)
         await blockTask(ctx, command.changeId, command.taskId, command.commandId, occurrence, reason, deps);
+      // After the Change's lock, as every writer takes them: a Change's row before its project's.
+      await recordedEvent(ctx, { id, command, originQueue: message.originQueue, reason, attempts: occurrence }, deps);
       return "done";
     },
   };
+}
+
+/** dead_letter.recorded on the project's root; nothing when the project is gone. */
+async function recordedEvent(
+  ctx: TxContext,
+  d: {
+    id: string;
+    command: { commandId: string; commandType: string; projectId: string };
+    originQueue: string | null;
+    reason: string;
+    attempts: number;
+  },
+  deps: EnqueueDeps,
+) {
+  const root = await lockProjectRow(ctx, d.command.projectId).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+    throw err;
+  });
+  if (!root) return;
+  const event = projectEvent(root, "dead_letter.recorded", {
+    actor: { kind: "system", id: DEAD_LETTER_CONSUMER },
+    causedBy: d.command.commandId,
+    now: deps.now(),
+    payload: {
+      deadLetterId: d.id,
+      commandId: d.command.commandId,
+      commandType: d.command.commandType,
+      originQueue: d.originQueue,
+      reason: d.reason,
+      attempts: d.attempts,
+    },
+  });
+  await appendToOutbox(ctx, [event], deps);
 }
 
 async function blockTask(
@@ -164,7 +201,10 @@ export async function listDeadLetters(
     orderBy: { createdAt: "desc" },
     take: p.limit,
   });
-  const people = await namesOf(db, rows.map((r) => r.resolvedBy));
+  const people = await namesOf(
+    db,
+    rows.map((r) => r.resolvedBy),
+  );
   return rows.map((r) => ({
     ...r,
     projectName: r.projectId ? (names.get(r.projectId) ?? r.projectId) : null,

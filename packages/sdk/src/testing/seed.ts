@@ -1,6 +1,6 @@
 // The API's router fixtures: tenants Acme (one user per role, projects shop and blog) and Other.
 import { ACME, seedTenants } from "@rhumbatron/api/testing";
-import { createApiToken, type Db, type Role } from "@rhumbatron/db";
+import { createApiToken, type Db, type Prisma, type Role } from "@rhumbatron/db";
 
 export { ACME, OTHER } from "@rhumbatron/api/testing";
 
@@ -30,7 +30,6 @@ export async function seedCandidate(
   db: Db,
   c: { changeId: string; candidateId: string; status: "created" | "verified" | "rejected" | "stale" },
 ) {
-  const tree = "a".repeat(40);
   await db.change.create({
     data: {
       id: c.changeId,
@@ -43,61 +42,86 @@ export async function seedCandidate(
   await db.task.create({
     data: { id: `task_${c.changeId}`, changeId: c.changeId, key: "a", title: "a", state: "completed" },
   });
-  await db.changeSet.create({
-    data: {
-      id: `cs_${c.changeId}`,
-      changeId: c.changeId,
-      taskId: `task_${c.changeId}`,
-      runId: `run_${c.changeId}`,
-      agentId: "agt",
-      fork: "ws-x",
-      baseCommit: "c0",
-      commit: "c1",
-      patchRef: `source/p/patches/changesets/cs_${c.changeId}.patch`,
-    },
-  });
-  const verified = c.status === "verified";
-  await db.candidate.create({
-    data: {
-      id: c.candidateId,
-      projectId: SHOP,
-      changeId: c.changeId,
-      compositionKey: `k_${c.candidateId}`,
-      baseGeneration: 0,
-      baseCommit: "c0",
-      changeSetIds: [`cs_${c.changeId}`],
-      status: c.status,
-      ...(verified
-        ? {
-            composedCommit: "b".repeat(40),
-            composedTree: tree,
-            approvalRequired: true,
-            plan: {
-              policyId: "policy-1",
-              policyVersion: 1,
-              riskTier: "high",
-              checks: [{ id: "build", kind: "build", timeoutSeconds: 120, argv: ["npm", "run", "build"], reason: "r" }],
-              humanGate: true,
-              humanGateReasons: ["policy-1 gates high risk"],
-            },
-          }
-        : {}),
-    },
-  });
-  if (verified) {
-    await db.evidence.create({
-      data: {
-        id: `ev_${c.candidateId}`,
-        candidateId: c.candidateId,
-        checkId: "build",
-        kind: "build",
-        status: "pass",
-        coverage: "checked_supported",
-        durationMs: 900,
-        timeoutSeconds: 120,
-        completedAt: new Date(),
-      },
-    });
-  }
+  const { rows, tree } = composedCandidate(db, { ...c, taskId: `task_${c.changeId}` });
+  await db.$transaction(rows);
   return { tree };
+}
+
+/**
+ * The writes that compose a Candidate of an existing Change from its Task's ChangeSet, as the
+ * worker would leave them (for a `db.$transaction`, so a reader sees all of them or none).
+ */
+export function composedCandidate(
+  db: Db,
+  c: {
+    changeId: string;
+    taskId: string;
+    candidateId: string;
+    status: "created" | "verified" | "rejected" | "stale";
+  },
+) {
+  const tree = "a".repeat(40);
+  const verified = c.status === "verified";
+  const rows: Prisma.PrismaPromise<unknown>[] = [
+    db.changeSet.create({
+      data: {
+        id: `cs_${c.changeId}`,
+        changeId: c.changeId,
+        taskId: c.taskId,
+        runId: `run_${c.changeId}`,
+        agentId: "agt",
+        fork: "ws-x",
+        baseCommit: "c0",
+        commit: "c1",
+        patchRef: `source/p/patches/changesets/cs_${c.changeId}.patch`,
+      },
+    }),
+    db.candidate.create({
+      data: {
+        id: c.candidateId,
+        projectId: SHOP,
+        changeId: c.changeId,
+        compositionKey: `k_${c.candidateId}`,
+        baseGeneration: 0,
+        baseCommit: "c0",
+        changeSetIds: [`cs_${c.changeId}`],
+        status: c.status,
+        ...(verified
+          ? {
+              composedCommit: "b".repeat(40),
+              composedTree: tree,
+              approvalRequired: true,
+              plan: {
+                policyId: "policy-1",
+                policyVersion: 1,
+                riskTier: "high",
+                checks: [
+                  { id: "build", kind: "build", timeoutSeconds: 120, argv: ["npm", "run", "build"], reason: "r" },
+                ],
+                humanGate: true,
+                humanGateReasons: ["policy-1 gates high risk"],
+              },
+            }
+          : {}),
+      },
+    }),
+  ];
+  if (verified) {
+    rows.push(
+      db.evidence.create({
+        data: {
+          id: `ev_${c.candidateId}`,
+          candidateId: c.candidateId,
+          checkId: "build",
+          kind: "build",
+          status: "pass",
+          coverage: "checked_supported",
+          durationMs: 900,
+          timeoutSeconds: 120,
+          completedAt: new Date(),
+        },
+      }),
+    );
+  }
+  return { rows, tree };
 }

@@ -13,26 +13,23 @@ import {
 } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
+import { seriesElements } from "./chart-elements.tsx";
+import { eventSeries } from "./chart-series.ts";
+import { ChecksPanel } from "./checks-panel.tsx";
+import { LandingPanels } from "./landing-panel.tsx";
+import { SandboxPanel } from "./sandbox-panel.tsx";
 
-const PALETTE = [
-  "#0f766e",
-  "#b91c1c",
-  "#1d4ed8",
-  "#a16207",
-  "#7e22ce",
-  "#be185d",
-  "#15803d",
-  "#c2410c",
-  "#334155",
-  "#0e7490",
-];
 /** Shown first when nothing is picked yet: the lifecycle a reader usually asks about. */
 const DEFAULT_METRICS = ["change_created", "task_completed", "task_failed", "candidate_created", "promotion_completed"];
 
-/** Event metrics over time for the caller's tenant, summed per hour or day in SQL. */
+/**
+ * The tenant's metrics over one chosen window (README: Metrics): how long Changes take to land and
+ * how deep the landing queue is, each check's durations and flake rate, Sandbox seconds, and the
+ * lifecycle Events per hour or day. Counts are bars or steps, never smoothed curves.
+ */
 export function MetricsView({ tenantId }: { tenantId: string }) {
   const trpc = useTRPC();
   const [range, setRange] = useState<MetricRange>("7d");
@@ -70,7 +67,7 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
   };
 
   const controls = (
-    <div className="flex flex-wrap items-center gap-3 text-sm">
+    <div data-testid="metrics-window" className="flex flex-wrap items-center gap-3 text-sm">
       <label className="flex items-center gap-1">
         <span className="text-slate-500">Range</span>
         <select
@@ -122,7 +119,7 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
         className="h-80 w-full"
       >
         <ResponsiveContainer width="100%" height="100%">
-          <LineChart data={rows} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+          <BarChart data={rows} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" />
             <XAxis
               dataKey="t"
@@ -133,17 +130,8 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
             <YAxis allowDecimals={false} fontSize={11} width={40} />
             <Tooltip labelFormatter={(t) => `${bucketLabel(Number(t), series.data.bucket, series.data.range)} UTC`} />
             <Legend />
-            {selected.map((name) => (
-              <Line
-                key={name}
-                type="monotone"
-                dataKey={name}
-                stroke={PALETTE[series.data.names.indexOf(name) % PALETTE.length]}
-                dot={false}
-                isAnimationActive={false}
-              />
-            ))}
-          </LineChart>
+            {seriesElements(eventSeries(selected, series.data.names))}
+          </BarChart>
         </ResponsiveContainer>
       </div>
     );
@@ -167,8 +155,18 @@ export function MetricsView({ tenantId }: { tenantId: string }) {
             : `Analytics trail the work: ${analyticsLagText(lag.data)}. The charts catch up as they are counted.`}
         </p>
       )}
-      <Panel title="Events over time (UTC)" testId="metrics" actions={controls}>
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <p className="text-sm text-slate-500">Every chart below covers the same window, in UTC.</p>
+        {controls}
+      </div>
+      <LandingPanels tenantId={tenantId} range={range} bucket={bucket} />
+      <ChecksPanel tenantId={tenantId} range={range} bucket={bucket} />
+      <SandboxPanel tenantId={tenantId} range={range} bucket={bucket} />
+      <Panel title={`Events per ${bucket}, last ${range}`} testId="metrics">
         {body}
+        <p className="mt-2 text-xs text-slate-500">
+          One column per {bucket}: each lifecycle Event the analytics projector counted, stacked by kind.
+        </p>
       </Panel>
       {data && (
         <Panel title={`Totals, last ${data.range}`} testId="metrics-totals">

@@ -171,6 +171,22 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
         <ReleasesPanel tenantId={tenantId} projectId={project.id} canManage={hasAtLeast(role, "admin")} />
       </Panel>
 
+      {hasAtLeast(role, "admin") && (
+        <Panel
+          title="Webhooks"
+          testId="webhooks-panel"
+          actions={
+            <a href={`/projects/${project.id}/webhooks`} data-testid="webhooks-link" className="text-sm underline">
+              Manage webhooks
+            </a>
+          }
+        >
+          <p className="text-sm text-slate-600">
+            Send this project's Events to your own URLs, signed, with a delivery log and Redeliver.
+          </p>
+        </Panel>
+      )}
+
       <Panel title="Search the code" testId="code-search-panel">
         <div className="space-y-3">
           <IndexStatus

@@ -1,0 +1,35 @@
+import type { Metadata } from "next";
+import { WebhookForm } from "../../../../components/project/webhooks/webhook-form.tsx";
+import { WebhookList } from "../../../../components/project/webhooks/webhook-list.tsx";
+import { shellNotice } from "../../../../components/shell-notice.tsx";
+import { loadShell } from "../../../../server/shell.ts";
+
+export const metadata: Metadata = { title: "Webhooks · Rhumbatron" };
+export const dynamic = "force-dynamic";
+
+/** A project's outgoing webhooks (admins): subscribe a URL, read each hook's delivery log, redeliver. */
+export default async function WebhooksPage({ params }: { params: Promise<{ projectId: string }> }) {
+  const { projectId } = await params;
+  const shell = await loadShell();
+  const notice = shellNotice(shell, "admin", `/projects/${projectId}/webhooks`);
+  if (notice || shell.kind !== "ready") return notice;
+  const tenantId = shell.tenant.tenantId;
+  return (
+    <section className="space-y-4">
+      <p className="text-sm text-slate-500">
+        <a className="underline" href={`/projects/${projectId}`}>
+          Project
+        </a>
+      </p>
+      <div>
+        <h1 className="text-xl font-semibold">Webhooks</h1>
+        <p className="mt-1 text-sm text-slate-600">
+          Each Event of a subscribed type is POSTed to the URL as JSON, signed with the hook's secret, and retried with
+          backoff when the receiver does not answer 2xx.
+        </p>
+      </div>
+      <WebhookForm tenantId={tenantId} projectId={projectId} />
+      <WebhookList tenantId={tenantId} projectId={projectId} />
+    </section>
+  );
+}

@@ -1,0 +1,3 @@
+export * from "./address.ts";
+export * from "./model.ts";
+export * from "./signature.ts";

@@ -1,0 +1,2 @@
+export * from "./inbox.ts";
+export * from "./notifier.ts";

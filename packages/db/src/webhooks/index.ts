@@ -1,0 +1,3 @@
+export * from "./deliveries.ts";
+export * from "./fan-out.ts";
+export * from "./hooks.ts";
