@@ -70,7 +70,8 @@ describe("worker main", () => {
   });
 
   it("starts the local executor, beats, and stops cleanly with exit 0 on SIGTERM", async () => {
-    const { child, out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_LOG_LEVEL: "info" });
+    // debug: a routine finished run (the heartbeat's start run waited for below) is a debug line.
+    const { child, out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_LOG_LEVEL: "debug" });
     const started = await stdoutLine(child, (l) => l.msg === "worker started");
     expect(started).toMatchObject({ executor: "local", level: 30 });
     await stdoutLine(child, (l) => l.function === "heartbeat" && l.trigger === "start");
