@@ -95,7 +95,8 @@ test("a dead letter is dismissed with a reason, which is recorded and shown, and
   await page.getByTestId("dead-letter-status-dismissed").click();
   const dismissed = row(page, commandId);
   await expect(dismissed).toHaveAttribute("data-status", "dismissed");
-  await expect(dismissed).toContainText(`dismissed by usr_demo_admin`);
+  // The operator by name, not by user ID.
+  await expect(dismissed).toContainText("dismissed by Demo Admin");
   await expect(dismissed).toContainText(reason);
   await expect(dismissed.getByTestId("retry-button")).toHaveCount(0);
 
