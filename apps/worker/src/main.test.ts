@@ -4,12 +4,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 
 const t = useTestDatabase();
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const mainPath = fileURLToPath(new URL("./main.ts", import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), "rh-worker-main-"));
+
+/** Workers a test started; one still running after its test (it failed midway) is killed. */
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of started.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
 
 /** The worker as an operator runs it: a separate process with only the environment we give it. */
 function startWorker(env: Record<string, string>) {
@@ -18,6 +25,7 @@ function startWorker(env: Record<string, string>) {
     env: { PATH: process.env.PATH ?? "", RHUMBATRON_GIT_PORT: "0", RHUMBATRON_DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  started.push(child);
   const out = { stdout: "", stderr: "" };
   child.stdout?.on("data", (c) => {
     out.stdout += c;
