@@ -15,8 +15,6 @@ function loadMermaid(): Promise<MermaidApi> {
       securityLevel: "strict",
       theme: "neutral",
       fontFamily: "ui-sans-serif, system-ui, sans-serif",
-      // Rotated commit labels: "S1 · cand_…" labels are wider than the space between two commits.
-      gitGraph: { mainBranchName: "main", showCommitLabel: true, rotateCommitLabel: true },
       flowchart: { htmlLabels: true, curve: "basis" },
     });
     return mermaid;

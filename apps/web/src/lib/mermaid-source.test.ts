@@ -1,7 +1,7 @@
 import { TASK_STATES } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import { generationFlowchart, generationRows, MAX_DRAWN_GENERATIONS, shortCandidateId } from "./generation-graph.ts";
-import { gitGraphString, mermaidText } from "./mermaid-text.ts";
+import { mermaidText } from "./mermaid-text.ts";
 import { type ChartTask, TASK_STATE_COLORS, taskStateLabel, workGraphFlowchart } from "./work-graph-chart.ts";
 
 const cand = (n: number) => `cand_${n.toString(16).padStart(8, "0")}${"0".repeat(24)}`;
@@ -18,10 +18,6 @@ describe("mermaidText", () => {
   it("flattens line breaks and cuts long text", () => {
     expect(mermaidText("a\nb\r\n\tc")).toBe("a b c");
     expect(mermaidText("x".repeat(100), 10)).toBe(`${"x".repeat(9)}…`);
-  });
-
-  it("drops what would end a gitGraph string", () => {
-    expect(gitGraphString('S1 "quoted"\nnext')).toBe("S1  quoted next");
   });
 });
 

@@ -14,12 +14,3 @@ export function mermaidText(value: string, max = 80): string {
     .replace(/>/g, "#gt;")
     .replace(/`/g, "#96;");
 }
-
-/**
- * A string for gitGraph's `id:` and `tag:` fields. Their grammar takes a double-quoted string with
- * no entity decoding, so quotes and line breaks are dropped rather than escaped.
- */
-export function gitGraphString(value: string, max = 60): string {
-  const flat = value.replace(/["\r\n\t]+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}

@@ -84,12 +84,18 @@ export function eventRouterFunction({ config, blobs, nudger, classifier }: Event
         now: ctx.now,
         log: (fields, msg) => ctx.logger.warn({ stream, ...fields }, msg),
       });
-      const summary: Record<string, ConsumeResult[]> = {
-        [projector.name]: await drain(ctx, projector, stream, per),
-        [causal.name]: await drain(ctx, causal, stream, per),
-        [notifier.name]: await drain(ctx, notifier, stream, per),
-        [webhooks.name]: await drain(ctx, webhooks, stream, per),
-      };
+      // The four consumers keep cursors of their own and touch disjoint rows, so they drain side by
+      // side: a run lasts as long as its slowest consumer, not their sum, and a nudge that arrives
+      // meanwhile waits that much less for the follow-up run.
+      const subs = [projector, causal, notifier, webhooks];
+      // allSettled: a run ends only when every drain has, even when one throws (then the run fails).
+      const settled = await Promise.allSettled(subs.map((sub) => drain(ctx, sub, stream, per)));
+      const failed = settled.find((r) => r.status === "rejected");
+      if (failed) throw failed.reason;
+      const drained = settled.map((r) => (r.status === "fulfilled" ? r.value : []));
+      const summary: Record<string, ConsumeResult[]> = Object.fromEntries(
+        subs.map((sub, i) => [sub.name, drained[i] ?? []]),
+      );
       if (sweep) summary[archiver.name] = await drain(ctx, archiver, stream, 1);
       // A run is bounded (a few batches); when the projector stopped on a full batch there is more
       // on this stream, so the router nudges itself instead of leaving the rest to the cron sweep.

@@ -68,18 +68,35 @@ export interface ConsumeResult {
   error?: string;
 }
 
-async function lease(db: Db, sub: string, stream: number, deps: ConsumerDeps) {
+/**
+ * Takes the cursor's lease in one statement, and only when there is something to do: entries after
+ * the cursor, or a batch waiting for its redelivery. A new cursor row is created on its first lease.
+ * When no lease was taken, a second read tells "busy" (another live holder) from "empty".
+ */
+async function lease(
+  db: Db,
+  sub: string,
+  stream: number,
+  deps: ConsumerDeps,
+): Promise<{ committed_offset: bigint; redeliver_at: Date | null } | "busy" | "empty"> {
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.eventRouter.cursorLeaseSeconds * 1000);
-  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
-  await db.$executeRaw`
-    INSERT INTO stream_cursors (subscription, stream_index) VALUES (${sub}, ${stream}) ON CONFLICT DO NOTHING`;
+  const deadHolder = heldByDeadWorker("c.lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
   const rows = await db.$queryRaw<{ committed_offset: bigint; redeliver_at: Date | null }[]>`
-    UPDATE stream_cursors SET lease_owner = ${deps.owner}, leased_until = ${until}, updated_at = ${now}
-    WHERE subscription = ${sub} AND stream_index = ${stream}
-      AND (leased_until IS NULL OR leased_until < ${now} OR lease_owner = ${deps.owner} OR ${deadHolder})
-    RETURNING committed_offset, redeliver_at`;
-  return rows[0] ?? null;
+    INSERT INTO stream_cursors AS c (subscription, stream_index, lease_owner, leased_until, updated_at)
+    SELECT ${sub}, ${stream}, ${deps.owner}, ${until}, ${now}
+    WHERE EXISTS (SELECT 1 FROM stream_entries e WHERE e.stream_index = ${stream} AND e."offset" > 0)
+    ON CONFLICT (subscription, stream_index) DO UPDATE
+      SET lease_owner = EXCLUDED.lease_owner, leased_until = EXCLUDED.leased_until, updated_at = EXCLUDED.updated_at
+      WHERE (c.leased_until IS NULL OR c.leased_until < ${now} OR c.lease_owner = ${deps.owner} OR ${deadHolder})
+        AND (c.redeliver_at IS NOT NULL OR EXISTS (
+          SELECT 1 FROM stream_entries e WHERE e.stream_index = c.stream_index AND e."offset" > c.committed_offset))
+    RETURNING c.committed_offset, c.redeliver_at`;
+  if (rows[0]) return rows[0];
+  const held = await db.$queryRaw<{ busy: boolean }[]>`
+    SELECT (c.leased_until >= ${now} AND c.lease_owner <> ${deps.owner} AND NOT ${deadHolder}) AS busy
+    FROM stream_cursors c WHERE c.subscription = ${sub} AND c.stream_index = ${stream}`;
+  return held[0]?.busy ? "busy" : "empty";
 }
 
 async function finish(
@@ -88,9 +105,12 @@ async function finish(
   stream: number,
   owner: string,
   now: Date,
-  set: { offset?: bigint; redeliverAt?: Date | null },
+  set: { offset?: bigint; redeliverAt?: Date | null; clearFailure?: string },
 ) {
+  // An acked batch forgets its failure count in the same statement (one round trip per ack).
   await db.$executeRaw`
+    WITH cleared AS (
+      DELETE FROM k2_batch_failures WHERE consumer = ${sub} AND batch_key = ${set.clearFailure ?? null}::text)
     UPDATE stream_cursors SET lease_owner = NULL, leased_until = NULL, updated_at = ${now},
       committed_offset = COALESCE(${set.offset ?? null}::bigint, committed_offset),
       redeliver_at = ${set.redeliverAt ?? null}
@@ -153,7 +173,7 @@ export async function consumeOnce(
     deferred: 0,
   };
   const cursor = await lease(db, sub.name, stream, deps);
-  if (!cursor) return { ...result, outcome: "busy" };
+  if (cursor === "busy" || cursor === "empty") return { ...result, outcome: cursor };
   const start = deps.now();
   if (cursor.redeliver_at && cursor.redeliver_at.getTime() > start.getTime()) {
     await finish(db, sub.name, stream, deps.owner, start, { redeliverAt: cursor.redeliver_at });
@@ -174,8 +194,7 @@ export async function consumeOnce(
   const batch = { stream, key: batchKey(stream, first.offset), first: first.offset, last: last.offset };
   const end = deps.now();
   if (unapplied.length === 0) {
-    await db.batchFailure.deleteMany({ where: { consumer: sub.name, batchKey: batch.key } });
-    await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset });
+    await finish(db, sub.name, stream, deps.owner, end, { offset: ackOffset, clearFailure: batch.key });
     return { ...result, outcome: "ack" };
   }
   return failedBatchStep(db, sub, deps, { ...batch, ackOffset }, { unapplied, lastError }, result);

@@ -22,7 +22,7 @@ export interface WorkerBeat {
   sandboxNote: string | null;
 }
 
-type HolderColumn = "lease_owner" | "runner_id";
+type HolderColumn = "lease_owner" | "runner_id" | "c.lease_owner";
 
 /**
  * SQL condition: the row's holder (`column`) is a worker that stopped, or whose last beat is older

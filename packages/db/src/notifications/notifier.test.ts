@@ -97,6 +97,32 @@ describe("the notifier", () => {
     expect(await t.db.notification.count({ where: { userId: "usr_elsewhere" } })).toBe(0);
   });
 
+  it("marks an approval request read for everyone once one approver answered it; other requests stay unread", async () => {
+    const changeId = await change("chg_n9", "Gift cards");
+    const asked = (candidateId: string) =>
+      ev("approval.requested", { ...at, changeId, key: candidateId, payload: { candidateId, treeHash: "t9" } });
+    await notify([asked("cand_n9"), asked("cand_n9b")]);
+    const unread = (candidateId: string) =>
+      t.db.notification.count({ where: { candidateId, kind: "approval_requested", readAt: null } });
+    expect(await unread("cand_n9")).toBe(3);
+    const granted = {
+      ...ev("approval.granted", {
+        ...at,
+        changeId,
+        payload: { candidateId: "cand_n9", treeHash: "t9", approverId: person("approver") },
+      }),
+      actor: { kind: "user" as const, id: person("approver") },
+    };
+    expect(await notify([granted])).toMatchObject({ outcome: "ack", applied: 1 });
+    expect(await unread("cand_n9")).toBe(0);
+    const read = await t.db.notification.findFirstOrThrow({
+      where: { candidateId: "cand_n9", userId: person("admin") },
+    });
+    expect(read.readAt?.toISOString()).toBe(new Date(granted.timestamp).toISOString());
+    // Another Candidate's request is still waiting.
+    expect(await unread("cand_n9b")).toBe(3);
+  });
+
   it("tells the Change's requester that it was rejected (by whom, why), that it conflicted, and that it landed", async () => {
     const rejectedId = await change("chg_n2", "Cheaper shipping");
     await t.db.candidate.create({

@@ -114,6 +114,25 @@ export async function notifyOf(ctx: TxContext, e: AnyEventEnvelope): Promise<num
   return written.count;
 }
 
+/** Events that answer an approval request: once one arrives, nobody is still asked. */
+const SETTLES_APPROVAL = ["approval.granted", "approval.rejected", "candidate.rejected", "candidate.stale"];
+
+/**
+ * An approval request that someone answered (or whose Candidate closed) is no longer waiting for
+ * anyone: the other approvers' copies are marked read as of that Event, so an inbox never counts an
+ * approval nobody can give any more. Returns how many were marked.
+ */
+export async function settleApprovalRequests(ctx: TxContext, e: AnyEventEnvelope): Promise<number> {
+  if (!SETTLES_APPROVAL.includes(e.eventType)) return 0;
+  const candidateId = (e.payload as { candidateId?: unknown }).candidateId;
+  if (typeof candidateId !== "string") return 0;
+  const settled = await ctx.tx.notification.updateMany({
+    where: { tenantId: e.tenantId, candidateId, kind: "approval_requested", readAt: null },
+    data: { readAt: new Date(e.timestamp) },
+  });
+  return settled.count;
+}
+
 export function notifierSubscription(): Subscription {
   return {
     name: NOTIFIER,
@@ -124,7 +143,10 @@ export function notifierSubscription(): Subscription {
       return [...groups.values()];
     },
     async apply(ctx, events) {
-      for (const { event } of events) if (notifies(event.eventType)) await notifyOf(ctx, event);
+      for (const { event } of events) {
+        if (notifies(event.eventType)) await notifyOf(ctx, event);
+        await settleApprovalRequests(ctx, event);
+      }
     },
   };
 }

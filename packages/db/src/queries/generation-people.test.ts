@@ -81,7 +81,7 @@ describe("the generation timeline's people", () => {
       [0, null, null],
       [1, { kind: "user", name: "Ada Lovelace" }, "Grace Hopper"],
       [2, { kind: "system", name: "the landing queue" }, "Ada Lovelace"],
-      [3, { kind: "user", name: "unknown user" }, null],
+      [3, { kind: "user", name: "a removed user" }, null],
     ]);
     expect(JSON.stringify(generations.map((g) => [g.promotedBy, g.approvedBy]))).not.toMatch(/usr_|landing-queue/);
   });

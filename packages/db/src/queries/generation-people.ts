@@ -1,4 +1,5 @@
 import type { Db } from "../client.ts";
+import { actorName, namesOf, REMOVED_USER, userIdsOf } from "./people.ts";
 
 /** Who made a generation, by name, as the generation timeline shows it. */
 export interface GenerationPeople {
@@ -10,12 +11,6 @@ export interface GenerationPeople {
   /** The person whose approval of the exact tree let it through (users.name), when policy asked for one. */
   approvedBy: string | null;
 }
-
-/** The system actors that promote, by the name people know them by. */
-const SYSTEM_PROMOTERS: Record<string, string> = { "landing-queue": "the landing queue" };
-
-/** A user with no row any more (never shown as a bare ID). */
-const UNKNOWN_USER = "unknown user";
 
 type Actor = { kind?: string; id?: string };
 
@@ -36,19 +31,15 @@ export async function generationPeople(
       select: { candidateId: true, decidedBy: true },
     }),
   ]);
-  const userIds = [
-    ...events.flatMap((e) => (e.actor?.kind === "user" && e.actor.id ? [e.actor.id] : [])),
+  // One resolver for names everywhere (people.ts): a deleted user reads "a removed user".
+  const names = await namesOf(db, [
+    ...userIdsOf(events.flatMap((e) => (e.actor ? [e.actor] : []))),
     ...approvals.map((a) => a.decidedBy),
-  ];
-  const users = await db.user.findMany({
-    where: { id: { in: [...new Set(userIds)] } },
-    select: { id: true, name: true },
-  });
-  const nameOf = (id: string) => users.find((u) => u.id === id)?.name ?? UNKNOWN_USER;
+  ]);
+  const nameOf = (id: string) => names.get(id) ?? REMOVED_USER;
   const promoter = (actor: Actor | null | undefined): GenerationPeople["promotedBy"] => {
     if (!actor?.id) return null;
-    if (actor.kind === "user") return { kind: "user", name: nameOf(actor.id) };
-    return { kind: "system", name: SYSTEM_PROMOTERS[actor.id] ?? actor.id };
+    return { kind: actor.kind === "user" ? "user" : "system", name: actorName(actor, names) };
   };
   const out = new Map<number, GenerationPeople>();
   for (const g of generations) {
