@@ -22,7 +22,13 @@ export function startProcess(
   name: string,
   command: string,
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; quiet?: boolean },
+  options: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    quiet?: boolean;
+    /** Rewrites a line before it is shown, or drops it (null). */
+    format?: (line: string) => string | null;
+  },
 ): Managed {
   const child = spawn(command, args, {
     cwd: options.cwd,
@@ -32,7 +38,10 @@ export function startProcess(
   });
   const prefix = (chunk: Buffer, stream: NodeJS.WriteStream) => {
     if (options.quiet) return;
-    for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) stream.write(`[${name}] ${line}\n`);
+    for (const raw of chunk.toString("utf8").split("\n")) {
+      const line = raw.trim() && options.format ? options.format(raw) : raw;
+      if (line?.trim()) stream.write(`[${name}] ${line}\n`);
+    }
   };
   child.stdout?.on("data", (c: Buffer) => prefix(c, process.stdout));
   child.stderr?.on("data", (c: Buffer) => prefix(c, process.stderr));

@@ -5,6 +5,7 @@ import { configFromSettings, demoPassword, parseSettings, publicUrl } from "@rhu
 import { createDb, DEMO, migrate, pgNotifyNudger, seedDemo } from "@rhumbatron/db";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
+import { webLines, workerLines } from "./log-lines.ts";
 import { isPortFree, localAddress } from "./ports.ts";
 import { runningPostmaster, stopPostmaster } from "./postmaster.ts";
 import { signalGroup, startProcess, stopProcess, waitForHttp } from "./processes.ts";
@@ -189,7 +190,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         {
           name: "worker",
           start: () =>
-            startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], { cwd: ROOT, env, quiet }),
+            startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
+              cwd: ROOT,
+              env,
+              quiet,
+              format: workerLines(env),
+            }),
         },
         {
           name: "web",
@@ -198,6 +204,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
               cwd: WEB_DIR,
               env,
               quiet,
+              format: webLines(env),
             }),
         },
       ],
