@@ -1,5 +1,17 @@
+import type { MetricBucketSize, MetricRange } from "@rhumbatron/core";
+import { keepPreviousData } from "@tanstack/react-query";
 import { Bar, Line } from "recharts";
 import { type SeriesSpec, STEP_LINE_TYPE } from "./chart-series.ts";
+
+/** The window every metrics panel reads: whose metrics, how far back, in buckets of what size. */
+export interface MetricWindow {
+  tenantId: string;
+  range: MetricRange;
+  bucket: MetricBucketSize;
+}
+
+/** Every panel refreshes once a minute and keeps the last figures on screen while it does. */
+export const METRIC_REFRESH = { refetchInterval: 60_000, placeholderData: keepPreviousData } as const;
 
 /**
  * The recharts elements of a chart's series: bars, or step lines with a dot on every point (a lone

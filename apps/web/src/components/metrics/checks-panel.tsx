@@ -1,32 +1,19 @@
 "use client";
 
-import { durationText, type MetricBucketSize, type MetricRange, percentText } from "@rhumbatron/core";
+import { durationText, percentText } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
-import { seriesElements } from "./chart-elements.tsx";
+import { METRIC_REFRESH, type MetricWindow, seriesElements } from "./chart-elements.tsx";
 import { CHECK_DURATION_SERIES, checkDurationRows, durationUnit } from "./chart-series.ts";
 
 const ms = (v: number | null) => durationText(v === null ? null : v / 1000);
 
 /** Each check's durations and flake rate over the chosen window, with the definition of flaky. */
-export function ChecksPanel({
-  tenantId,
-  range,
-  bucket,
-}: {
-  tenantId: string;
-  range: MetricRange;
-  bucket: MetricBucketSize;
-}) {
+export function ChecksPanel({ tenantId, range, bucket }: MetricWindow) {
   const trpc = useTRPC();
-  const q = useQuery(
-    trpc.metrics.checks.queryOptions(
-      { tenantId, range, bucket },
-      { refetchInterval: 60_000, placeholderData: (p) => p },
-    ),
-  );
+  const q = useQuery(trpc.metrics.checks.queryOptions({ tenantId, range, bucket }, METRIC_REFRESH));
   let body: React.ReactNode;
   if (!q.isSuccess) body = <NotReady query={q} testId="check-metrics" what="check metrics" label="Loading checks…" />;
   else if (q.data.checks.length === 0)

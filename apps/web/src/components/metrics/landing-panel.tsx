@@ -1,30 +1,17 @@
 "use client";
 
-import { bucketLabel, durationText, type MetricBucketSize, type MetricRange } from "@rhumbatron/core";
+import { bucketLabel, durationText } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { BarChart, CartesianGrid, Legend, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
-import { Figure, seriesElements } from "./chart-elements.tsx";
+import { Figure, METRIC_REFRESH, type MetricWindow, seriesElements } from "./chart-elements.tsx";
 import { durationUnit, LANDING_SERIES, landingRows, QUEUE_DEPTH_SERIES, timeLabel } from "./chart-series.ts";
 
 /** How long Changes took to land, and how deep the landing queue was, over the chosen window. */
-export function LandingPanels({
-  tenantId,
-  range,
-  bucket,
-}: {
-  tenantId: string;
-  range: MetricRange;
-  bucket: MetricBucketSize;
-}) {
+export function LandingPanels({ tenantId, range, bucket }: MetricWindow) {
   const trpc = useTRPC();
-  const landing = useQuery(
-    trpc.metrics.landing.queryOptions(
-      { tenantId, range, bucket },
-      { refetchInterval: 60_000, placeholderData: (p) => p },
-    ),
-  );
+  const landing = useQuery(trpc.metrics.landing.queryOptions({ tenantId, range, bucket }, METRIC_REFRESH));
   if (!landing.isSuccess) {
     return (
       <Panel title="Time to land" testId="landing-panel">

@@ -1,32 +1,19 @@
 "use client";
 
-import { bucketLabel, durationText, type MetricBucketSize, type MetricRange } from "@rhumbatron/core";
+import { bucketLabel, durationText } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
-import { Figure, seriesElements } from "./chart-elements.tsx";
+import { Figure, METRIC_REFRESH, type MetricWindow, seriesElements } from "./chart-elements.tsx";
 import { sandboxRows, sandboxSeries } from "./chart-series.ts";
 
 const KINDS = ["agent", "candidate"];
 
 /** Sandbox seconds charged per bucket, stacked by what used them, over the chosen window. */
-export function SandboxPanel({
-  tenantId,
-  range,
-  bucket,
-}: {
-  tenantId: string;
-  range: MetricRange;
-  bucket: MetricBucketSize;
-}) {
+export function SandboxPanel({ tenantId, range, bucket }: MetricWindow) {
   const trpc = useTRPC();
-  const q = useQuery(
-    trpc.metrics.sandbox.queryOptions(
-      { tenantId, range, bucket },
-      { refetchInterval: 60_000, placeholderData: (p) => p },
-    ),
-  );
+  const q = useQuery(trpc.metrics.sandbox.queryOptions({ tenantId, range, bucket }, METRIC_REFRESH));
   let body: React.ReactNode;
   if (!q.isSuccess)
     body = <NotReady query={q} testId="sandbox-chart" what="Sandbox seconds" label="Loading Sandbox seconds…" />;
