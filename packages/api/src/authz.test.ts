@@ -202,6 +202,17 @@ const SAMPLES: Record<string, Sample> = {
     input: { projectId: SHOP, url: "https://hooks.example.com/authz", eventTypes: ["approval.requested"] },
     acmeResource: true,
   },
+  "webhooks.update": {
+    scope: "tenant",
+    minimum: "admin",
+    input: {
+      webhookId: "whk_authz",
+      url: "https://hooks.example.com/authz-moved",
+      eventTypes: ["canonical.advanced"],
+      paused: true,
+    },
+    acmeResource: true,
+  },
   "webhooks.remove": { scope: "tenant", minimum: "admin", input: { webhookId: "whk_authz_gone" }, acmeResource: true },
   "webhooks.deliveries": { scope: "tenant", minimum: "admin", input: { webhookId: "whk_authz" }, acmeResource: true },
   "webhooks.redeliver": { scope: "tenant", minimum: "admin", input: { deliveryId: "whd_authz" }, acmeResource: true },

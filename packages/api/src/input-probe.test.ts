@@ -152,6 +152,12 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
     url: "https://hooks.example.com/probe",
     eventTypes: ["approval.requested", "canonical.advanced"],
   },
+  "webhooks.update": {
+    webhookId: "whk_probe",
+    url: "https://hooks.example.com/probe-moved",
+    eventTypes: ["approval.requested", "canonical.advanced"],
+    paused: true,
+  },
   "webhooks.remove": { webhookId: "whk_probe_gone" },
   "webhooks.deliveries": { webhookId: "whk_probe", limit: 10 },
   "webhooks.redeliver": { deliveryId: "whd_probe" },

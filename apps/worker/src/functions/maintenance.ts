@@ -3,6 +3,7 @@ import {
   enforceRetention,
   expireQueueMessages,
   type Nudger,
+  pruneWebhookDeliveries,
   requeueDeferred,
   resumeBudgetBlockedTasksEverywhere,
   sweepSandboxReservations,
@@ -13,7 +14,8 @@ import type { WorkerFunction } from "./types.ts";
  * The daily maintenance tick (04:17 UTC by default): stream retention, claim pruning and archive
  * expiry, expired queue messages, the bounded work that ran out of deliveries, Sandbox
  * reservations left open by a crash, and the Tasks the Sandbox budget blocked once the meter has
- * room again (a new month, or a budget raised outside setSandboxBudget, such as the deployment's).
+ * room again (a new month, or a budget raised outside setSandboxBudget, such as the deployment's),
+ * and finished webhook deliveries older than config.webhooks.deliveryRetentionDays.
  */
 export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, nudger: Nudger): WorkerFunction {
   return {
@@ -33,11 +35,17 @@ export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, 
       for (const f of budgetResume.failed) {
         logger.warn({ tenantId: f.tenantId, err: f.error }, "resuming budget-blocked Tasks failed");
       }
+      // Finished webhook deliveries past their retention, with their attempts (bounded: a larger
+      // backlog goes on the next ticks); pending and retrying ones stay.
+      const webhookDeliveriesPruned = await pruneWebhookDeliveries(db, {
+        before: new Date(now().getTime() - config.webhooks.deliveryRetentionDays * 24 * 3600 * 1000),
+      });
       return {
         ...retention,
         expiredMessages,
         requeued,
         reservationsSettled,
+        webhookDeliveriesPruned,
         budgetBlockedTasks: {
           tenants: budgetResume.tenants,
           resumed: budgetResume.resumed,

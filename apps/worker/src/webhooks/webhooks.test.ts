@@ -21,6 +21,8 @@ import {
   type Nudger,
   redeliverWebhookDelivery,
   removeWebhook,
+  updateWebhook,
+  type WebhookChanges,
   withTransaction,
 } from "@rhumbatron/db";
 import { testEvent, useTestDatabase } from "@rhumbatron/db/testing";
@@ -45,6 +47,8 @@ const noNudge: Nudger = { nudge: async () => {} };
 const clock = manualClock("2026-06-01T10:00:00Z");
 
 interface Received {
+  /** The request's path: which URL of the receiver the hook pointed at. */
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** The receiver's own check of X-Rhumbatron-Signature with the secret it was given. */
@@ -73,7 +77,7 @@ class Receiver {
       });
       req.on("end", () => {
         const verified = verify(this.secret, req.headers["x-rhumbatron-signature"], body);
-        this.got.push({ headers: req.headers, body, verified });
+        this.got.push({ path: req.url ?? "", headers: req.headers, body, verified });
         if (this.hang) return;
         const status = verified ? (this.answers.shift() ?? 200) : 401;
         res.writeHead(status, { "content-type": "text/plain" }).end(verified ? `status ${status}` : "bad signature");
@@ -404,5 +408,84 @@ describe("outgoing webhooks", () => {
     expect(await w.deliver()).toMatchObject({ leased: 1 });
     expect(receiver.got).toHaveLength(before);
     expect(await t.db.queueMessage.count({ where: { queue: "webhooks" } })).toBe(0);
+  });
+});
+
+describe("editing and pausing a hook", () => {
+  const update = (webhookId: string, changes: WebhookChanges) =>
+    updateWebhook(t.db, { tenantId: TENANT, webhookId, ...changes }, { config: testConfig, now: clock.now });
+  /** Moves the clock on a second: what happens next happens after what came before. */
+  const tick = () => clock.set(new Date(clock.now().getTime() + 1000).toISOString());
+  const readied = (projectId: string, key: string) =>
+    testEvent("task.ready", { projectId, tenantId: TENANT, taskId: key, at: clock.now(), payload: { key } });
+
+  it("sends the next Event by the new URL and Event types", async () => {
+    const p = await project("edit");
+    const { webhook } = await p.hook(["approval.requested"]);
+    const w = worker();
+    await w.route(p.id, [requested(p.id, "before")]);
+    await w.deliver();
+    expect(receiver.got.map((r) => [r.path, header(r, "X-Rhumbatron-Event")])).toEqual([
+      ["/hook", "approval.requested"],
+    ]);
+
+    const moved = receiver.url.replace(/\/hook$/, "/moved");
+    const updated = await update(webhook.id, { url: moved, eventTypes: ["task.ready"] });
+    expect(updated).toMatchObject({ url: moved, eventTypes: ["task.ready"], paused: false });
+    tick();
+    const ready = readied(p.id, "after");
+    await w.route(p.id, [requested(p.id, "after"), ready]);
+    expect(await w.deliver()).toMatchObject({ leased: 1 });
+    expect(receiver.got).toHaveLength(2);
+    const got = receiver.got[1];
+    expect(got?.path).toBe("/moved");
+    expect(got?.verified).toBe(true);
+    expect(header(got, "X-Rhumbatron-Event")).toBe("task.ready");
+    expect(header(got, "X-Rhumbatron-Delivery")).toBe(webhookDeliveryId(webhook.id, ready.eventId));
+    // The Event type it no longer hears made no delivery.
+    expect(
+      await t.db.webhookDelivery.count({ where: { webhookId: webhook.id, eventType: "approval.requested" } }),
+    ).toBe(1);
+  });
+
+  it("gets no delivery for an Event that happened while it was paused (even one the fan-out reaches after Resume), and gets the next one", async () => {
+    const p = await project("pause");
+    const { webhook } = await p.hook(["approval.requested"]);
+    const w = worker();
+    // Queued before the pause: it still runs.
+    const queued = requested(p.id, "queued");
+    await w.route(p.id, [queued]);
+    expect(await update(webhook.id, { paused: true })).toMatchObject({ paused: true });
+    tick();
+    expect(await w.deliver()).toMatchObject({ leased: 1 });
+    expect(receiver.got.map((r) => header(r, "X-Rhumbatron-Delivery"))).toEqual([
+      webhookDeliveryId(webhook.id, queued.eventId),
+    ]);
+
+    // Published and fanned out while paused: no delivery.
+    await w.route(p.id, [requested(p.id, "paused")]);
+    // Published while paused, reached by the fan-out only after Resume: no delivery either.
+    const late = requested(p.id, "late");
+    await withTransaction(t.db, (ctx) => appendToOutbox(ctx, [late], { config: testConfig, nudger: noNudge }));
+    await w.run("outbox-publisher", "nudge", "default");
+    tick();
+    expect(await update(webhook.id, { paused: false })).toMatchObject({ paused: false });
+    tick();
+    const next = requested(p.id, "next");
+    await w.route(p.id, [next]);
+    expect(await w.deliver()).toMatchObject({ leased: 1 });
+    expect(receiver.got.map((r) => header(r, "X-Rhumbatron-Delivery"))).toEqual([
+      webhookDeliveryId(webhook.id, queued.eventId),
+      webhookDeliveryId(webhook.id, next.eventId),
+    ]);
+    expect(receiver.got.every((r) => r.verified)).toBe(true);
+    const log = await listWebhookDeliveries(t.db, { tenantId: TENANT, webhookId: webhook.id });
+    expect(log.map((d) => [d.eventId, d.status])).toEqual(
+      expect.arrayContaining([
+        [queued.eventId, "succeeded"],
+        [next.eventId, "succeeded"],
+      ]),
+    );
+    expect(log).toHaveLength(2);
   });
 });

@@ -5,6 +5,7 @@ import {
   listWebhooks,
   redeliverWebhookDelivery,
   removeWebhook,
+  updateWebhook,
 } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
@@ -30,6 +31,37 @@ export const webhooksRouter = router({
           url: input.url,
           eventTypes: input.eventTypes,
           actorId: ctx.caller.userId,
+        },
+        ctx.services,
+      ),
+    ),
+  /**
+   * Changes the hook's URL and/or Event types (create's checks), or pauses (`paused: true`) or
+   * resumes it (`paused: false`): a paused hook gets no new deliveries, and Events that happen
+   * while it is paused are never sent to it. The secret stays.
+   */
+  update: tenantProcedure("admin")
+    .input(
+      z
+        .object({
+          webhookId: idSchema,
+          url: webhookUrlSchema.optional(),
+          eventTypes: webhookEventTypesSchema.optional(),
+          paused: z.boolean().optional(),
+        })
+        .refine((u) => u.url !== undefined || u.eventTypes !== undefined || u.paused !== undefined, {
+          error: "give a url, eventTypes or paused to change",
+        }),
+    )
+    .mutation(({ ctx, input }) =>
+      updateWebhook(
+        ctx.db,
+        {
+          tenantId: input.tenantId,
+          webhookId: input.webhookId,
+          url: input.url,
+          eventTypes: input.eventTypes,
+          paused: input.paused,
         },
         ctx.services,
       ),

@@ -8,6 +8,7 @@ import {
   type QueuePurpose,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { claimWhileWorking, doneWorking, orphanedBy } from "../leases/working.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
@@ -101,6 +102,10 @@ async function leaseBatch(
   const batch = deps.config.queues.policies[purpose].batchSize;
   const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
   const orphan = orphanedBy("lease_owner", "id::text", deps.owner, busy);
+  // The lease commits without waiting for its WAL flush (synchronous_commit off for this one
+  // statement's transaction): it is visible at once, and the batch's ack, a synchronous commit
+  // after it, flushes it. Only a Postgres crash before that flush can lose it, and then the
+  // messages are simply unleased again with their delivery uncounted: nothing was settled either.
   const rows = await db.$queryRaw<
     {
       id: bigint;
@@ -113,7 +118,7 @@ async function leaseBatch(
     }[]
   >`
     UPDATE queue_messages SET lease_owner = ${deps.owner}, leased_until = ${until}, deliveries = deliveries + 1
-    WHERE id IN (
+    WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL AND id IN (
       SELECT id FROM queue_messages
       WHERE queue = ${purpose} AND available_at <= ${now} AND expires_at > ${now}
         AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder} OR ${orphan})
@@ -140,7 +145,35 @@ function handlerFor(handlers: readonly CommandHandler[], type: string): CommandH
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Delivers one leased message and settles it. */
+/** A leased message with the handler that runs it, or the outcome it has without one. */
+type Routed =
+  | { kind: "run"; m: LeasedMessage; handler: CommandHandler; command: CommandEnvelope }
+  | { kind: "decided"; m: LeasedMessage; outcome: DeliveryOutcome };
+
+function route(m: LeasedMessage, handlers: readonly CommandHandler[]): Routed {
+  const parsed = commandEnvelopeSchema.safeParse(m.envelope);
+  if (!parsed.success) {
+    return {
+      kind: "decided",
+      m,
+      outcome: { kind: "failed", error: `malformed command envelope: ${parsed.error.message}` },
+    };
+  }
+  const handler = handlerFor(handlers, parsed.data.commandType);
+  if (!handler) return { kind: "decided", m, outcome: { kind: "unknown_type", commandType: parsed.data.commandType } };
+  return { kind: "run", m, handler, command: parsed.data };
+}
+
+/** What a delivery decided for one message; a batch's decisions are written together (settle). */
+interface Settlement {
+  m: LeasedMessage;
+  a: DeliveryAction;
+}
+
+/**
+ * Delivers one leased message in a transaction of its own (after its handler's prepare) and settles
+ * it. Throws LeaseLost, with nothing of the handler's committed, if another delivery has it now.
+ */
 export async function deliverMessage(
   db: Db,
   m: LeasedMessage,
@@ -148,104 +181,215 @@ export async function deliverMessage(
   deps: QueueConsumerDeps,
 ): Promise<DeliveryAction> {
   const now = deps.now();
-  const parsed = commandEnvelopeSchema.safeParse(m.envelope);
-  const handler = parsed.success ? handlerFor(handlers, parsed.data.commandType) : undefined;
+  const r = route(m, handlers);
   let outcome: DeliveryOutcome;
-  let action: DeliveryAction | undefined;
-  if (!parsed.success) {
-    outcome = { kind: "failed", error: `malformed command envelope: ${parsed.error.message}` };
-  } else if (!handler) {
-    outcome = { kind: "unknown_type", commandType: parsed.data.commandType };
-  } else {
+  if (r.kind === "decided") outcome = r.outcome;
+  else {
+    const { handler, command } = r;
     try {
       // Slow outside work first, with no transaction open; then the handler's rows and the ack
       // (or redelivery, or deferral) in one transaction.
-      const prepared = handler.prepare
-        ? await handler.prepare({ db, message: m, command: parsed.data, now })
-        : undefined;
-      action = await withTransaction(db, async (ctx) => {
-        const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now, prepared });
+      const prepared = handler.prepare ? await handler.prepare({ db, message: m, command, now }) : undefined;
+      return await withTransaction(db, async (ctx) => {
+        const result = await handler.handle({ ...ctx, message: m, command, now, prepared });
         const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
-        await settleHandled(ctx, m, a, deps);
+        await settle(ctx, [{ m, a }], deps);
         return a;
       });
-      return action;
     } catch (err) {
+      if (err instanceof LeaseLost) throw err;
       outcome = { kind: "failed", error: errorText(err) };
     }
   }
   const a = decideDelivery(outcome, m.deliveries, m.queue, deps.config, now);
-  await withTransaction(db, (ctx) => settleFailed(ctx, m, a, handler, deps));
+  await withTransaction(db, async (ctx) => {
+    if (a.action === "record_failure" && r.kind === "run") await r.handler.onExhausted?.(ctx, m, a.error);
+    await settle(ctx, [{ m, a }], deps);
+  });
   return a;
 }
 
-async function settleHandled(ctx: TxContext, m: LeasedMessage, a: DeliveryAction, deps: QueueConsumerDeps) {
-  if (a.action === "redeliver") {
-    await ctx.tx.$executeRaw`
-      UPDATE queue_messages SET lease_owner = NULL, leased_until = NULL, available_at = ${new Date(0)} WHERE id = ${m.id}`;
-    await deps.nudger.nudge(ctx, queueChannel(m.queue));
-    return;
-  }
-  if (a.action === "ack_and_defer") {
-    await ctx.tx.deferredCommand.upsert({
-      where: { commandId: m.commandId },
-      create: { commandId: m.commandId, queue: m.queue, envelope: m.envelope as object },
-      update: { envelope: m.envelope as object },
-    });
-  }
-  await ctx.tx.queueMessage.delete({ where: { id: m.id } });
-}
-
-async function settleFailed(
-  ctx: TxContext,
-  m: LeasedMessage,
-  a: DeliveryAction,
-  handler: CommandHandler | undefined,
-  deps: QueueConsumerDeps,
-) {
-  switch (a.action) {
-    case "retry":
-      await ctx.tx.queueMessage.update({
-        where: { id: m.id },
-        data: { availableAt: a.availableAt, leaseOwner: null, leasedUntil: null, lastError: a.error },
-      });
-      return;
-    case "dead_letter": {
-      const target = deps.config.queues.policies[m.queue].deadLetterQueue ?? "dead-letter";
-      const envelope = commandEnvelopeSchema.safeParse(m.envelope);
-      if (envelope.success) {
-        await putOnQueue(ctx, target, envelope.data, deps, { originQueue: m.queue, lastError: a.error });
-      } else {
-        deps.log?.({ commandId: m.commandId, queue: m.queue, error: a.error }, "malformed command dropped");
-      }
-      await ctx.tx.queueMessage.delete({ where: { id: m.id } });
-      deps.log?.(
-        { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
-        "command dead-lettered",
-      );
-      return;
-    }
-    case "record_failure":
-      await handler?.onExhausted?.(ctx, m, a.error);
-      await ctx.tx.queueMessage.delete({ where: { id: m.id } });
-      deps.log?.({ commandId: m.commandId, queue: m.queue, error: a.error }, "command failed; failure recorded");
-      return;
-    case "drop":
-      await ctx.tx.queueMessage.delete({ where: { id: m.id } });
-      deps.log?.(
-        { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
-        "command dropped after its last retry",
-      );
-      return;
-    default:
-      return;
+/**
+ * Another delivery has these messages now (this one's lease ran out, or they were taken over or
+ * expired): whatever this delivery did for them must not commit.
+ */
+export class LeaseLost extends Error {
+  constructor(readonly messageIds: bigint[]) {
+    super(`lease lost on queue message ${messageIds.join(", ")}: another delivery has it`);
   }
 }
 
 /**
- * Delivers a batch in ONE transaction, each message under its own savepoint: a handler that throws
- * rolls back only its own effects, and the batch's acks commit together. A consumer that dies
+ * Writes a batch's decisions in one statement: acks and terminal outcomes are deleted, retries
+ * and redeliveries released with their new availability, deferrals kept and dead letters put on
+ * their dead-letter queue (a command is there at most once). Each message is settled only as the
+ * delivery it was leased for (its delivery count is the fencing token); if one was leased again
+ * since, nothing may commit (LeaseLost). Then the nudges, once per queue.
+ */
+async function settle(ctx: TxContext, settled: readonly Settlement[], deps: QueueConsumerDeps): Promise<void> {
+  if (settled.length === 0) return;
+  const done = { id: [] as bigint[], deliveries: [] as number[] };
+  const redeliver = { id: [] as bigint[], deliveries: [] as number[] };
+  const retry = { id: [] as bigint[], deliveries: [] as number[], at: [] as Date[], error: [] as string[] };
+  const defer = { commandId: [] as string[], queue: [] as string[], envelope: [] as string[] };
+  const dead = {
+    queue: [] as string[],
+    commandId: [] as string[],
+    commandType: [] as string[],
+    projectId: [] as string[],
+    changeId: [] as (string | null)[],
+    taskId: [] as (string | null)[],
+    envelope: [] as string[],
+    origin: [] as string[],
+    error: [] as string[],
+  };
+  const nudge = new Set<string>();
+  const logs: [Record<string, unknown>, string][] = [];
+  const finish = (m: LeasedMessage) => {
+    done.id.push(m.id);
+    done.deliveries.push(m.deliveries);
+  };
+  for (const { m, a } of settled) {
+    switch (a.action) {
+      case "ack":
+        finish(m);
+        break;
+      case "ack_and_defer":
+        finish(m);
+        defer.commandId.push(m.commandId);
+        defer.queue.push(m.queue);
+        defer.envelope.push(JSON.stringify(m.envelope));
+        break;
+      case "redeliver":
+        redeliver.id.push(m.id);
+        redeliver.deliveries.push(m.deliveries);
+        nudge.add(m.queue);
+        break;
+      case "retry":
+        retry.id.push(m.id);
+        retry.deliveries.push(m.deliveries);
+        retry.at.push(a.availableAt);
+        retry.error.push(a.error);
+        break;
+      case "dead_letter": {
+        finish(m);
+        const envelope = commandEnvelopeSchema.safeParse(m.envelope);
+        if (envelope.success) {
+          const e = envelope.data;
+          dead.queue.push(deps.config.queues.policies[m.queue].deadLetterQueue ?? "dead-letter");
+          dead.commandId.push(e.commandId);
+          dead.commandType.push(e.commandType);
+          dead.projectId.push(e.projectId);
+          dead.changeId.push(e.changeId);
+          dead.taskId.push(e.taskId);
+          dead.envelope.push(JSON.stringify(e));
+          dead.origin.push(m.queue);
+          dead.error.push(a.error);
+        } else {
+          logs.push([{ commandId: m.commandId, queue: m.queue, error: a.error }, "malformed command dropped"]);
+        }
+        logs.push([
+          { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
+          "command dead-lettered",
+        ]);
+        break;
+      }
+      case "record_failure":
+        finish(m);
+        logs.push([{ commandId: m.commandId, queue: m.queue, error: a.error }, "command failed; failure recorded"]);
+        break;
+      case "drop":
+        finish(m);
+        logs.push([
+          { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
+          "command dropped after its last retry",
+        ]);
+        break;
+    }
+  }
+  const parts: Prisma.Sql[] = [];
+  const results: Prisma.Sql[] = [];
+  if (done.id.length) {
+    parts.push(Prisma.sql`done AS (
+      DELETE FROM queue_messages q USING unnest(${done.id}::bigint[], ${done.deliveries}::int[]) AS k(id, deliveries)
+      WHERE q.id = k.id AND q.deliveries = k.deliveries
+      RETURNING q.id)`);
+    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM done`);
+  }
+  if (retry.id.length) {
+    parts.push(Prisma.sql`retried AS (
+      UPDATE queue_messages q SET available_at = r.at, lease_owner = NULL, leased_until = NULL, last_error = r.error
+      FROM unnest(${retry.id}::bigint[], ${retry.deliveries}::int[], ${retry.at}::timestamp(3)[], ${retry.error}::text[])
+        AS r(id, deliveries, at, error)
+      WHERE q.id = r.id AND q.deliveries = r.deliveries
+      RETURNING q.id)`);
+    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM retried`);
+  }
+  if (redeliver.id.length) {
+    parts.push(Prisma.sql`redelivered AS (
+      UPDATE queue_messages q SET lease_owner = NULL, leased_until = NULL, available_at = ${new Date(0)}::timestamp(3)
+      FROM unnest(${redeliver.id}::bigint[], ${redeliver.deliveries}::int[]) AS k(id, deliveries)
+      WHERE q.id = k.id AND q.deliveries = k.deliveries
+      RETURNING q.id)`);
+    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM redelivered`);
+  }
+  if (defer.commandId.length) {
+    parts.push(Prisma.sql`deferred AS (
+      INSERT INTO deferred_commands (command_id, queue, envelope, deferred_at)
+      SELECT d.command_id, d.queue, d.envelope::jsonb, ${new Date()}::timestamp(3)
+      FROM unnest(${defer.commandId}::text[], ${defer.queue}::text[], ${defer.envelope}::text[]) AS d(command_id, queue, envelope)
+      ON CONFLICT (command_id) DO UPDATE SET envelope = EXCLUDED.envelope)`);
+  }
+  if (dead.queue.length) {
+    const now = deps.now();
+    const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
+    parts.push(Prisma.sql`dead AS (
+      INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
+        available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
+      SELECT d.queue, d.command_id, d.command_type, d.project_id, d.change_id, d.task_id, d.envelope::jsonb,
+        ${now}::timestamp(3), ${now}::timestamp(3), ${expiresAt}::timestamp(3), d.origin, d.error, 0
+      FROM unnest(${dead.queue}::text[], ${dead.commandId}::text[], ${dead.commandType}::text[],
+        ${dead.projectId}::text[], ${dead.changeId}::text[], ${dead.taskId}::text[], ${dead.envelope}::text[],
+        ${dead.origin}::text[], ${dead.error}::text[])
+        AS d(queue, command_id, command_type, project_id, change_id, task_id, envelope, origin, error)
+      ON CONFLICT (queue, command_id) DO NOTHING
+      RETURNING queue)`);
+    // A dead-letter queue that got a message is nudged.
+    results.push(Prisma.sql`SELECT DISTINCT NULL::bigint AS id, queue FROM dead`);
+  }
+  const rows = await ctx.tx.$queryRaw<{ id: bigint | null; queue: string | null }[]>`
+    WITH ${Prisma.join(parts, ", ")} ${Prisma.join(results, " UNION ALL ")}`;
+  const mine = new Set<bigint>();
+  for (const r of rows) {
+    if (r.id !== null) mine.add(r.id);
+    if (r.queue !== null) nudge.add(r.queue);
+  }
+  const lost = settled.map(({ m }) => m.id).filter((id) => !mine.has(id));
+  if (lost.length) throw new LeaseLost(lost);
+  for (const q of nudge) await deps.nudger.nudge(ctx, queueChannel(q as QueuePurpose));
+  for (const [fields, message] of logs) deps.log?.(fields, message);
+}
+
+/** A handler threw in a batch delivered without savepoints: the batch is delivered again with them. */
+class HandlerThrew extends Error {
+  constructor(
+    readonly messageId: bigint,
+    readonly error: string,
+  ) {
+    super(error);
+  }
+}
+
+/**
+ * Delivers a batch in ONE transaction and settles it in one statement. A consumer that dies
  * mid-batch commits nothing, so every message comes back after the lease and its effect happens once.
+ *
+ * The batch runs first without savepoints (a savepoint costs a round trip per message). If a
+ * handler throws, that transaction rolls back and the batch runs again with a savepoint around
+ * each handler, so only the failing message's effects are rolled back and the others still ack.
+ * The handler that threw is not run again: its delivery failed with the error it threw. (The
+ * others run again; their first run left nothing, as after a crash.) A message another delivery
+ * has taken meanwhile (LeaseLost) is left to it, and the batch runs again without it.
  */
 async function deliverBatch(
   db: Db,
@@ -253,42 +397,67 @@ async function deliverBatch(
   handlers: readonly CommandHandler[],
   deps: QueueConsumerDeps,
 ): Promise<DeliveryAction[]> {
-  return withTransaction(
-    db,
-    async (ctx) => {
-      const actions: DeliveryAction[] = [];
-      const acked: bigint[] = [];
-      for (const m of messages) {
-        const now = deps.now();
-        const parsed = commandEnvelopeSchema.safeParse(m.envelope);
-        const handler = parsed.success ? handlerFor(handlers, parsed.data.commandType) : undefined;
-        let outcome: DeliveryOutcome;
-        if (!parsed.success) outcome = { kind: "failed", error: `malformed command envelope: ${parsed.error.message}` };
-        else if (!handler) outcome = { kind: "unknown_type", commandType: parsed.data.commandType };
-        else {
-          // Savepoints nest; a later ROLLBACK TO undoes only the most recent one, this message's.
-          await ctx.tx.$executeRaw`SAVEPOINT queue_message`;
-          try {
-            const result = await handler.handle({ ...ctx, message: m, command: parsed.data, now });
-            const a = decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now);
-            if (a.action === "ack") acked.push(m.id);
-            else await settleHandled(ctx, m, a, deps);
-            actions.push(a);
-            continue;
-          } catch (err) {
-            await ctx.tx.$executeRaw`ROLLBACK TO SAVEPOINT queue_message`;
-            outcome = { kind: "failed", error: errorText(err) };
-          }
+  const routed = messages.map((m) => route(m, handlers));
+  const lost = new Set<bigint>();
+  let threw: Map<bigint, string> | undefined;
+  for (;;) {
+    const live = routed.filter((r) => !lost.has(r.m.id));
+    if (live.length === 0) return [];
+    try {
+      return await withTransaction(db, (ctx) => runBatch(ctx, live, deps, threw), { timeoutMs: 60_000 });
+    } catch (err) {
+      if (err instanceof HandlerThrew && !threw) threw = new Map([[err.messageId, err.error]]);
+      else if (err instanceof LeaseLost) {
+        for (const id of err.messageIds) lost.add(id);
+        deps.log?.({ queue: live[0]?.m.queue, messageIds: err.messageIds.map(String) }, err.message);
+      } else throw err;
+    }
+  }
+}
+
+/** One pass over a batch; `threw` (the errors of the first pass) asks for savepoints. */
+async function runBatch(
+  ctx: TxContext,
+  routed: readonly Routed[],
+  deps: QueueConsumerDeps,
+  threw: Map<bigint, string> | undefined,
+): Promise<DeliveryAction[]> {
+  const settled: Settlement[] = [];
+  for (const r of routed) {
+    const { m } = r;
+    const now = deps.now();
+    let outcome: DeliveryOutcome;
+    if (r.kind === "decided") outcome = r.outcome;
+    else if (threw?.has(m.id)) outcome = { kind: "failed", error: threw.get(m.id) as string };
+    else {
+      const hctx: HandlerContext = { ...ctx, message: m, command: r.command, now };
+      if (!threw) {
+        let result: HandlerResult;
+        try {
+          result = await r.handler.handle(hctx);
+        } catch (err) {
+          throw new HandlerThrew(m.id, errorText(err));
         }
-        const a = decideDelivery(outcome, m.deliveries, m.queue, deps.config, now);
-        await settleFailed(ctx, m, a, handler, deps);
-        actions.push(a);
+        settled.push({ m, a: decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now) });
+        continue;
       }
-      if (acked.length) await ctx.tx.$executeRaw`DELETE FROM queue_messages WHERE id = ANY(${acked})`;
-      return actions;
-    },
-    { timeoutMs: 60_000 },
-  );
+      // Savepoints nest; a later ROLLBACK TO undoes only the most recent one, this message's.
+      await ctx.tx.$executeRaw`SAVEPOINT queue_message`;
+      try {
+        const result = await r.handler.handle(hctx);
+        settled.push({ m, a: decideDelivery({ kind: "handled", result }, m.deliveries, m.queue, deps.config, now) });
+        continue;
+      } catch (err) {
+        await ctx.tx.$executeRaw`ROLLBACK TO SAVEPOINT queue_message`;
+        outcome = { kind: "failed", error: errorText(err) };
+      }
+    }
+    const a = decideDelivery(outcome, m.deliveries, m.queue, deps.config, now);
+    if (a.action === "record_failure" && r.kind === "run") await r.handler.onExhausted?.(ctx, m, a.error);
+    settled.push({ m, a });
+  }
+  await settle(ctx, settled, deps);
+  return settled.map((s) => s.a);
 }
 
 /** One consumer run over one queue: lease a batch, deliver each message, settle it. */
@@ -335,7 +504,15 @@ async function deliverLeased(
   };
   const shared = messages.filter((m) => !own(m));
   if (shared.length) for (const a of await deliverBatch(db, shared, handlers, deps)) actions[a.action]++;
-  for (const m of messages.filter(own)) actions[(await deliverMessage(db, m, handlers, deps)).action]++;
+  for (const m of messages.filter(own)) {
+    try {
+      actions[(await deliverMessage(db, m, handlers, deps)).action]++;
+    } catch (err) {
+      // Another delivery has it now; the rest of the batch goes on.
+      if (!(err instanceof LeaseLost)) throw err;
+      deps.log?.({ queue: purpose, messageIds: err.messageIds.map(String) }, err.message);
+    }
+  }
   return { queue: purpose, leased: messages.length, actions };
 }
 

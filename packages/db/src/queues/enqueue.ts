@@ -10,7 +10,8 @@ import {
   type QueuePurpose,
   type RhumbatronConfig,
 } from "@rhumbatron/core";
-import type { Nudger } from "../nudge.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { type Nudger, pgNotifyNudger, pgNudgeChannel } from "../nudge.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
@@ -67,7 +68,11 @@ export function buildCommand(c: NewCommand, now: Date): CommandEnvelope {
   return parsed.data;
 }
 
-/** Puts an envelope on a queue (no cap check); used by enqueueCommand and by operator retries. */
+/**
+ * Puts an envelope on a queue (no cap check); used by enqueueCommand and by operator retries.
+ * With the Postgres nudger the nudge rides on the INSERT (one round trip); any other nudger is
+ * called after it.
+ */
 export async function putOnQueue(
   ctx: TxContext,
   queue: QueuePurpose,
@@ -78,13 +83,22 @@ export async function putOnQueue(
   const now = deps.now();
   const availableAt = extra.availableAt ?? now;
   const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
-  const inserted = await ctx.tx.$executeRaw`
+  const insert = Prisma.sql`
     INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
       available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
     VALUES (${queue}, ${envelope.commandId}, ${envelope.commandType}, ${envelope.projectId}, ${envelope.changeId},
       ${envelope.taskId}, ${JSON.stringify(envelope)}::jsonb, ${availableAt}, ${now}, ${expiresAt},
       ${extra.originQueue ?? null}, ${extra.lastError ?? null}, ${extra.deliveries ?? 0})
     ON CONFLICT (queue, command_id) DO NOTHING`;
+  if (deps.nudger === pgNotifyNudger) {
+    // NOTIFY is transactional like the nudger's own: delivered only if the caller's transaction commits.
+    const rows = await ctx.tx.$queryRaw<{ inserted: number }[]>`
+      WITH ins AS (${insert} RETURNING 1), n AS (SELECT count(*)::int AS inserted FROM ins)
+      SELECT inserted, CASE WHEN inserted > 0 THEN pg_notify(${pgNudgeChannel(queueChannel(queue))}, '')::text END AS nudged
+      FROM n`;
+    return (rows[0]?.inserted ?? 0) > 0;
+  }
+  const inserted = await ctx.tx.$executeRaw(insert);
   if (inserted > 0) await deps.nudger.nudge(ctx, queueChannel(queue));
   return inserted > 0;
 }
@@ -103,24 +117,26 @@ export async function enqueueCommand(
   const now = deps.now();
   const envelope = buildCommand(c, now);
   const queue = options.queue ?? QUEUE_FOR_COMMAND[c.commandType];
-  const existing = await ctx.tx.queueMessage.findUnique({
-    where: { queue_commandId: { queue, commandId: c.commandId } },
-    select: { id: true },
-  });
-  if (existing) return { sent: true, duplicate: true, queue, commandId: c.commandId };
   if (c.changeId) {
+    // One statement: a command already on the queue is a duplicate and is not counted again.
     const cap = deps.config.causal.commandsPerChangePerDay;
     const window = commandCapWindow(now);
-    const counted = await ctx.tx.$queryRaw<{ count: number }[]>`
-      INSERT INTO usage_counters (counter, scope_id, "window", count) VALUES (${COMMAND_CAP_COUNTER}, ${c.changeId}, ${window}, 1)
-      ON CONFLICT (counter, scope_id, "window") DO UPDATE SET count = usage_counters.count + 1
-      WHERE usage_counters.count < ${cap}
-      RETURNING count`;
-    if (counted.length === 0) {
+    const [row] = await ctx.tx.$queryRaw<{ duplicate: boolean; count: number | null }[]>`
+      WITH existing AS (SELECT 1 FROM queue_messages WHERE queue = ${queue} AND command_id = ${c.commandId}),
+      counted AS (
+        INSERT INTO usage_counters (counter, scope_id, "window", count)
+        SELECT ${COMMAND_CAP_COUNTER}, ${c.changeId}, ${window}, 1 WHERE NOT EXISTS (SELECT 1 FROM existing)
+        ON CONFLICT (counter, scope_id, "window") DO UPDATE SET count = usage_counters.count + 1
+        WHERE usage_counters.count < ${cap}
+        RETURNING count)
+      SELECT EXISTS (SELECT 1 FROM existing) AS duplicate, (SELECT count FROM counted) AS count`;
+    if (row?.duplicate) return { sent: true, duplicate: true, queue, commandId: c.commandId };
+    if (row?.count == null) {
       await recordCapRefusal(ctx, envelope, deps, now);
       return { sent: false, reason: "command_cap", queue, commandId: c.commandId };
     }
   }
+  // Without a cap to count, the INSERT itself tells a duplicate (ON CONFLICT DO NOTHING).
   const sent = await putOnQueue(ctx, queue, envelope, deps);
   return { sent: true, duplicate: !sent, queue, commandId: c.commandId };
 }

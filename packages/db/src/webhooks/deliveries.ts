@@ -187,3 +187,33 @@ export async function redeliverWebhookDelivery(
     return { deliveryId: id, redeliveryOf: original.id, commandId: sent.commandId };
   });
 }
+
+/** Deliveries one pruning statement deletes, and statements one maintenance tick runs at most. */
+export const WEBHOOK_PRUNE_BATCH = 1000;
+export const WEBHOOK_PRUNE_MAX_BATCHES = 50;
+
+/**
+ * Deletes finished deliveries (succeeded or failed) made before `before`, with their attempts (the
+ * foreign key cascades), in batches of `batchSize`, at most `maxBatches` of them: a backlog larger
+ * than that is finished by the next ticks. Pending and retrying deliveries are never deleted, however
+ * old. Returns how many were deleted.
+ */
+export async function pruneWebhookDeliveries(
+  db: Db,
+  o: { before: Date; batchSize?: number; maxBatches?: number },
+): Promise<number> {
+  const batchSize = o.batchSize ?? WEBHOOK_PRUNE_BATCH;
+  const maxBatches = o.maxBatches ?? WEBHOOK_PRUNE_MAX_BATCHES;
+  let deleted = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    // SKIP LOCKED: a delivery whose row an attempt holds right now is left for the next tick.
+    const n = await db.$executeRaw`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status IN ('succeeded', 'failed') AND created_at < ${o.before}
+        LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
+    deleted += n;
+    if (n < batchSize) break;
+  }
+  return deleted;
+}

@@ -8,7 +8,9 @@ import type { TxContext } from "../transaction.ts";
  * into one delivery per hook subscribed to its type, and sends a `webhook.deliver` command for it in
  * the claiming transaction. The delivery's ID is stable in (hook, Event) and its row is written
  * before the command, so a replay of the Event finds the row and sends nothing; the command's ID is
- * the delivery's, so its retries are the same command. A hook hears only Events from its creation on.
+ * the delivery's, so its retries are the same command. A hook hears only Events from its creation on
+ * (and from its latest resume on); a paused hook gets no new deliveries, and what was queued for it
+ * before the pause still runs.
  */
 export const WEBHOOK_FANOUT = "webhook-fanout";
 
@@ -32,18 +34,29 @@ interface HookToFanOut {
   id: string;
   eventTypes: string[];
   createdAt: Date;
+  resumedAt: Date | null;
 }
 
-/** The project's hooks, read once for a group of its Events. */
+/** The project's hooks that are not paused, read once for a group of its Events. */
 function hooksOf(ctx: TxContext, projectId: string): Promise<HookToFanOut[]> {
   return ctx.tx.webhook.findMany({
-    where: { projectId },
-    select: { id: true, eventTypes: true, createdAt: true },
+    where: { projectId, paused: false },
+    select: { id: true, eventTypes: true, createdAt: true, resumedAt: true },
     orderBy: { id: "asc" },
   });
 }
 
-/** The Event's deliveries, one per hook subscribed to its type since before it happened; the new IDs. */
+/**
+ * Whether the hook hears an Event of `at`: it happened after the hook was made and after its latest
+ * resume, so an Event that happened while the hook was paused is not sent when the fan-out reaches
+ * it late.
+ */
+const hears = (h: HookToFanOut, at: Date) => h.createdAt <= at && (h.resumedAt === null || h.resumedAt <= at);
+
+/**
+ * The Event's deliveries, one per hook (not paused) subscribed to its type since before it
+ * happened; the new IDs. `hooks` must be hooksOf's answer (paused hooks left out).
+ */
 export async function fanOutEvent(
   ctx: TxContext,
   e: AnyEventEnvelope,
@@ -53,7 +66,7 @@ export async function fanOutEvent(
   if (!webhookMaySend(e)) return [];
   const at = new Date(e.timestamp);
   const subscribed = (hooks ?? (await hooksOf(ctx, e.projectId))).filter(
-    (h) => h.eventTypes.includes(e.eventType) && h.createdAt <= at,
+    (h) => h.eventTypes.includes(e.eventType) && hears(h, at),
   );
   const made: string[] = [];
   for (const hook of subscribed) {

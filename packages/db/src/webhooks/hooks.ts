@@ -22,6 +22,8 @@ export interface WebhookSummary {
   secretPrefix: string;
   createdBy: { id: string; name: string | null };
   createdAt: Date;
+  /** A paused hook gets no new deliveries (updateWebhook). */
+  paused: boolean;
   /** The newest delivery's status and time; null before the first. */
   lastDelivery: { id: string; status: string; createdAt: Date } | null;
 }
@@ -35,6 +37,7 @@ const summarySelect = {
   secretPrefix: true,
   createdBy: true,
   createdAt: true,
+  paused: true,
   deliveries: {
     orderBy: [{ createdAt: "desc" }, { id: "asc" }],
     take: 1,
@@ -50,6 +53,7 @@ interface SummaryRow {
   secretPrefix: string;
   createdBy: string;
   createdAt: Date;
+  paused: boolean;
   deliveries: { id: string; status: string; createdAt: Date }[];
 }
 
@@ -75,17 +79,25 @@ async function projectOf(db: Pick<Db, "project">, tenantId: string, projectId: s
 }
 
 /**
+ * Refuses a URL a hook may not point at (config.webhooks.allowPrivateTargets: a literal private
+ * address or localhost is refused in prod; a name is checked again at each delivery). Create and
+ * update both check here.
+ */
+function checkWebhookUrl(url: string, config: RhumbatronConfig): void {
+  const problem = webhookUrlProblem(url, config.webhooks.allowPrivateTargets);
+  if (problem) throw new DomainError("INVALID_INPUT", `url: ${problem}`);
+}
+
+/**
  * Subscribes `url` to `eventTypes` in the project and returns the secret: the only time it is
- * returned. The URL is checked against config.webhooks.allowPrivateTargets (a literal private
- * address or localhost is refused in prod; a name is checked again at each delivery).
+ * returned. The URL is checked as checkWebhookUrl says.
  */
 export async function createWebhook(
   db: Db,
   h: { tenantId: string; projectId: string; url: string; eventTypes: EventType[]; actorId: string },
   deps: { config: RhumbatronConfig; now: () => Date },
 ): Promise<{ webhook: WebhookSummary; secret: string }> {
-  const problem = webhookUrlProblem(h.url, deps.config.webhooks.allowPrivateTargets);
-  if (problem) throw new DomainError("INVALID_INPUT", `url: ${problem}`);
+  checkWebhookUrl(h.url, deps.config);
   const secret = `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;
   const row = await withTransaction(db, async ({ tx }) => {
     // The project row's lock makes the count and the insert one step: two admins cannot pass the cap together.
@@ -128,6 +140,50 @@ export async function listWebhooks(db: Db, q: { tenantId: string; projectId: str
     select: summarySelect,
   });
   return summaries(db, rows);
+}
+
+export interface WebhookChanges {
+  url?: string;
+  eventTypes?: EventType[];
+  /** true pauses the hook, false resumes it; the same value again changes nothing. */
+  paused?: boolean;
+}
+
+/**
+ * Changes a hook of this tenant: its URL (checked as create checks it), its Event types, whether it
+ * is paused. A paused hook gets no new deliveries; deliveries already queued still run (to the URL
+ * the hook has when each is sent). Resuming records when, and the fan-out sends the hook no Event
+ * from before then: an Event that happened while it was paused is never sent to it. A hook that is
+ * not this tenant's is NOT_FOUND, and nothing changes.
+ */
+export async function updateWebhook(
+  db: Db,
+  h: { tenantId: string; webhookId: string } & WebhookChanges,
+  deps: { config: RhumbatronConfig; now: () => Date },
+): Promise<WebhookSummary> {
+  if (h.url !== undefined) checkWebhookUrl(h.url, deps.config);
+  const row = await withTransaction(db, async ({ tx }) => {
+    // The hook's row lock orders two updates: a resume is recorded once, by the one that unpaused it.
+    const locked = await tx.$queryRaw<{ paused: boolean }[]>`
+      SELECT w.paused FROM webhooks w JOIN projects p ON p.id = w.project_id
+      WHERE w.id = ${h.webhookId} AND p.tenant_id = ${h.tenantId} FOR UPDATE OF w`;
+    const hook = locked[0];
+    if (!hook) throw new DomainError("NOT_FOUND", `webhook ${h.webhookId} not found`);
+    const resumes = h.paused === false && hook.paused;
+    return tx.webhook.update({
+      where: { id: h.webhookId },
+      data: {
+        ...(h.url !== undefined && { url: h.url }),
+        ...(h.eventTypes !== undefined && { eventTypes: [...h.eventTypes] }),
+        ...(h.paused !== undefined && { paused: h.paused }),
+        ...(resumes && { resumedAt: deps.now() }),
+      },
+      select: summarySelect,
+    });
+  });
+  const [webhook] = await summaries(db, [row]);
+  if (!webhook) throw new Error("the webhook was not read back");
+  return webhook;
 }
 
 /**

@@ -12,6 +12,47 @@ import { SecretShownOnce } from "../../secret-shown-once.tsx";
 const SUGGESTED: EventType[] = ["approval.requested", "canonical.advanced", "candidate.rejected"];
 
 /**
+ * What is wrong with a hook's URL and Event types, by the server's own schemas (create and update
+ * take the same), or null. The Event types come back in the catalogue's order.
+ */
+export function webhookInputProblem(url: string, types: ReadonlySet<EventType>): string | null {
+  const eventTypes = EVENT_TYPES.filter((t) => types.has(t));
+  const problem = [webhookUrlSchema.safeParse(url.trim()), webhookEventTypesSchema.safeParse(eventTypes)]
+    .flatMap((r) => (r.success ? [] : r.error.issues.map((i) => i.message)))
+    .join("; ");
+  return problem || null;
+}
+
+/** The catalogue's Event types as checkboxes; `types` is what is ticked. */
+export function EventTypeChoices({
+  types,
+  onChange,
+}: {
+  types: ReadonlySet<EventType>;
+  onChange: (types: Set<EventType>) => void;
+}) {
+  function toggle(t: EventType) {
+    const next = new Set(types);
+    if (next.has(t)) next.delete(t);
+    else next.add(t);
+    onChange(next);
+  }
+  return (
+    <fieldset>
+      <legend className="mb-1 font-medium">Events</legend>
+      <div className="grid gap-x-4 gap-y-1 sm:grid-cols-3">
+        {EVENT_TYPES.map((t) => (
+          <label key={t} className="flex items-center gap-2 font-mono text-xs">
+            <input type="checkbox" checked={types.has(t)} onChange={() => toggle(t)} data-event-type={t} />
+            {t}
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+/**
  * Subscribe a URL to Event types (admins). Checked in the browser with the server's own schemas;
  * the signing secret is shown once, after creation, like an API token.
  */
@@ -31,21 +72,14 @@ export function WebhookForm({ tenantId, projectId }: { tenantId: string; project
       },
     }),
   );
-  function toggle(t: EventType) {
-    const next = new Set(types);
-    if (next.has(t)) next.delete(t);
-    else next.add(t);
-    setTypes(next);
-  }
   function submit(e: FormEvent) {
     e.preventDefault();
     create.reset();
-    const eventTypes = EVENT_TYPES.filter((t) => types.has(t));
-    const problem = [webhookUrlSchema.safeParse(url.trim()), webhookEventTypesSchema.safeParse(eventTypes)]
-      .flatMap((r) => (r.success ? [] : r.error.issues.map((i) => i.message)))
-      .join("; ");
-    setInvalid(problem || null);
-    if (!problem) create.mutate({ tenantId, projectId, url: url.trim(), eventTypes });
+    const problem = webhookInputProblem(url, types);
+    setInvalid(problem);
+    if (!problem) {
+      create.mutate({ tenantId, projectId, url: url.trim(), eventTypes: EVENT_TYPES.filter((t) => types.has(t)) });
+    }
   }
   const error = invalid ?? (create.isError ? create.error.message : null);
   return (
@@ -60,17 +94,7 @@ export function WebhookForm({ tenantId, projectId }: { tenantId: string; project
             className="w-full"
           />
         </Field>
-        <fieldset>
-          <legend className="mb-1 font-medium">Events</legend>
-          <div className="grid gap-x-4 gap-y-1 sm:grid-cols-3">
-            {EVENT_TYPES.map((t) => (
-              <label key={t} className="flex items-center gap-2 font-mono text-xs">
-                <input type="checkbox" checked={types.has(t)} onChange={() => toggle(t)} data-event-type={t} />
-                {t}
-              </label>
-            ))}
-          </div>
-        </fieldset>
+        <EventTypeChoices types={types} onChange={setTypes} />
         <SubmitButton testId="create-webhook" pending={create.isPending} pendingLabel="Creating…">
           Create webhook
         </SubmitButton>

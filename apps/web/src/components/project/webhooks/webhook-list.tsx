@@ -2,11 +2,13 @@
 
 import type { WebhookSummary } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { useTRPC } from "../../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../../query-state.tsx";
 import { DeliveryLog } from "./delivery-log.tsx";
+import { WebhookEdit } from "./webhook-edit.tsx";
 
-/** The project's webhooks, each with its delivery log and Remove (admins). */
+/** The project's webhooks, each with its delivery log, Edit, Pause or Resume, and Remove (admins). */
 export function WebhookList({ tenantId, projectId }: { tenantId: string; projectId: string }) {
   const trpc = useTRPC();
   const hooks = useQuery(trpc.webhooks.list.queryOptions({ tenantId, projectId }));
@@ -25,29 +27,58 @@ export function WebhookList({ tenantId, projectId }: { tenantId: string; project
 function Webhook({ tenantId, projectId, hook }: { tenantId: string; projectId: string; hook: WebhookSummary }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const remove = useMutation(
-    trpc.webhooks.remove.mutationOptions({
-      onSuccess: () =>
-        queryClient.invalidateQueries({ queryKey: trpc.webhooks.list.queryKey({ tenantId, projectId }) }),
-    }),
-  );
+  const [editing, setEditing] = useState(false);
+  const refresh = () =>
+    queryClient.invalidateQueries({ queryKey: trpc.webhooks.list.queryKey({ tenantId, projectId }) });
+  const remove = useMutation(trpc.webhooks.remove.mutationOptions({ onSuccess: refresh }));
+  const pause = useMutation(trpc.webhooks.update.mutationOptions({ onSuccess: refresh }));
   const actions = (
-    <button
-      type="button"
-      data-testid="remove-webhook"
-      disabled={remove.isPending}
-      onClick={() => {
-        if (window.confirm(`Remove the webhook for ${hook.url}? Its delivery log goes with it.`))
-          remove.mutate({ tenantId, webhookId: hook.id });
-      }}
-      className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
-    >
-      Remove
-    </button>
+    <div className="flex shrink-0 items-center gap-2">
+      <button
+        type="button"
+        data-testid="edit-webhook"
+        disabled={editing}
+        onClick={() => setEditing(true)}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
+      >
+        Edit
+      </button>
+      <button
+        type="button"
+        data-testid={hook.paused ? "resume-webhook" : "pause-webhook"}
+        disabled={pause.isPending}
+        onClick={() => {
+          pause.reset();
+          pause.mutate({ tenantId, webhookId: hook.id, paused: !hook.paused });
+        }}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
+      >
+        {hook.paused ? "Resume" : "Pause"}
+      </button>
+      <button
+        type="button"
+        data-testid="remove-webhook"
+        disabled={remove.isPending}
+        onClick={() => {
+          if (window.confirm(`Remove the webhook for ${hook.url}? Its delivery log goes with it.`))
+            remove.mutate({ tenantId, webhookId: hook.id });
+        }}
+        className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
+      >
+        Remove
+      </button>
+    </div>
   );
   return (
     <Panel title={hook.url} testId="webhook" actions={actions}>
-      <div data-webhook-id={hook.id} className="space-y-1 text-sm">
+      <div data-webhook-id={hook.id} data-paused={hook.paused} className="space-y-1 text-sm">
+        {hook.paused && (
+          <p data-testid="webhook-paused" className="text-amber-900">
+            <span className="rounded bg-amber-100 px-1.5 py-0.5 text-xs font-medium">paused</span> No new deliveries:
+            Events that happen while it is paused are not sent to it, not even after Resume. Deliveries already queued
+            still run.
+          </p>
+        )}
         <p className="text-slate-600">
           Sends{" "}
           {hook.eventTypes.map((t) => (
@@ -60,10 +91,18 @@ function Webhook({ tenantId, projectId, hook }: { tenantId: string; projectId: s
           Secret <span className="font-mono">{hook.secretPrefix}…</span> · created by{" "}
           {hook.createdBy.name ?? hook.createdBy.id} on {hook.createdAt.toLocaleString()}
         </p>
+        {pause.isError && (
+          <p role="alert" className="text-red-700">
+            Could not {hook.paused ? "resume" : "pause"}: {pause.error.message}
+          </p>
+        )}
         {remove.isError && (
           <p role="alert" className="text-red-700">
             Could not remove: {remove.error.message}
           </p>
+        )}
+        {editing && (
+          <WebhookEdit tenantId={tenantId} projectId={projectId} hook={hook} onDone={() => setEditing(false)} />
         )}
       </div>
       <DeliveryLog tenantId={tenantId} webhookId={hook.id} />

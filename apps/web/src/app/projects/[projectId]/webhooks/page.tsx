@@ -7,7 +7,10 @@ import { loadShell } from "../../../../server/shell.ts";
 export const metadata: Metadata = { title: "Webhooks · Rhumbatron" };
 export const dynamic = "force-dynamic";
 
-/** A project's outgoing webhooks (admins): subscribe a URL, read each hook's delivery log, redeliver. */
+/**
+ * A project's outgoing webhooks (admins): subscribe a URL, edit, pause or resume a hook, read each
+ * hook's delivery log, redeliver.
+ */
 export default async function WebhooksPage({ params }: { params: Promise<{ projectId: string }> }) {
   const { projectId } = await params;
   const shell = await loadShell();
@@ -25,7 +28,8 @@ export default async function WebhooksPage({ params }: { params: Promise<{ proje
         <h1 className="text-xl font-semibold">Webhooks</h1>
         <p className="mt-1 text-sm text-slate-600">
           Each Event of a subscribed type is POSTed to the URL as JSON, signed with the hook's secret, and retried with
-          backoff when the receiver does not answer 2xx.
+          backoff when the receiver does not answer 2xx. Edit changes a hook's URL or Event types for the next Event; a
+          paused hook gets no new deliveries, and Events that happen while it is paused are not sent after Resume.
         </p>
       </div>
       <WebhookForm tenantId={tenantId} projectId={projectId} />
