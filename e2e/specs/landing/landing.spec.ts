@@ -197,6 +197,20 @@ test("a Change made stale by another's promotion is recomposed on the new genera
     expect((await candidate(api, first?.id ?? "")).status).toBe("stale");
   });
 
+  await test.step("the stale Candidate's page shows stale first, naming the Candidate that replaced it, and no Promote", async () => {
+    const replacement = (await candidatesOf(api, b)).find((c) => c.recomposedFrom === first?.id);
+    expect(replacement, "B's Candidate recomposed from the stale one").toBeDefined();
+    await page.goto(`/projects/${projectId}/candidates/${first?.id}`);
+    const header = page.getByTestId("decision-header");
+    await expect(header).toHaveAttribute("data-state", "stale");
+    await expect(page.getByTestId("decision-headline")).toContainText(
+      `Stale: main moved on; recomposed as ${replacement?.id}`,
+    );
+    await expect(header.getByRole("link", { name: "open it" })).toHaveAttribute("href", `./${replacement?.id}`);
+    await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
+    await expect(page.getByTestId("promote-button")).toHaveCount(0);
+  });
+
   await test.step("turned on to land, B lands on S2 and main holds both edits", async () => {
     expect(await setLanding(api, b, true)).toMatchObject({ landWhenReady: true, changed: true });
     await waitForPromoted(api, projectId, [b], LANDING_LIMIT);
