@@ -9,6 +9,31 @@ import type { TxContext } from "./transaction.ts";
  */
 export interface Nudger {
   nudge(ctx: TxContext, channel: string, payload?: string): Promise<void>;
+  /**
+   * Set by a nudger whose nudge is exactly `pg_notify(pgNudgeChannel(channel), payload ?? '')`: a
+   * writer may then issue it inside a statement it sends anyway (appendToOutbox, domainWrite)
+   * instead of a round trip of its own. Nudgers without it are always called through `nudge`.
+   */
+  readonly inStatement?: boolean;
+}
+
+/** The transactions (by their client) that sent a nudge already, per channel and payload. */
+const nudgedIn = new WeakMap<object, Set<string>>();
+
+/**
+ * True the first time a transaction asks for this channel and payload, false after: a writer that
+ * runs many times in one transaction (appendToOutbox) calls a nudger that is not `inStatement` once,
+ * so an after-commit nudger sends once per commit. (Such a nudge survives a rolled-back savepoint:
+ * after-commit hooks are kept. A pg_notify nudge would not, which is why `inStatement` nudgers are
+ * issued in every statement instead; Postgres folds the repeats of one transaction into one.)
+ */
+export function firstNudgeInTransaction(ctx: TxContext, channel: string, payload?: string): boolean {
+  const key = `${channel}\u0000${payload ?? ""}`;
+  const sent = nudgedIn.get(ctx.tx) ?? new Set<string>();
+  nudgedIn.set(ctx.tx, sent);
+  if (sent.has(key)) return false;
+  sent.add(key);
+  return true;
 }
 
 export const NUDGE_CHANNEL_PREFIX = "rhumbatron_";
@@ -44,6 +69,7 @@ function validatePayload(payload: string | undefined): string {
 
 /** For the local executor: NOTIFY inside the transaction; Postgres delivers it only on commit. */
 export const pgNotifyNudger: Nudger = {
+  inStatement: true,
   async nudge(ctx, channel, payload) {
     const name = pgNudgeChannel(channel);
     const value = validatePayload(payload);

@@ -1,6 +1,7 @@
 export * from "./analytics.ts";
 export * from "./archiver.ts";
 export * from "./consumer.ts";
+export * from "./domain-write.ts";
 export * from "./maintenance.ts";
 export * from "./outbox.ts";
 export * from "./projector.ts";

@@ -1,6 +1,7 @@
 import { DomainError, type EventEnvelope, type RhumbatronConfig, streamIndex } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import type { Nudger } from "../nudge.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { firstNudgeInTransaction, type Nudger, pgNudgeChannel } from "../nudge.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 
 /**
@@ -61,9 +62,42 @@ export async function lockResourceRow(ctx: TxContext, resource: string): Promise
 }
 
 /**
+ * The outbox half of a write as one SQL expression: rhumbatron_append_outbox (migration
+ * 20261202170000_outbox_append_function), a function so that its statements are planned once per
+ * connection. It skips event_ids already in the outbox (a repeat is ignored); advances each
+ * project's head by its number of fresh Events, upserting the heads in project order, so two writers
+ * cannot deadlock, and holding them until commit, so sequence order is commit order; inserts the
+ * fresh rows with consecutive project_seq ending at the new head; pg_notifies `notify` when it wrote
+ * something; and yields the IDs written (text[]), in sequence order. A concurrent writer of the same
+ * event_id that commits first makes the insert skip the row (ON CONFLICT), as before: the Event is in
+ * the outbox once, its project's sequence has a gap.
+ */
+export function outboxAppendSql(json: string, notify: string | null): Prisma.Sql {
+  return Prisma.sql`rhumbatron_append_outbox(${json}::jsonb, ${notify}::text)`;
+}
+
+/** The Events of one write as one jsonb parameter: [{e: envelope, s: stream index}, …]. */
+export function outboxInputJson(events: readonly EventEnvelope[], config: RhumbatronConfig): string {
+  const ids = events.map((e) => e.eventId);
+  if (new Set(ids).size !== ids.length)
+    throw new DomainError("INVALID_INPUT", "the same event_id appears twice in one write");
+  return JSON.stringify(events.map((e) => ({ e, s: streamIndex(e.projectId, config.streams.count) })));
+}
+
+/**
+ * Whether a statement should carry the publisher's nudge itself (an `inStatement` nudger: its
+ * pg_notify rides along, delivered on commit), else the channel to nudge through the nudger after
+ * the statement wrote something, once per transaction.
+ */
+export function outboxNotifyChannel(nudger: Nudger): string | null {
+  return nudger.inStatement ? pgNudgeChannel(OUTBOX_NUDGE_CHANNEL) : null;
+}
+
+/**
  * Writes Events to the outbox inside the caller's transaction and nudges the publisher (delivered
  * on commit). Returns the IDs that were new; repeats are ignored. Each project's sequence number is
  * taken last and holds that project's head row until commit, so sequence order is commit order.
+ * One statement (outboxAppendSql): dedupe, heads, rows and, for a pg_notify nudger, the nudge.
  */
 export async function appendToOutbox(
   ctx: TxContext,
@@ -71,36 +105,13 @@ export async function appendToOutbox(
   deps: OutboxDeps,
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const ids = events.map((e) => e.eventId);
-  if (new Set(ids).size !== ids.length)
-    throw new DomainError("INVALID_INPUT", "the same event_id appears twice in one write");
-  const existing = await ctx.tx.outboxRow.findMany({ where: { eventId: { in: ids } }, select: { eventId: true } });
-  const seen = new Set(existing.map((r) => r.eventId));
-  const fresh = events.filter((e) => !seen.has(e.eventId));
-  if (fresh.length === 0) return [];
-
-  const byProject = new Map<string, EventEnvelope[]>();
-  for (const e of fresh) byProject.set(e.projectId, [...(byProject.get(e.projectId) ?? []), e]);
-  const written: string[] = [];
-  // Lock heads in a fixed order so two writers touching the same projects cannot deadlock.
-  for (const projectId of [...byProject.keys()].sort()) {
-    const list = byProject.get(projectId) ?? [];
-    const head = await ctx.tx.$queryRaw<{ last_seq: bigint }[]>`
-      INSERT INTO outbox_heads (project_id, last_seq) VALUES (${projectId}, ${list.length})
-      ON CONFLICT (project_id) DO UPDATE SET last_seq = outbox_heads.last_seq + ${list.length}
-      RETURNING last_seq`;
-    const last = head[0]?.last_seq ?? BigInt(list.length);
-    const stream = streamIndex(projectId, deps.config.streams.count);
-    for (const [i, e] of list.entries()) {
-      const seq = last - BigInt(list.length - 1 - i);
-      const inserted = await ctx.tx.$executeRaw`
-        INSERT INTO outbox (event_id, project_id, project_seq, stream_index, event_type, envelope)
-        VALUES (${e.eventId}, ${projectId}, ${seq}, ${stream}, ${e.eventType}, ${JSON.stringify(e)}::jsonb)
-        ON CONFLICT (event_id) DO NOTHING`;
-      if (inserted > 0) written.push(e.eventId);
-    }
-  }
-  if (written.length > 0) await deps.nudger.nudge(ctx, OUTBOX_NUDGE_CHANNEL);
+  const json = outboxInputJson(events, deps.config);
+  const notify = outboxNotifyChannel(deps.nudger);
+  const rows = await ctx.tx.$queryRaw<{ written_ids: string[] }[]>`
+    SELECT ${outboxAppendSql(json, notify)} AS written_ids`;
+  const written = rows[0]?.written_ids ?? [];
+  if (written.length > 0 && notify === null && firstNudgeInTransaction(ctx, OUTBOX_NUDGE_CHANNEL))
+    await deps.nudger.nudge(ctx, OUTBOX_NUDGE_CHANNEL);
   return written;
 }
 

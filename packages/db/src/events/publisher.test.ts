@@ -1,7 +1,7 @@
 import { loadConfig, streamIndex } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import type { Nudger } from "../nudge.ts";
-import { seedChange, seedProjects, testEvent, useTestDatabase } from "../testing/index.ts";
+import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { appendToOutbox } from "./outbox.ts";
 import { publishDue, publishProject } from "./publisher.ts";
@@ -208,5 +208,159 @@ describe("the publisher", () => {
       }
     }
     expect(sends).toBeGreaterThan(7);
+  }, 120_000);
+  it("moves a batch in one statement when the sink is the Postgres stream store (append is never called)", async () => {
+    await seedProjects(t.db, ["proj_b1", "proj_b2"]);
+    await seedChange(t.db, "proj_b1", "chg_b1");
+    await seedChange(t.db, "proj_b2", "chg_b2");
+    await write("proj_b1", "chg_b1", ["a", "b"]);
+    await write("proj_b2", "chg_b2", ["c"]);
+    await write("proj_b1", "chg_b1", ["d"]);
+    const batchOnly: StreamSink = {
+      inStatement: true,
+      append: () => Promise.reject(new Error("append must not be called on the batched path")),
+    };
+    const channels: string[] = [];
+    const nudger: Nudger = { nudge: async (_ctx, ch, payload) => void channels.push(`${ch}:${payload}`) };
+    const r = await publishDue(t.db, { config, sink: batchOnly, nudger, now: () => t0 });
+    expect(r.published).toBe(4);
+    expect(r.projects.map((p) => [p.projectId, p.published, p.failedSend])).toEqual([
+      ["proj_b1", 3, false],
+      ["proj_b2", 1, false],
+    ]);
+    expect(await streamOrder("proj_b1")).toEqual(["a", "b", "d"]);
+    expect(await streamOrder("proj_b2")).toEqual(["c"]);
+    const rows = await t.db.outboxRow.findMany({ where: { projectId: { in: ["proj_b1", "proj_b2"] } } });
+    expect(rows.every((x) => x.state === "published" && x.publishedAt?.getTime() === t0.getTime())).toBe(true);
+    const streams = [...new Set([streamIndex("proj_b1", 8), streamIndex("proj_b2", 8)])];
+    expect(channels.sort()).toEqual(streams.flatMap((s) => [`analytics:${s}`, `event_router:${s}`]).sort());
+    // A project another publisher holds is skipped, and left for the next run.
+    await write("proj_b1", "chg_b1", ["e"]);
+    await withTransaction(t.db, async (ctx) => {
+      await ctx.tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('outbox:' || ${"proj_b1"}))`;
+      const busy = await publishProject(t.db, "proj_b1", { config, sink: batchOnly, nudger, now: () => t0 });
+      expect(busy).toMatchObject({ skippedBusy: true, published: 0 });
+    });
+    expect((await publishProject(t.db, "proj_b1", { config, sink: batchOnly, nudger, now: () => t0 })).published).toBe(
+      1,
+    );
+    expect(await streamOrder("proj_b1")).toEqual(["a", "b", "d", "e"]);
+  });
+
+  it("holds a project's batch at a row waiting for its retry and fails rows without a binding", async () => {
+    let pid = "proj_bh0";
+    for (let i = 0; streamIndex(pid, 8) === 0; i++) pid = `proj_bh${i}`;
+    await seedProjects(t.db, [pid]);
+    await seedChange(t.db, pid, `chg_${pid}`);
+    await write(pid, `chg_${pid}`, ["first", "second"]);
+    const first = await t.db.outboxRow.findFirstOrThrow({ where: { projectId: pid }, orderBy: { projectSeq: "asc" } });
+    await t.db.outboxRow.update({
+      where: { id: first.id },
+      data: { state: "retry_wait", attempts: 1, nextAttemptAt: new Date(t0.getTime() + 1000), lastError: "x" },
+    });
+    const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => t0 };
+    expect(await publishProject(t.db, pid, deps)).toMatchObject({ heldBack: true, published: 0 });
+    expect(await streamOrder(pid)).toEqual([]);
+    const due = { ...deps, now: () => new Date(t0.getTime() + 1000) };
+    expect(await publishProject(t.db, pid, due)).toMatchObject({ heldBack: false, published: 2 });
+    expect(await streamOrder(pid)).toEqual(["first", "second"]);
+    expect(await t.db.outboxRow.findUniqueOrThrow({ where: { id: first.id } })).toMatchObject({
+      state: "published",
+      attempts: 1,
+      nextAttemptAt: null,
+    });
+    await write(pid, `chg_${pid}`, ["unbound"]);
+    const oneStream = loadConfig("dev", { streams: { count: 1 } });
+    expect(await publishProject(t.db, pid, { ...deps, config: oneStream })).toMatchObject({
+      published: 0,
+      failedRows: 1,
+    });
+    const row = await t.db.outboxRow.findFirstOrThrow({ where: { projectId: pid }, orderBy: { projectSeq: "desc" } });
+    expect(row).toMatchObject({ state: "failed", attempts: 0 });
+    expect(row.lastError).toMatch(/no producer binding for stream 0\d/);
+  });
+
+  it("records a failed batch as a failed send of the project's first row, then recovers", async () => {
+    await seedProjects(t.db, ["proj_bf"]);
+    await seedChange(t.db, "proj_bf", "chg_bf");
+    await write("proj_bf", "chg_bf", ["a", "b"]);
+    const stream = streamIndex("proj_bf", 8);
+    // The stream store refuses the entries: its next offset is taken already.
+    const head = await t.db.streamHead.findUnique({ where: { streamIndex: stream } });
+    const next = (head?.lastOffset ?? 0n) + 1n;
+    await t.db.streamEntry.create({
+      data: {
+        streamIndex: stream,
+        offset: next,
+        eventId: "evt_in_the_way",
+        projectId: "proj_other",
+        eventType: "task.failed",
+        envelope: {},
+        publishedAt: t0,
+      },
+    });
+    const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => t0 };
+    const r = await publishProject(t.db, "proj_bf", deps);
+    expect(r).toMatchObject({ failedSend: true, published: 0 });
+    const rows = await t.db.outboxRow.findMany({ where: { projectId: "proj_bf" }, orderBy: { projectSeq: "asc" } });
+    expect(rows.map((x) => [x.state, x.attempts])).toEqual([
+      ["retry_wait", 1],
+      ["pending", 0],
+    ]);
+    expect(rows[0]?.lastError).toMatch(/unique|constraint/i);
+    expect(await streamOrder("proj_bf")).toEqual([]);
+    await t.db.streamHead.upsert({
+      where: { streamIndex: stream },
+      create: { streamIndex: stream, lastOffset: next },
+      update: { lastOffset: next },
+    });
+    const later = await publishDue(t.db, { ...deps, now: () => new Date(t0.getTime() + 1000) });
+    expect(later.published).toBe(2);
+    expect(await streamOrder("proj_bf")).toEqual(["a", "b"]);
+  });
+
+  it("keeps each project's order and gap-free offsets with batched publishers racing concurrent writers", async () => {
+    const a = "proj_border_a";
+    let b = "proj_border_b0";
+    for (let i = 1; streamIndex(b, 8) !== streamIndex(a, 8); i++) b = `proj_border_b${i}`;
+    await seedProjects(t.db, [a, b]);
+    await seedChange(t.db, a, "chg_ba");
+    await seedChange(t.db, b, "chg_bb");
+    const perWriter = 200;
+    const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => new Date() };
+    let writing = true;
+    const writers = [0, 1, 2, 3].map(async (w) => {
+      const project = w % 2 === 0 ? a : b;
+      for (let i = 0; i < perWriter; i += 5) {
+        await write(
+          project,
+          project === a ? "chg_ba" : "chg_bb",
+          [0, 1, 2, 3, 4].map((k) => `w${w}-${String(i + k).padStart(4, "0")}`),
+        );
+      }
+    });
+    const publishers = [0, 1].map(async () => {
+      while (writing) await publishDue(t.db, deps);
+    });
+    await Promise.all(writers);
+    writing = false;
+    await Promise.all(publishers);
+    await waitFor("every row published", async () => {
+      await publishDue(t.db, deps);
+      return (await t.db.outboxRow.count({ where: { projectId: { in: [a, b] }, state: { not: "published" } } })) === 0;
+    });
+    const stream = streamIndex(a, 8);
+    const all = await t.db.streamEntry.findMany({ where: { streamIndex: stream }, orderBy: { offset: "asc" } });
+    const firstOffset = Number(all[0]?.offset);
+    expect(all.map((e) => Number(e.offset))).toEqual(all.map((_, i) => firstOffset + i));
+    for (const project of [a, b]) {
+      const seqOf = new Map(
+        (
+          await t.db.outboxRow.findMany({ where: { projectId: project }, select: { eventId: true, projectSeq: true } })
+        ).map((r) => [r.eventId, Number(r.projectSeq)]),
+      );
+      const seqs = all.filter((e) => e.projectId === project).map((e) => seqOf.get(e.eventId) ?? -1);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    }
   }, 120_000);
 });

@@ -1,15 +1,25 @@
 import { type OutboxRowState, type RhumbatronConfig, transitionOutbox } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import type { Nudger } from "../nudge.ts";
-import { type Tx, withTransaction } from "../transaction.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import { type Nudger, pgNudgeChannel } from "../nudge.ts";
+import { type AfterCommit, type Tx, withTransaction } from "../transaction.ts";
 import { ANALYTICS_CHANNEL } from "./analytics.ts";
-import type { StreamSink } from "./stream.ts";
+import { type StreamSink, streamAppendCtes } from "./stream.ts";
 
 /**
  * The outbox publisher (publishDue). Per project and run: at most
  * config.outbox.maxRowsPerProjectPerPublish rows, sent in commit order to the project's stream.
  * A row waiting for its retry holds back the later rows of its project (head-of-line, like a
  * partition); a failed row is final and does not. One publisher per project at a time.
+ *
+ * Two ways, same rules:
+ *  - batched (a sink that is `inStatement`, the Postgres stream store): one statement per run
+ *    (publishBatch) takes each project's single-flight lock, claims its due rows, fails the rows
+ *    whose stream has no producer binding, appends the rest to their streams, marks them published
+ *    and notifies the event router and the analytics projector once per stream. If that statement
+ *    fails, nothing of it was written and the run goes the second way, which records the failure;
+ *  - one project per transaction (publishProjectRowByRow): the rows are read, sent through
+ *    `sink.append` inside a savepoint, and a failed send puts the first row into retry_wait.
  */
 
 export interface PublisherDeps {
@@ -68,7 +78,129 @@ async function saveState(tx: Tx, id: bigint, s: OutboxRowState, publishedAt: Dat
     WHERE id = ${id}`;
 }
 
+/** One project; batched when the sink allows it (see the top of the file). */
 export async function publishProject(db: Db, projectId: string, deps: PublisherDeps): Promise<ProjectPublishResult> {
+  if (deps.sink.inStatement) {
+    const batch = await publishBatch(db, { projectId }, deps).catch(() => null);
+    if (batch) return batch[0] ?? emptyResult(projectId, false);
+  }
+  return publishProjectRowByRow(db, projectId, deps);
+}
+
+function emptyResult(projectId: string, skippedBusy: boolean): ProjectPublishResult {
+  return { projectId, published: 0, failedSend: false, heldBack: false, failedRows: 0, stream: null, skippedBusy };
+}
+
+interface BatchRow {
+  project_id: string;
+  ok: boolean;
+  published: number;
+  failed_rows: number;
+  held_back: boolean;
+  stream: number | null;
+}
+
+/**
+ * The batched run in one statement, for one project or for the projects with due rows (oldest
+ * first, at most `maxProjects`). Per project: pg_try_advisory_xact_lock (a project another
+ * publisher holds is skipped, as before), its first maxRowsPerProjectPerPublish pending or
+ * retry_wait rows in sequence order, cut at the first retry_wait row not due yet (held back);
+ * of those, the rows whose stream has no binding fail, the others go to their stream in (project,
+ * sequence) order (streamAppendCtes) and are published. Locks are held until the statement commits.
+ */
+async function publishBatch(
+  db: Db,
+  which: { projectId: string } | { maxProjects: number },
+  deps: PublisherDeps,
+): Promise<ProjectPublishResult[]> {
+  const now = deps.now();
+  const { config, nudger } = deps;
+  const notify = nudger.inStatement === true;
+  const projects =
+    "projectId" in which
+      ? Prisma.sql`SELECT ${which.projectId}::text AS project_id, 0::bigint AS ord`
+      : Prisma.sql`
+        SELECT project_id, min(id) AS ord FROM outbox
+        WHERE state = 'pending' OR (state = 'retry_wait' AND next_attempt_at <= ${now})
+        GROUP BY project_id ORDER BY min(id) LIMIT ${which.maxProjects}`;
+  const rows = await db.$queryRaw<BatchRow[]>`
+    WITH now_at AS (SELECT ${now}::timestamp(3) AS at),
+    projects AS (${projects}),
+    locked AS MATERIALIZED (
+      SELECT project_id, ord, pg_try_advisory_xact_lock(hashtext('outbox:' || project_id)) AS ok FROM projects
+    ),
+    claimed AS (
+      SELECT o.id, o.project_id, o.project_seq, o.stream_index, o.event_id, o.event_type, o.envelope, o.state,
+        o.next_attempt_at, l.ord
+      FROM locked l CROSS JOIN LATERAL (
+        SELECT * FROM outbox x
+        WHERE x.project_id = l.project_id AND x.state IN ('pending', 'retry_wait')
+        ORDER BY x.project_seq LIMIT ${config.outbox.maxRowsPerProjectPerPublish}
+        FOR UPDATE SKIP LOCKED
+      ) o
+      WHERE l.ok
+    ),
+    held AS (
+      SELECT project_id, min(project_seq) AS hold_seq FROM claimed
+      WHERE state = 'retry_wait' AND (next_attempt_at IS NULL OR next_attempt_at > ${now})
+      GROUP BY project_id
+    ),
+    due AS (
+      SELECT c.* FROM claimed c LEFT JOIN held h ON h.project_id = c.project_id
+      WHERE h.hold_seq IS NULL OR c.project_seq < h.hold_seq
+    ),
+    failed AS (
+      UPDATE outbox o SET state = 'failed', next_attempt_at = NULL,
+        last_error = 'no producer binding for stream ' || lpad(o.stream_index::text, 2, '0')
+      FROM due d WHERE o.id = d.id AND d.stream_index >= ${config.streams.count}
+      RETURNING o.project_id
+    ),
+    to_send AS (
+      SELECT d.id, d.stream_index, d.event_id, d.project_id, d.event_type, d.envelope,
+        row_number() OVER (ORDER BY d.ord, d.project_id, d.project_seq) AS sort
+      FROM due d WHERE d.stream_index < ${config.streams.count}
+    ),
+    ${streamAppendCtes()},
+    published AS (
+      UPDATE outbox o SET state = 'published', published_at = now_at.at, next_attempt_at = NULL
+      FROM to_send s CROSS JOIN now_at WHERE o.id = s.id
+      RETURNING o.project_id
+    ),
+    nudged AS (
+      SELECT pg_notify(${pgNudgeChannel(EVENT_ROUTER_CHANNEL)}, stream_index::text),
+        pg_notify(${pgNudgeChannel(ANALYTICS_CHANNEL)}, stream_index::text)
+      FROM (SELECT DISTINCT stream_index FROM entries) s WHERE ${notify}
+    )
+    SELECT l.project_id, l.ok,
+      (SELECT count(*) FROM published p WHERE p.project_id = l.project_id)::int AS published,
+      (SELECT count(*) FROM failed f WHERE f.project_id = l.project_id)::int AS failed_rows,
+      EXISTS (SELECT 1 FROM held h WHERE h.project_id = l.project_id) AS held_back,
+      (SELECT min(s.stream_index) FROM to_send s WHERE s.project_id = l.project_id) AS stream,
+      (SELECT count(*) FROM nudged)::int AS nudges
+    FROM locked l ORDER BY l.ord`;
+  const results = rows.map((r) => ({
+    ...emptyResult(r.project_id, !r.ok),
+    published: r.published,
+    failedRows: r.failed_rows,
+    heldBack: r.held_back,
+    stream: r.published > 0 ? r.stream : null,
+  }));
+  if (!notify) {
+    // Best effort, after the commit, once per stream (each consumer has a cron backstop).
+    const streams = [...new Set(results.flatMap((r) => (r.stream === null ? [] : [r.stream])))];
+    const hooks: AfterCommit[] = [];
+    const ctx = { tx: db, afterCommit: (h: AfterCommit) => void hooks.push(h) };
+    for (const stream of streams) {
+      await nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream)).catch(() => {});
+      await nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream)).catch(() => {});
+    }
+    for (const h of hooks) await Promise.resolve(h()).catch(() => {});
+  }
+  return results;
+}
+
+/** One project in one transaction, sent through `sink.append` (any sink; the fallback of the batch). */
+async function publishProjectRowByRow(db: Db, projectId: string, deps: PublisherDeps): Promise<ProjectPublishResult> {
   const result: ProjectPublishResult = {
     projectId,
     published: 0,
@@ -167,8 +299,13 @@ export async function publishDue(
   deps: PublisherDeps,
   options: { maxProjects?: number } = {},
 ): Promise<PublishDueResult> {
-  const projects = await projectsWithDueRows(db, deps.now(), options.maxProjects ?? 1000);
-  const results: ProjectPublishResult[] = [];
-  for (const p of projects) results.push(await publishProject(db, p, deps));
+  const maxProjects = options.maxProjects ?? 1000;
+  let results: ProjectPublishResult[] | null = null;
+  if (deps.sink.inStatement) results = await publishBatch(db, { maxProjects }, deps).catch(() => null);
+  if (!results) {
+    results = [];
+    const projects = await projectsWithDueRows(db, deps.now(), maxProjects);
+    for (const p of projects) results.push(await publishProjectRowByRow(db, p, deps));
+  }
   return { projects: results, published: results.reduce((n, r) => n + r.published, 0) };
 }

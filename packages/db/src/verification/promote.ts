@@ -15,6 +15,7 @@ import {
   withReviewGaps,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
@@ -174,24 +175,34 @@ async function afterPromotion(
   return id;
 }
 
-async function markStale(ctx: TxContext, candidateId: string, changeId: string, generation: number, deps: EnqueueDeps) {
-  const owner = await lockResourceRow(ctx, `change:${changeId}`);
-  const moved = await ctx.tx.candidate.updateMany({
-    where: { id: candidateId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
-    data: { status: "stale" },
-  });
-  if (moved.count === 0) return;
-  await appendToOutbox(
-    ctx,
-    [
-      changeEvent(owner, "candidate.stale", {
-        key: candidateId,
-        actor: { kind: "system", id: "promotion" },
-        canonicalGeneration: generation,
-        now: deps.now(),
-        payload: { candidateId, canonicalGeneration: generation },
-      }),
-    ],
+/** The Candidate went stale (canonical moved on): one statement moves a live Candidate and writes candidate.stale. */
+async function markStale(
+  on: Db | TxContext,
+  c: { id: string; changeId: string; projectId: string },
+  project: { tenantId: string; canonicalGeneration: number },
+  deps: EnqueueDeps,
+) {
+  const generation = project.canonicalGeneration;
+  const owner = { id: c.changeId, projectId: c.projectId, tenantId: project.tenantId, canonicalGeneration: generation };
+  await domainWrite(
+    on,
+    {
+      table: "candidates",
+      id: c.id,
+      changeId: c.changeId,
+      projectId: c.projectId,
+      expect: { status: [...CANDIDATE_STATUS_SETS.live] },
+      set: { status: "stale" },
+      events: [
+        changeEvent(owner, "candidate.stale", {
+          key: c.id,
+          actor: { kind: "system", id: "promotion" },
+          canonicalGeneration: generation,
+          now: deps.now(),
+          payload: { candidateId: c.id, canonicalGeneration: generation },
+        }),
+      ],
+    },
     deps,
   );
 }
@@ -227,7 +238,7 @@ type PromoteRequest = { tenantId: string; candidateId: string; actorId: string; 
 type PromotedCandidate = Awaited<ReturnType<typeof tenantCandidate>>;
 interface Promotion {
   c: PromotedCandidate;
-  project: { canonicalGeneration: number; releaseTarget: unknown };
+  project: { tenantId: string; canonicalGeneration: number; releaseTarget: unknown };
   plan: VerificationPlan | null;
   policy: VerificationPolicy;
   q: PromoteRequest;
@@ -255,7 +266,7 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
   });
   if (layer1.ok) return null;
   if (layer1.stale) {
-    await withTransaction(db, (ctx) => markStale(ctx, c.id, c.changeId, project.canonicalGeneration, deps));
+    await markStale(db, c, project, deps);
     return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
   }
   await recordBlocked(db, c, layer1.blocks, p.q, deps);
@@ -295,7 +306,7 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     return { outcome: "alreadyPromoted", generation: promotedBy.generation };
   }
   if (cas === "stale") {
-    await markStale(ctx, c.id, c.changeId, root.canonicalGeneration, deps);
+    await markStale(ctx, c, root, deps);
     return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
   }
   if (cas === "policy_mismatch") {

@@ -1,6 +1,7 @@
 import {
   type buildEvent,
   CANDIDATE_STATUS_SETS,
+  DomainError,
   type EventPayload,
   type EventType,
   type EvidenceRecord,
@@ -8,6 +9,7 @@ import {
   type VerificationPlan,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
@@ -80,32 +82,47 @@ export async function markCandidateComposed(
   },
   deps: StateDeps,
 ): Promise<boolean> {
-  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
-  const moved = await ctx.tx.candidate.updateMany({
-    where: { id: c.candidateId, status: { in: OPEN } },
-    data: {
-      status: "verifying",
-      composedCommit: c.commit,
-      composedTree: c.tree,
-      plan: c.plan as unknown as Prisma.InputJsonValue,
-      approvalRequired: c.approvalRequired,
-    },
+  // The owner's fields for the Event (a Change's tenant and project never change), then one
+  // statement (domainWrite): the Change's lock, an open Candidate to verifying, candidate.composed.
+  const change = await ctx.tx.change.findUnique({
+    where: { id: c.changeId },
+    select: { projectId: true, project: { select: { tenantId: true, canonicalGeneration: true } } },
   });
-  if (moved.count === 0) return false;
-  await appendToOutbox(
+  if (!change) throw new DomainError("NOT_FOUND", `change:${c.changeId} not found`);
+  const owner: LockedChange = {
+    id: c.changeId,
+    projectId: change.projectId,
+    tenantId: change.project.tenantId,
+    canonicalGeneration: change.project.canonicalGeneration,
+  };
+  const moved = await domainWrite(
     ctx,
-    [
-      candidateEvent(
-        owner,
-        "candidate.composed",
-        c.candidateId,
-        { candidateId: c.candidateId, treeHash: c.tree },
-        deps.now(),
-      ),
-    ],
+    {
+      table: "candidates",
+      id: c.candidateId,
+      changeId: c.changeId,
+      projectId: owner.projectId,
+      expect: { status: OPEN },
+      set: {
+        status: "verifying",
+        composed_commit: c.commit,
+        composed_tree: c.tree,
+        plan: c.plan,
+        approval_required: c.approvalRequired,
+      },
+      events: [
+        candidateEvent(
+          owner,
+          "candidate.composed",
+          c.candidateId,
+          { candidateId: c.candidateId, treeHash: c.tree },
+          deps.now(),
+        ),
+      ],
+    },
     deps,
   );
-  return true;
+  return moved.applied;
 }
 
 export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {

@@ -13,6 +13,7 @@ import {
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
+import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
@@ -252,34 +253,49 @@ function lockChange(ctx: TxContext, changeId: string): Promise<LockedChange | nu
   });
 }
 
-/** canonical.advanced: a Candidate built on an older generation can no longer be promoted. */
+/**
+ * canonical.advanced: a Candidate built on an older generation can no longer be promoted. One
+ * statement (domainWrite): the Change's lock, a live Candidate to stale, candidate.stale.
+ */
 async function markCandidateStale(
   ctx: TxContext,
   candidateId: string,
   cause: DeliveredEvent["event"],
   deps: CausalRouterDeps,
 ) {
-  const c = await ctx.tx.candidate.findUnique({ where: { id: candidateId } });
-  if (!c) return;
-  const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
-  const moved = await ctx.tx.candidate.updateMany({
-    where: { id: candidateId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
-    data: { status: "stale" },
+  const c = await ctx.tx.candidate.findUnique({
+    where: { id: candidateId },
+    select: { changeId: true, projectId: true },
   });
-  if (moved.count === 0) return;
+  if (!c) return;
   const generation = (cause.payload as { toGeneration: number }).toGeneration;
-  await appendToOutbox(
+  const owner = {
+    id: c.changeId,
+    projectId: c.projectId,
+    // canonical.advanced stale-marks Candidates of its own project, so of its tenant.
+    tenantId: cause.tenantId,
+    canonicalGeneration: generation,
+  };
+  await domainWrite(
     ctx,
-    [
-      changeEvent(owner, "candidate.stale", {
-        key: candidateId,
-        actor: { kind: "system", id: CAUSAL_ROUTER },
-        canonicalGeneration: generation,
-        causedBy: cause.eventId,
-        now: deps.now(),
-        payload: { candidateId, canonicalGeneration: generation },
-      }),
-    ],
+    {
+      table: "candidates",
+      id: candidateId,
+      changeId: c.changeId,
+      projectId: c.projectId,
+      expect: { status: [...CANDIDATE_STATUS_SETS.live] },
+      set: { status: "stale" },
+      events: [
+        changeEvent(owner, "candidate.stale", {
+          key: candidateId,
+          actor: { kind: "system", id: CAUSAL_ROUTER },
+          canonicalGeneration: generation,
+          causedBy: cause.eventId,
+          now: deps.now(),
+          payload: { candidateId, canonicalGeneration: generation },
+        }),
+      ],
+    },
     deps,
   );
 }
