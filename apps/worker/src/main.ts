@@ -25,7 +25,7 @@ import { nudgerFor } from "./nudger.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
 import { SourceStore } from "./source/store.ts";
-import { runBrowserCheck } from "./verification/browser-check.ts";
+import { closeWarmBrowser, runBrowserCheck } from "./verification/browser-check.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -133,6 +133,8 @@ async function main(): Promise<void> {
     try {
       await starting.catch(() => {});
       await executor.stop();
+      // No browser check runs any more: the warm Chromium they shared goes with the worker.
+      await closeWarmBrowser();
       await beating.stop();
       await gitHttp.close();
       await db.$disconnect();

@@ -129,6 +129,13 @@ export const configSchema = z
     browser: z.object({
       sessionMaxSeconds: positiveInt,
       maxRunsPerCandidate: positiveInt,
+      /**
+       * Browser checks of one Candidate that run at once (beside its command checks, which
+       * `checks.concurrency` counts): each opens its own context in the worker's one warm Chromium.
+       */
+      concurrency: positiveInt,
+      /** The warm Chromium browser checks share is closed after this long without a check (relaunched on the next). */
+      warmIdleSeconds: positiveInt,
     }),
     api: z.object({
       /**
@@ -172,6 +179,13 @@ export const configSchema = z
       defaultP95LimitMs: positiveInt,
       /** How often one check of one Candidate may be rerun after it ended in error or fail. */
       rerunsPerCheck: z.number().int().min(0).max(20),
+      /**
+       * Command checks of one Candidate that run at once in the Sandbox. `build` runs first (the
+       * others read what it built); every other check then starts from its own copy of that tree,
+       * so what one writes never reaches another. Each command keeps its own limits
+       * (sandbox.maxProcesses, maxOutputBytes, its timeout). 1: one after another in one workspace.
+       */
+      concurrency: positiveInt,
     }),
     worker: z.object({
       heartbeatCron: cron,
@@ -320,7 +334,7 @@ const base: RhumbatronConfig = {
     maxOutputBytes: 1024 * 1024,
     maxProcesses: 256,
   },
-  browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2 },
+  browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2, concurrency: 1, warmIdleSeconds: 300 },
   api: { requestBodyMaxBytes: 2 * 1024 * 1024 },
   release: { webhookTimeoutSeconds: 30 },
   webhooks: { timeoutSeconds: 10, allowPrivateTargets: true, maxPerProject: 20, deliveryRetentionDays: 30 },
@@ -336,6 +350,7 @@ const base: RhumbatronConfig = {
     },
     defaultP95LimitMs: 200,
     rerunsPerCheck: 2,
+    concurrency: 2,
   },
   worker: { heartbeatCron: "* * * * *", heartbeatSeconds: 10, heartbeatStaleSeconds: 30, takeoverSeconds: 30 },
 };

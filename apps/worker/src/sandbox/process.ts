@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
 import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
 import { runCapped } from "./run-capped.ts";
+import { writeTscMemo } from "./tsc-memo.ts";
 import {
   checkCommand,
   openWorkspace,
@@ -24,6 +25,8 @@ export interface PlainProcessOptions {
   log: SandboxLog;
   /** Why bubblewrap is not used, for the warning. */
   reason?: string;
+  /** Put the remembering `tsc` (tsc-memo.ts) first on PATH; default true. */
+  memoizeTsc?: boolean;
 }
 
 export type PlainProcessSandbox = Sandbox & {
@@ -35,7 +38,9 @@ export type PlainProcessSandbox = Sandbox & {
 
 export async function plainProcessSandbox(options: PlainProcessOptions): Promise<PlainProcessSandbox> {
   const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
-  const PATH = [...(await toolchainBins(options.toolchainPaths ?? [])), ...SYSTEM_PATH].join(":");
+  const bins = await toolchainBins(options.toolchainPaths ?? []);
+  const memo = options.memoizeTsc === false ? null : await writeTscMemo(join(options.root, ".tools"), bins);
+  const PATH = [...(memo ? [memo] : []), ...bins, ...SYSTEM_PATH].join(":");
   const cap = await detectProcessCap();
   const warning =
     "SANDBOX DOES NOT ISOLATE: agent and check commands run as plain processes with the worker's " +

@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -85,17 +86,60 @@ export async function checkCommand(path: string, cmd: SandboxCommand, allowlist:
   return rel;
 }
 
+/**
+ * A workspace one check may have to itself: `copy(label)` copies the workspace as it is now
+ * (`cp -a --reflink=auto`: a real copy, or copy-on-write where the file system can; never hard
+ * links, so nothing written in the copy reaches the original or another copy) to
+ * `<path>.checks/<label>`. Commands in the copy run at the original's path inside the Sandbox, so
+ * what they print names the same paths as in the original. Removing the original removes its copies.
+ */
+export type CopyableWorkspace = SandboxWorkspace & { copy(label: string): Promise<SandboxWorkspace> };
+
+export function canCopy(ws: SandboxWorkspace): ws is CopyableWorkspace {
+  return typeof (ws as Partial<CopyableWorkspace>).copy === "function";
+}
+
+const COPY_LABEL = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** `cp -a --reflink=auto from/. to` (GNU cp): symlinks stay symlinks, modes and times kept. */
+export async function copyTree(from: string, to: string): Promise<void> {
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true, mode: 0o700 });
+  await new Promise<void>((resolve, reject) =>
+    execFile(
+      "cp",
+      ["-a", "--reflink=auto", `${from}/.`, to],
+      { env: { PATH: SYSTEM_PATH.join(":") } as unknown as NodeJS.ProcessEnv },
+      (err, _o, e) =>
+        err
+          ? reject(new DomainError("UNAVAILABLE", `could not copy the workspace: ${e.trim() || err.message}`))
+          : resolve(),
+    ),
+  );
+}
+
 /** A workspace whose `run` is supplied by the adapter; open creates the directory (reused if present). */
 export async function openWorkspace(
   root: string,
   runDir: RunDir,
   run: (path: string, cmd: SandboxCommand) => Promise<CommandResult>,
-): Promise<SandboxWorkspace> {
+): Promise<CopyableWorkspace> {
   const path = hostRunDir(root, runDir);
+  const copies = `${path}.checks`;
   await mkdir(path, { recursive: true, mode: 0o700 });
   return {
     path,
     run: (cmd) => run(path, cmd),
-    remove: () => rm(path, { recursive: true, force: true }),
+    remove: async () => {
+      await rm(copies, { recursive: true, force: true });
+      await rm(path, { recursive: true, force: true });
+    },
+    async copy(label) {
+      if (!COPY_LABEL.test(label)) throw new DomainError("INVALID_INPUT", `not a copy label: ${JSON.stringify(label)}`);
+      const to = join(copies, label);
+      await mkdir(copies, { recursive: true, mode: 0o700 });
+      await copyTree(path, to);
+      return { path: to, run: (cmd) => run(to, cmd), remove: () => rm(to, { recursive: true, force: true }) };
+    },
   };
 }

@@ -7,14 +7,16 @@ import { fileURLToPath } from "node:url";
 import {
   type BlobObject,
   type BlobStore,
+  BROWSER_CHECK_ARGS,
   DEFAULT_COMMAND_ALLOWLIST,
   findChromium,
   type SandboxWorkspace,
 } from "@rhumbatron/core";
+import { type BrowserServer, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { testConfig } from "../testing.ts";
-import { runBrowserCheck } from "./browser-check.ts";
+import { type BrowserCheckInput, runBrowserCheck, warmBrowser } from "./browser-check.ts";
 
 const TEMPLATE = fileURLToPath(new URL("../../../../templates/shop", import.meta.url));
 const typescriptDir = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
@@ -38,7 +40,7 @@ function memoryBlobs(): BlobStore & { objects: Map<string, BlobObject> } {
   };
 }
 
-const check = (workspace: SandboxWorkspace, extra: { flow?: "wishlist" | "cart" } = {}) => {
+const check = (workspace: SandboxWorkspace, extra: Pick<BrowserCheckInput, "flow" | "browser"> = {}) => {
   const blobs = memoryBlobs();
   const result = runBrowserCheck({
     workspace,
@@ -165,5 +167,44 @@ describe("browser check", () => {
     });
     expect(r).toMatchObject({ status: "error", coverage: "not_checked" });
     expect(r.detail).toMatch(/Chromium was not found/);
+  });
+});
+
+describe("the warm browser", () => {
+  it("serves check after check from one Chromium, and launches a new one after its process crashed", async () => {
+    const servers: BrowserServer[] = [];
+    // Launched as a server so the test can kill its process; connected to like any browser.
+    const warm = warmBrowser({
+      idleMs: 60_000,
+      launch: async (executablePath, timeout) => {
+        const server = await chromium.launchServer({ executablePath, args: BROWSER_CHECK_ARGS, timeout });
+        servers.push(server);
+        return chromium.connect(server.wsEndpoint());
+      },
+    });
+    const run = () => check(built, { browser: warm });
+    const current = () => warm.current;
+    try {
+      const first = await run();
+      const second = await run();
+      expect(first, first.log).toMatchObject({ status: "pass", coverage: "checked_supported" });
+      expect(second, second.log).toMatchObject({ status: "pass", coverage: "checked_supported" });
+      expect(warm.launches).toBe(1);
+      // Each check had its own context, closed when it ended; the browser stayed up.
+      expect(warm.current?.isConnected()).toBe(true);
+      expect(warm.current?.contexts()).toEqual([]);
+
+      servers[0]?.process().kill("SIGKILL");
+      while (current() !== null) await new Promise((r) => setTimeout(r, 20));
+
+      const after = await run();
+      expect(after, after.log).toMatchObject({ status: "pass", coverage: "checked_supported" });
+      expect(warm.launches).toBe(2);
+      expect(current()?.isConnected()).toBe(true);
+    } finally {
+      await warm.close();
+      for (const s of servers) await s.close().catch(() => {});
+    }
+    expect(warm.current).toBe(null);
   });
 });

@@ -13,7 +13,7 @@ import {
   findChromium,
   type SandboxWorkspace,
 } from "@rhumbatron/core";
-import { type Browser, chromium, type Page, type Request, type Route } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page, type Request, type Route } from "playwright-core";
 
 /**
  * The browser verification check: Chromium drives the demo shop's wishlist (or cart) flow against
@@ -31,6 +31,10 @@ export interface BrowserCheckInput {
   sessionMaxMs: number;
   flow?: "wishlist" | "cart";
   chromiumPath?: string;
+  /** The warm Chromium the session opens its context in; default: the worker's one (sharedWarmBrowser). */
+  browser?: WarmBrowser;
+  /** How long the shared warm Chromium may sit idle before it is closed (config browser.warmIdleSeconds). */
+  warmIdleMs?: number;
 }
 
 export interface BrowserCheckResult {
@@ -99,7 +103,10 @@ interface CheckSession {
   stop: AbortController;
   /** Set by the session as it starts them; closeSession closes whatever was started. */
   server: Promise<CommandResult | Error> | null;
-  browser: Browser | null;
+  /** The session's own context in the warm browser (the browser itself stays up for the next check). */
+  context: BrowserContext | null;
+  /** Set once the session holds the warm browser; closeSession lets go of it. */
+  release: (() => void) | null;
 }
 
 function newSession(input: BrowserCheckInput): CheckSession {
@@ -116,7 +123,8 @@ function newSession(input: BrowserCheckInput): CheckSession {
     link: join(tmpdir(), `rb-${randomBytes(6).toString("hex")}.sock`),
     stop: new AbortController(),
     server: null,
-    browser: null,
+    context: null,
+    release: null,
   };
 }
 
@@ -128,14 +136,18 @@ async function runSession(s: CheckSession): Promise<Outcome> {
   if (!executablePath || !existsSync(executablePath)) return error(CHROMIUM_INSTALL_HINT);
   const notUp = await startApp(s);
   if (notUp) return error(`the app did not start: ${notUp}`);
+  const warm = s.input.browser ?? sharedWarmBrowser(s.input.warmIdleMs);
+  let browser: Browser;
   try {
-    s.browser = await chromium.launch({ executablePath, args: BROWSER_CHECK_ARGS, timeout: Math.max(1, s.left()) });
+    const held = await warm.acquire(executablePath, Math.max(1, s.left()));
+    s.release = held.release;
+    browser = held.browser;
   } catch (e) {
     // A launch that was given only what was left of the budget and timed out: the budget ran out.
     if (s.left() <= 0) return error(BUDGET_SPENT);
     return error(`could not launch Chromium: ${firstLine(e)}`);
   }
-  const page = await openGuardedPage(s, s.browser);
+  const page = await openGuardedPage(s, browser);
   // Less than one full step left: our slowness, not the Candidate's page, would decide the result.
   if (s.left() < STEP_TIMEOUT_MS) return error(BUDGET_SPENT);
   return runFlow(page, s.input.flow ?? "wishlist", s.left, s.shots);
@@ -160,6 +172,7 @@ async function startApp(s: CheckSession): Promise<string | null> {
 /** A page whose every request goes to the app's socket or is blocked and counted, its errors logged. */
 async function openGuardedPage(s: CheckSession, browser: Browser): Promise<Page> {
   const context = await browser.newContext({ serviceWorkers: "block" });
+  s.context = context;
   await context.route("**/*", (r) => routeRequest(s, r));
   await context.routeWebSocket(
     () => true,
@@ -199,9 +212,10 @@ async function routeRequest(s: CheckSession, r: Route) {
   }
 }
 
-/** Closes the browser, stops the app (returning how it ended) and removes its socket and link. */
+/** Closes the session's context (the warm browser stays), stops the app (returning how it ended) and removes its socket and link. */
 async function closeSession(s: CheckSession): Promise<CommandResult | Error | null> {
-  await s.browser?.close().catch(() => {});
+  await s.context?.close().catch(() => {});
+  s.release?.();
   s.stop.abort();
   const ended = s.server ? await s.server : null;
   await rm(s.link, { force: true }).catch(() => {});
@@ -368,4 +382,117 @@ function responseHeaders(headers: IncomingHttpHeaders): Record<string, string> {
     kept[name] = Array.isArray(value) ? value.join(name === "set-cookie" ? "\n" : ", ") : value;
   }
   return kept;
+}
+
+/**
+ * One Chromium kept warm for browser checks: launched by the first check, reused by the next ones
+ * (each in a fresh context of its own, closed when the check ends: no cookie, storage or route of
+ * one check reaches another), closed once no check has used it for `idleMs`, and by `close` when
+ * the worker stops. A browser whose process died (crashed, killed) is launched again by the next
+ * check; a check that was using it when it died ends in error, never in a pass.
+ */
+export interface WarmBrowser {
+  /** The running browser (launched or relaunched when needed) and how to let go of it. */
+  acquire(executablePath: string, launchTimeoutMs: number): Promise<{ browser: Browser; release: () => void }>;
+  /** Closes the browser if it runs; the next acquire launches a new one. */
+  close(): Promise<void>;
+  /** How many times a browser was launched (the first one and every relaunch). */
+  readonly launches: number;
+  /** The running browser, if any (tests: to kill its process). */
+  readonly current: Browser | null;
+}
+
+export function warmBrowser(o: {
+  /** Idle time before the browser is closed; 0 closes it as soon as no check uses it. */
+  idleMs: number;
+  launch?: (executablePath: string, timeoutMs: number) => Promise<Browser>;
+}): WarmBrowser & { idleMs: number } {
+  const launch =
+    o.launch ?? ((executablePath, timeout) => chromium.launch({ executablePath, args: BROWSER_CHECK_ARGS, timeout }));
+  let browser: Browser | null = null;
+  let launching: Promise<Browser> | null = null;
+  let users = 0;
+  let launches = 0;
+  let idle: ReturnType<typeof setTimeout> | null = null;
+  const stopIdle = () => {
+    if (idle) clearTimeout(idle);
+    idle = null;
+  };
+  const up = (executablePath: string, timeoutMs: number): Promise<Browser> => {
+    if (browser?.isConnected()) return Promise.resolve(browser);
+    browser = null;
+    launching ??= (async () => {
+      try {
+        await null; // `launching` is set before anything below can end it
+        launches++;
+        const b = await launch(executablePath, timeoutMs);
+        // A crashed or killed browser: forgotten at once, so the next check launches a new one.
+        b.on("disconnected", () => {
+          if (browser === b) browser = null;
+        });
+        browser = b;
+        return b;
+      } finally {
+        launching = null;
+      }
+    })();
+    return launching;
+  };
+  const w = {
+    idleMs: o.idleMs,
+    async acquire(executablePath: string, launchTimeoutMs: number) {
+      stopIdle();
+      users++;
+      let b: Browser;
+      try {
+        b = await up(executablePath, launchTimeoutMs);
+      } catch (e) {
+        users--;
+        throw e;
+      }
+      let released = false;
+      return {
+        browser: b,
+        release: () => {
+          if (released) return;
+          released = true;
+          if (--users > 0) return;
+          stopIdle();
+          idle = setTimeout(() => void w.close(), w.idleMs);
+          idle.unref();
+        },
+      };
+    },
+    async close() {
+      stopIdle();
+      const b = browser ?? (await launching?.catch(() => null)) ?? null;
+      browser = null;
+      await b?.close().catch(() => {});
+    },
+    get launches() {
+      return launches;
+    },
+    get current() {
+      return browser;
+    },
+  };
+  return w;
+}
+
+let shared: (WarmBrowser & { idleMs: number }) | null = null;
+
+/**
+ * The worker's one warm browser, created on first use. `idleMs` (config browser.warmIdleSeconds,
+ * passed by the verification workflow) sets how long it stays up without a check; without it, it
+ * is closed as soon as no check uses it.
+ */
+export function sharedWarmBrowser(idleMs = 0): WarmBrowser {
+  shared ??= warmBrowser({ idleMs });
+  shared.idleMs = idleMs;
+  return shared;
+}
+
+/** Closes the worker's warm browser, if one runs: call it when the worker stops. */
+export async function closeWarmBrowser(): Promise<void> {
+  await shared?.close();
 }

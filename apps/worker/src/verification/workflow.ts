@@ -46,8 +46,11 @@ import {
   workflowRun,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
+import { canCopy } from "../sandbox/workspace.ts";
 import { storePatch } from "../source/code-store.ts";
+import { runPlannedChecks } from "./check-pool.ts";
 import { compareContract, lastLines, readCommandCheck, routesOf } from "./checks.ts";
+import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
 
 /**
@@ -58,7 +61,8 @@ import { conflictReviewStep } from "./conflict-review.ts";
  * load -> final already? -> base still canonical? -> compatibility -> fork cand-<id> -> reserve
  * Sandbox seconds -> merge the ChangeSets in Work Graph order in the Candidate's Sandbox run
  * directory -> plan, verifying, candidate.composed -> conflict review -> one step per check
- * (Evidence rows, output blobs) -> gate -> verified (+ approval.requested) or rejected -> settle.
+ * (Evidence rows, output blobs; `build` first, the others at once, each in its own copy of the built
+ * tree: check-pool.ts) -> gate -> verified (+ approval.requested) or rejected -> settle.
  */
 export type VerificationDeps = Pick<
   WorkerContext,
@@ -68,6 +72,8 @@ export type VerificationDeps = Pick<
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
 
 const BASE_DIR = ".rhumbatron-base";
+/** How often a verification reads whether its Candidate was closed while checks run. */
+const CLOSED_POLL_MS = 2_000;
 export const evidenceKey = (projectId: string, candidateId: string, name: string) =>
   `evidence/${projectId}/${candidateId}/${name}`;
 
@@ -98,7 +104,31 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   if (!merged.ok) return done(merged.outcome);
   const plan = await planStep(v, merged);
   await conflictReviewStep(v, merged, () => composable(deps, input.changeSets));
-  for (const check of plan.checks) await checkAndRecordStep(v, ws, merged.commit, check);
+  // A Candidate closed while its checks run (its Change cancelled) stops them at once.
+  const watch = watchCandidateClosed(deps.db, candidate.id, CLOSED_POLL_MS);
+  const checked = watch.workspace(ws);
+  try {
+    await prefetchBaseRouteTable(v, checked, plan.checks);
+    await runPlannedChecks(
+      {
+        config: deps.config,
+        recorded: async (check) => (await v.run.done(`evidence:${check.id}`)) !== null,
+        record: (own, check) => checkAndRecordStep(v, own, merged.commit, check),
+        restore: () => ensureWorkingCopy(deps, ws, candidateFork(candidate.id), merged.commit),
+      },
+      checked,
+      plan.checks,
+    );
+    watch.check();
+  } catch (err) {
+    if (!(err instanceof CandidateClosed)) throw err;
+    await settleStep(v, reserved);
+    await ws.remove().catch(() => {});
+    return v.skip(err.message);
+  } finally {
+    watch.stop();
+    prefetchedBase.delete(candidate.id);
+  }
   return done(await gateStep(v, plan, merged.tree));
 }
 
@@ -601,6 +631,7 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
     blobs: deps.blobs,
     keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
     sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
+    warmIdleMs: deps.config.browser.warmIdleSeconds * 1000,
     // The plan chose it (the cart flow when the Change touches the Cart); the detail names it.
     flow: check.flow ?? "wishlist",
   });
@@ -672,7 +703,11 @@ async function contractAgainstBase(
   r: CommandResult,
   timeoutMs: number,
 ): Promise<{ reading: CheckReading; log: string }> {
-  const b = await baseRouteTable(deps, input, ws, argv, Math.max(1_000, timeoutMs - r.durationMs));
+  const ahead = prefetchedBase.get(input.candidate.id);
+  prefetchedBase.delete(input.candidate.id);
+  const b =
+    (ahead && (await ahead)) ??
+    (await baseRouteTable(deps, input, ws, argv, Math.max(1_000, timeoutMs - r.durationMs)));
   const log = `\n$ (base) ${argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
   if (b.timedOut) {
     return {
@@ -682,6 +717,29 @@ async function contractAgainstBase(
   }
   const declared = input.change.contractChanges as { added: string[]; removed: string[]; changed: string[] };
   return { log, reading: contractReading(r.stdout, b.stdout, declared) };
+}
+
+/** Base route tables being computed ahead of their contract check, by Candidate ID (null: it could not be). */
+const prefetchedBase = new Map<string, Promise<CommandResult | null>>();
+
+/**
+ * The contract check's base half does not depend on the composed tree, so when checks run at once
+ * it starts beside `build`, in its own copy of the Candidate's workspace (taken before `build`
+ * writes anything), with the check's timeout; the contract check then reads it instead of running
+ * it after its own command. A base run that could not start is run again by the check, as before.
+ */
+async function prefetchBaseRouteTable(v: VerificationRun, ws: SandboxWorkspace, checks: readonly PlannedCheck[]) {
+  const { deps, input } = v;
+  const check = checks.find((c) => c.kind === "contract");
+  if (!check?.argv || deps.config.checks.concurrency <= 1 || !canCopy(ws)) return;
+  if (await v.run.done(`evidence:${check.id}`)) return;
+  const argv = check.argv;
+  const own = await ws.copy(`${check.id}-base`).catch(() => null);
+  if (!own) return;
+  const table = baseRouteTable(deps, input, own, argv, check.timeoutSeconds * 1000)
+    .catch(() => null)
+    .finally(() => own.remove().catch(() => {}));
+  prefetchedBase.set(input.candidate.id, table);
 }
 
 /** Runs the contract command on a checkout of the base commit beside the composed tree, then removes it. */
