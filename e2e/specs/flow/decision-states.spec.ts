@@ -99,11 +99,11 @@ test("a verified low-risk Candidate whose promotion is refused after a policy ed
     const header = page.getByTestId("decision-header");
     await expect(header).toHaveAttribute("data-state", "blocked", { timeout: PAGE_LIMIT });
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "verified");
-    await expect(page.getByTestId("decision-headline")).toHaveText("Blocked: promotion was refused");
+    await expect(page.getByTestId("decision-headline")).toHaveText("Blocked: promotion would be refused now");
     await expect(header.getByTestId("decision-reason")).toHaveText([block]);
     await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
     await expect(page.getByTestId("promote-button")).toHaveCount(0);
-    await expect(page.getByTestId("promote-not-offered")).toContainText("promotion was refused");
+    await expect(page.getByTestId("promote-not-offered")).toContainText("promotion would be refused now");
     await saveScreenshot(page, "candidate-decision-blocked");
   });
 });

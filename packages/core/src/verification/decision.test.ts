@@ -36,7 +36,7 @@ describe("the decision a Candidate's reader sees first", () => {
     );
     expect(d).toEqual({
       state: "blocked",
-      headline: "Blocked: promotion was refused",
+      headline: "Blocked: promotion would be refused now",
       reasons: ["the plan used policy-1 v1, the active policy is policy-1 v2"],
       actions: [],
     });

@@ -22,7 +22,7 @@ export interface DecisionFacts {
   checks: { checkId: string; recorded: boolean }[];
   gaps: { checkId: string; gap: string | null; detail: string }[];
   rejectionReason: string | null;
-  /** What the last refused promotion said, when it was refused since the Candidate was verified. */
+  /** What promotion would refuse now (the rules promotion applies, read afresh each time). */
   promotionBlocks: string[];
   promotion: { generation: number; at: Date; byName: string } | null;
   replacedBy: string | null;
@@ -55,7 +55,7 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
       if (f.promotionBlocks.length > 0) {
         return {
           state: "blocked",
-          headline: "Blocked: promotion was refused",
+          headline: "Blocked: promotion would be refused now",
           reasons: f.promotionBlocks,
           actions: [],
         };
