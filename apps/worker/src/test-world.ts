@@ -247,6 +247,41 @@ export async function wholeWorkerWithProject(
   return { w, projectId };
 }
 
+/**
+ * Where a whole-worker test stood, for its failure message: the project's Changes, Candidates,
+ * queued commands, verification instances and dead letters, and the worker's last warnings and
+ * errors. A test that times out prints it (landing.test.ts: onTestFailed), so a wedge explains itself.
+ */
+export async function worldSnapshot(w: TestWorld, projectId: string) {
+  const db = w.db;
+  const [changes, candidates, messages, instances, deadLetters] = await Promise.all([
+    db.change.findMany({ where: { projectId }, select: { id: true, status: true, landWhenReady: true } }),
+    db.candidate.findMany({
+      where: { projectId },
+      select: { id: true, changeId: true, status: true, baseGeneration: true, recomposedFrom: true },
+    }),
+    db.queueMessage.findMany({
+      where: { projectId },
+      select: {
+        queue: true,
+        commandType: true,
+        deliveries: true,
+        availableAt: true,
+        leaseOwner: true,
+        lastError: true,
+      },
+    }),
+    db.workflowInstance.findMany({
+      where: { status: { not: "succeeded" } },
+      select: { instanceId: true, workflow: true, status: true, error: true, leasedUntil: true },
+    }),
+    db.deadLetter.findMany({ where: { projectId }, select: { id: true, reason: true, status: true } }),
+  ]);
+  const project = await db.project.findUnique({ where: { id: projectId }, select: { canonicalGeneration: true } });
+  const noisy = w.logs.lines.filter((l) => typeof l.level === "number" && l.level >= 40).slice(-30);
+  return { project, changes, candidates, messages, instances, deadLetters, warnings: noisy };
+}
+
 /** A one-Task Change (Task `a`, intents on `path`) that writes `content` to `path`, or deletes it when none is given. */
 export function oneFileChange(
   w: TestWorld,

@@ -1,4 +1,4 @@
-import type { SandboxCommand, SandboxWorkspace } from "@rhumbatron/core";
+import { candidateStatusIn, type SandboxCommand, type SandboxWorkspace } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
 import { type CopyableWorkspace, canCopy } from "../sandbox/workspace.ts";
 
@@ -14,9 +14,6 @@ export class CandidateClosed extends Error {
     super(`Candidate ${candidateId} is ${status}; its checks were stopped`);
   }
 }
-
-/** Statuses in which a Candidate is still being verified. */
-const OPEN = new Set(["created", "verifying"]);
 
 export interface ClosedWatch {
   /** The workspace (and its copies) whose commands are stopped once the Candidate closes. */
@@ -44,7 +41,7 @@ export function watchCandidateClosed(db: Db, candidateId: string, everyMs: numbe
       .findUnique({ where: { id: candidateId }, select: { status: true } })
       .then((c) => {
         const status = c?.status ?? "gone";
-        if (!OPEN.has(status)) {
+        if (!candidateStatusIn(status, "inProgress")) {
           closed = new CandidateClosed(candidateId, status);
           controller.abort(closed);
         }

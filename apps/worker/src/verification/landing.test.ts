@@ -1,7 +1,7 @@
 import { canonicalRepo } from "@rhumbatron/core";
 import { listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFailed } from "vitest";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
@@ -11,6 +11,7 @@ import {
   waitForPromoted,
   waitUntil,
   wholeWorkerWithProject,
+  worldSnapshot,
 } from "../test-world.ts";
 
 /**
@@ -20,6 +21,14 @@ import {
  */
 const t = useTestDatabase();
 const running = stoppedAfterEach();
+
+/** A failed or timed-out test prints where its project stood (Changes, Candidates, queue, warnings). */
+function explainOnFailure(w: TestWorld, projectId: string) {
+  onTestFailed(async () => {
+    const snapshot = await worldSnapshot(w, projectId).catch((err: unknown) => ({ unreadable: String(err) }));
+    console.error(`where ${projectId} stood:\n${JSON.stringify(snapshot, null, 1)}`);
+  });
+}
 
 /** A one-Task Change that writes `path`. */
 function create(w: TestWorld, projectId: string, requestId: string, path: string, content: string, land: boolean) {
@@ -59,6 +68,7 @@ describe("the landing queue", () => {
     "lands three Changes created at the same moment, one at a time, with no human action",
     async () => {
       const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
       const ids = await Promise.all(
         ["one", "two", "three"].map((n) =>
           create(w, projectId, `land-${n}`, `src/land-${n}.ts`, `export const ${n} = "${n}";\n`, true),
@@ -92,6 +102,7 @@ describe("the landing queue", () => {
     "lands a diamond Change (a -> b, a -> c, {b, c} -> d): the join starts from the composition of its dependencies",
     async () => {
       const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
       const write = (key: string, dependsOn: string[], path: string, content: string) => ({
         key,
         dependsOn,
@@ -141,6 +152,7 @@ describe("the landing queue", () => {
     "recomposes a Candidate made stale by another promotion, keeps it verified on the new base, and lands it when asked",
     async () => {
       const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
       const waiting = await create(w, projectId, "stale-b", "src/b.ts", "export const b = 2;\n", false);
       const first = await waitUntil(
         "the waiting Change verified on S0",
