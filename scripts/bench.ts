@@ -242,7 +242,7 @@ async function main() {
 
     // (d) commit -> projector applied, with the local executor driven by nudges
     const logger = process.env.BENCH_DEBUG
-      ? createLogger("info", {
+      ? createLogger("debug", {
           write(line: string) {
             const l = JSON.parse(line) as { durationMs?: number };
             if ((l.durationMs ?? 0) > 100) process.stderr.write(line);
@@ -265,9 +265,17 @@ async function main() {
     });
     await executor.start();
     await executor.idle();
-    // Let the projector catch up with (b)'s backlog before measuring.
-    for (let i = 0; i < 200 && (await db.processedEvent.count()) < published; i++)
-      await new Promise((r) => setTimeout(r, 100));
+    // Let every consumer of the router (projector, causal router, notifier, webhooks) catch up with
+    // (b)'s backlog before measuring: each cursor at its stream's head. (Counting processed events
+    // instead let the first samples wait behind the other consumers' backlog.)
+    const behind = async () =>
+      (
+        await db.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM stream_heads h
+          LEFT JOIN stream_cursors c ON c.stream_index = h.stream_index
+          WHERE c.committed_offset IS NULL OR c.committed_offset < h.last_offset`
+      )[0]?.n ?? 0;
+    for (let i = 0; i < 600 && (await behind()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
     const latencies: number[] = [];
     const samples = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
     // Polled on a plain connection (a cheap query every 2 ms), so the measuring costs little.
