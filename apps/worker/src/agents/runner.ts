@@ -217,10 +217,11 @@ async function prepareStep(
     deps.config,
     deps.now,
     async ([canonicalToken = "", forkToken = ""]) => {
-      // The head first, then the copy: main only moves forward, so the fork holds that commit even
-      // when a promotion fast-forwards canonical in between (read after the copy, it may not).
-      const head = await deps.source.head(canonical, canonicalToken);
+      // The work starts from the fork's own main, read after the copy. (Reading canonical's head
+      // first raced a promotion: the copy then held a newer main, and the Agent's commit on the older
+      // head was refused at publish as not a fast-forward of the fork.)
       await deps.source.fork(canonical, canonicalToken, fork);
+      const head = await deps.source.head(fork, forkToken);
       const from = ctx.startCommit ?? head;
       await deps.source.checkout(fork, forkToken, dir, from);
       return from;
