@@ -58,9 +58,11 @@ export function eventRouterFunction({ config, blobs, nudger, classifier }: Event
     triggers: { cron: config.streams.sweepCron, nudge: EVENT_ROUTER_CHANNEL },
     retries: 3,
     async handler(ctx) {
-      if (ctx.trigger === "nudge" && ctx.key === DEFAULT_RUN_KEY) {
-        // A nudge that names no stream: the catch-up after the listener reconnected (nudges sent
-        // meanwhile were lost). Every stream gets a nudge of its own, so each drains under its key.
+      if ((ctx.trigger === "nudge" || ctx.trigger === "start") && ctx.key === DEFAULT_RUN_KEY) {
+        // A nudge that names no stream (the catch-up after the listener reconnected: nudges sent
+        // meanwhile were lost), or the worker's start (nudges sent while it was down were lost too;
+        // the cron sweep alone would reach a stream's backlog only once every `count` minutes).
+        // Every stream gets a nudge of its own, so each drains under its key.
         await withTransaction(ctx.db, async (tx) => {
           for (let s = 0; s < config.streams.count; s++) await nudger.nudge(tx, EVENT_ROUTER_CHANNEL, String(s));
         });
