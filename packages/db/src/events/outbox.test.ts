@@ -119,4 +119,44 @@ describe("the outbox", () => {
     expect(got).toEqual(["rhumbatron_outbox"]);
     await listener.end();
   });
+
+  it("looks each Event up in the outbox's index, never by reading the whole outbox", async () => {
+    // The append's plan is made on the first call of a connection and kept. Made while the outbox was
+    // small it was once a hash anti join over the whole table, so every later write read all of it.
+    // pg_stat_xact_user_tables counts this transaction's own scans, so the figure is exact.
+    await seedProjects(t.db, ["proj_e"]);
+    const c = new pg.Client({ connectionString: t.url });
+    await c.connect();
+    try {
+      await c.query("BEGIN");
+      const append = (k: string) =>
+        c.query("SELECT rhumbatron_append_outbox($1::jsonb, NULL)", [
+          JSON.stringify([
+            {
+              e: testEvent("task.ready", { projectId: "proj_e", changeId: "chg_e", taskId: k, payload: { key: k } }),
+              s: 0,
+            },
+          ]),
+        ]);
+      await append("first");
+      await c.query(
+        `INSERT INTO outbox (event_id, project_id, project_seq, stream_index, event_type, envelope)
+         SELECT 'evt_filler_' || g, 'proj_filler', g, 0, 'task.ready', '{}'::jsonb FROM generate_series(1, 3000) g`,
+      );
+      const scans = async () =>
+        (
+          await c.query<{ seq_scan: string; idx_scan: string }>(
+            "SELECT seq_scan, coalesce(idx_scan, 0) AS idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'outbox'",
+          )
+        ).rows[0];
+      const before = await scans();
+      for (let i = 0; i < 12; i++) await append(`later_${i}`);
+      const after = await scans();
+      expect(Number(after?.seq_scan) - Number(before?.seq_scan)).toBe(0);
+      expect(Number(after?.idx_scan) - Number(before?.idx_scan)).toBeGreaterThanOrEqual(12);
+      await c.query("ROLLBACK");
+    } finally {
+      await c.end();
+    }
+  });
 });
