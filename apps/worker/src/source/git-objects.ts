@@ -1,6 +1,7 @@
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { cp, readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, mkdir, readdir, rename, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import git from "isomorphic-git";
 
 /**
@@ -56,14 +57,32 @@ export async function writeFilesAsTree(gitdir: string, files: ReadonlyMap<string
   return write(root);
 }
 
-/** Copies object files that `to` lacks from `from` (both are git dirs). */
+/**
+ * Copies the object files that `to` lacks from `from` (both are git dirs). Each file is copied
+ * under a temporary name and renamed into place, so a reader of `to` (a fork being copied from
+ * canonical, say) sees an object whole or not at all; a pack's index is placed after its pack.
+ */
 export async function copyObjects(fromGitdir: string, toGitdir: string): Promise<void> {
-  const src = join(fromGitdir, "objects");
-  const dst = join(toGitdir, "objects");
-  for (const entry of await readdir(src)) {
-    if (entry === "info") continue;
-    await cp(join(src, entry), join(dst, entry), { recursive: true, force: false, errorOnExist: false });
-  }
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(join(fromGitdir, "objects", rel), { withFileTypes: true });
+    const ordered = entries.sort((a, b) => Number(a.name.endsWith(".idx")) - Number(b.name.endsWith(".idx")));
+    for (const e of ordered) {
+      const path = rel ? join(rel, e.name) : e.name;
+      if (e.isDirectory()) {
+        if (path === "info") continue;
+        await walk(path);
+        continue;
+      }
+      if (!e.isFile() || e.name.includes(".tmp-")) continue;
+      const dst = join(toGitdir, "objects", path);
+      if (await exists(dst)) continue;
+      await mkdir(dirname(dst), { recursive: true });
+      const tmp = `${dst}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+      await copyFile(join(fromGitdir, "objects", path), tmp);
+      await rename(tmp, dst);
+    }
+  };
+  await walk("");
 }
 
 export async function exists(path: string): Promise<boolean> {

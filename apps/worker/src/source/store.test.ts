@@ -192,4 +192,57 @@ describe("the source store", () => {
     expect(existsSync(s.store.gitdir(s.projectId))).toBe(false);
     expect(await s.store.delete(s.projectId)).toBe(false);
   });
+
+  it("forks while canonical is promoted: each fork's main has every object it reaches", async () => {
+    // Promotions write objects into canonical and move its main while Agent runs fork it. A fork that
+    // copied the new ref but not all of the new objects failed its run ("Could not find <oid>").
+    const s = await provisioned();
+    const read = await s.token(s.projectId, "read");
+    let promoting = true;
+    let stopped = false;
+    const promotions = (async () => {
+      try {
+        for (let i = 0; i < 12 && !stopped; i++) {
+          const from = await s.store.head(s.projectId, read);
+          const w = await runWork(s, (dir) => {
+            // Several new files per step, so the copy has many new objects to miss.
+            for (let f = 0; f < 8; f++) writeFileSync(join(dir, `gen${i}_${f}.txt`), `${i}.${f}\n`);
+          });
+          expect(w.base).toBe(from);
+          await s.store.fastForward(
+            s.projectId,
+            await s.token(s.projectId, "write"),
+            w.fork,
+            await s.token(w.fork, "read"),
+            from,
+            w.commit,
+          );
+        }
+      } finally {
+        promoting = false;
+      }
+    })();
+    const heads = new Set<string>();
+    let forks = 0;
+    try {
+      while (promoting) {
+        const fork = workspaceFork(`run_${randomUUID()}`);
+        await s.store.fork(s.projectId, read, fork);
+        const forkRead = await s.token(fork, "read");
+        const head = await s.store.head(fork, forkRead);
+        // Every blob of the fork's main can be read, so no object it reaches is missing or cut short.
+        const files = await s.store.files(fork, forkRead, head);
+        for (const f of files) await s.store.readBlob(fork, forkRead, f.oid);
+        heads.add(head);
+        forks++;
+      }
+    } finally {
+      // A failed fork stops the promotions before the test's database goes away.
+      stopped = true;
+      await promotions.catch(() => {});
+    }
+    await promotions;
+    expect(forks).toBeGreaterThan(1);
+    expect(heads.size).toBeGreaterThan(1);
+  });
 });

@@ -90,14 +90,21 @@ export class SourceStore {
     return { message: commit.message, parents: commit.parent };
   }
 
-  /** Fork on first write: copies `from` to `to` unless `to` exists already. */
+  /**
+   * Fork on first write: copies `from` to `to` unless `to` exists already. `from`'s main is read
+   * before the copy and the fork's main is set to it after: a promotion may write objects and move
+   * main while the files are copied, and the copy could hold the new ref without its objects.
+   * Objects are only ever added (whole, by rename), so everything the earlier main reaches is there.
+   */
   async fork(from: string, fromToken: string, to: string): Promise<void> {
     const src = await this.allow(fromToken, from, "read");
     const dst = this.gitdir(to);
     if (await this.exists(to)) return;
+    const head = await git.resolveRef({ fs, gitdir: src, ref: MAIN });
     const tmp = `${dst}.forking-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
     await cp(src, tmp, { recursive: true });
+    await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: head, force: true });
     await fs.promises.rename(tmp, dst);
   }
 
