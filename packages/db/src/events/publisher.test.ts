@@ -36,6 +36,53 @@ async function streamOrder(projectId: string): Promise<string[]> {
   return rows.map((r) => (r.envelope as { payload: { reason: string } }).payload.reason);
 }
 
+/** A project id off stream 0: configured with one stream, only stream 0 has a producer binding, so it has none. */
+function projectOffStreamZero(prefix: string): string {
+  let pid = `${prefix}0`;
+  for (let i = 0; streamIndex(pid, 8) === 0; i++) pid = `${prefix}${i}`;
+  return pid;
+}
+
+/** A project id on the same stream as `a`, so that two projects' rows race for one stream's offsets. */
+function projectOnStreamOf(a: string, prefix: string): string {
+  let b = `${prefix}0`;
+  for (let i = 1; streamIndex(b, 8) !== streamIndex(a, 8); i++) b = `${prefix}${i}`;
+  return b;
+}
+
+/**
+ * Four concurrent writers, two on each project, committing five rows at a time. Each row's reason
+ * is `w<writer>-<number>`, so that each writer's own order can be read back off the stream.
+ */
+async function writeConcurrently(
+  a: { projectId: string; changeId: string },
+  b: { projectId: string; changeId: string },
+  perWriter: number,
+): Promise<void> {
+  await Promise.all(
+    [0, 1, 2, 3].map(async (w) => {
+      const { projectId, changeId } = w % 2 === 0 ? a : b;
+      for (let i = 0; i < perWriter; i += 5) {
+        await write(
+          projectId,
+          changeId,
+          [0, 1, 2, 3, 4].map((k) => `w${w}-${String(i + k).padStart(4, "0")}`),
+        );
+      }
+    }),
+  );
+}
+
+/** The outbox sequence of each of a project's stream entries, in stream order; -1 where the outbox has no such row. */
+async function outboxSeqsInStreamOrder(
+  projectId: string,
+  entries: { projectId: string; eventId: string }[],
+): Promise<bigint[]> {
+  const rows = await t.db.outboxRow.findMany({ where: { projectId }, select: { eventId: true, projectSeq: true } });
+  const seqOf = new Map(rows.map((r) => [r.eventId, r.projectSeq]));
+  return entries.filter((e) => e.projectId === projectId).map((e) => seqOf.get(e.eventId) ?? -1n);
+}
+
 describe("the publisher", () => {
   it("sends rows in commit order with gap-free offsets, marks them published and nudges the router and analytics", async () => {
     await seedProjects(t.db, ["proj_p1"]);
@@ -116,8 +163,7 @@ describe("the publisher", () => {
   });
 
   it("fails a row at once when its stream has no producer binding", async () => {
-    let pid = "proj_nb0";
-    for (let i = 0; streamIndex(pid, 8) === 0; i++) pid = `proj_nb${i}`;
+    const pid = projectOffStreamZero("proj_nb");
     await seedProjects(t.db, [pid]);
     await seedChange(t.db, pid, `chg_${pid}`);
     await write(pid, `chg_${pid}`, ["x"]);
@@ -136,8 +182,7 @@ describe("the publisher", () => {
 
   it("keeps each project's order on a shared stream under 4 concurrent writers, 2 publishers and send failures", async () => {
     const a = "proj_order_a";
-    let b = "proj_order_b0";
-    for (let i = 1; streamIndex(b, 8) !== streamIndex(a, 8); i++) b = `proj_order_b${i}`;
+    const b = projectOnStreamOf(a, "proj_order_b");
     await seedProjects(t.db, [a, b]);
     await seedChange(t.db, a, "chg_oa");
     await seedChange(t.db, b, "chg_ob");
@@ -151,23 +196,18 @@ describe("the publisher", () => {
       now: () => new Date(Date.now() + skewMs),
     };
     let writing = true;
-    const writers = [0, 1, 2, 3].map(async (w) => {
-      const project = w % 2 === 0 ? a : b;
-      for (let i = 0; i < perWriter; i += 5) {
-        await write(
-          project,
-          project === a ? "chg_oa" : "chg_ob",
-          [0, 1, 2, 3, 4].map((k) => `w${w}-${String(i + k).padStart(4, "0")}`),
-        );
-      }
-    });
+    const writers = writeConcurrently(
+      { projectId: a, changeId: "chg_oa" },
+      { projectId: b, changeId: "chg_ob" },
+      perWriter,
+    );
     const publishers = [0, 1].map(async () => {
       while (writing) {
         await publishDue(t.db, deps);
         skewMs += 10_000; // let retries come due quickly
       }
     });
-    await Promise.all(writers);
+    await writers;
     writing = false;
     await Promise.all(publishers);
     for (let i = 0; i < 50; i++) {
@@ -192,12 +232,7 @@ describe("the publisher", () => {
     expect(all.map((e) => Number(e.offset))).toEqual(all.map((_, i) => firstOffset + i));
     // Each project's entries follow its commit order (the outbox sequence), and each writer's own order.
     for (const project of [a, b]) {
-      const seqOf = new Map(
-        (
-          await t.db.outboxRow.findMany({ where: { projectId: project }, select: { eventId: true, projectSeq: true } })
-        ).map((r) => [r.eventId, r.projectSeq]),
-      );
-      const seqs = entries.filter((e) => e.projectId === project).map((e) => seqOf.get(e.eventId) ?? -1n);
+      const seqs = await outboxSeqsInStreamOrder(project, entries);
       expect(seqs).toEqual([...seqs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
       for (const w of [0, 1, 2, 3]) {
         const mine = entries
@@ -248,8 +283,7 @@ describe("the publisher", () => {
   });
 
   it("holds a project's batch at a row waiting for its retry and fails rows without a binding", async () => {
-    let pid = "proj_bh0";
-    for (let i = 0; streamIndex(pid, 8) === 0; i++) pid = `proj_bh${i}`;
+    const pid = projectOffStreamZero("proj_bh");
     await seedProjects(t.db, [pid]);
     await seedChange(t.db, pid, `chg_${pid}`);
     await write(pid, `chg_${pid}`, ["first", "second"]);
@@ -299,9 +333,19 @@ describe("the publisher", () => {
         publishedAt: t0,
       },
     });
-    const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => t0 };
+    // The batch's failure is told (the worker logs it), then the per-project path records it on the row.
+    const told: unknown[] = [];
+    const deps = {
+      config,
+      sink: postgresStreamSink,
+      nudger: noNudge,
+      now: () => t0,
+      onBatchFailed: (err: unknown) => told.push(err),
+    };
     const r = await publishProject(t.db, "proj_bf", deps);
     expect(r).toMatchObject({ failedSend: true, published: 0 });
+    expect(told).toHaveLength(1);
+    expect(String(told[0])).toMatch(/unique|constraint/i);
     const rows = await t.db.outboxRow.findMany({ where: { projectId: "proj_bf" }, orderBy: { projectSeq: "asc" } });
     expect(rows.map((x) => [x.state, x.attempts])).toEqual([
       ["retry_wait", 1],
@@ -321,28 +365,22 @@ describe("the publisher", () => {
 
   it("keeps each project's order and gap-free offsets with batched publishers racing concurrent writers", async () => {
     const a = "proj_border_a";
-    let b = "proj_border_b0";
-    for (let i = 1; streamIndex(b, 8) !== streamIndex(a, 8); i++) b = `proj_border_b${i}`;
+    const b = projectOnStreamOf(a, "proj_border_b");
     await seedProjects(t.db, [a, b]);
     await seedChange(t.db, a, "chg_ba");
     await seedChange(t.db, b, "chg_bb");
     const perWriter = 200;
     const deps = { config, sink: postgresStreamSink, nudger: noNudge, now: () => new Date() };
     let writing = true;
-    const writers = [0, 1, 2, 3].map(async (w) => {
-      const project = w % 2 === 0 ? a : b;
-      for (let i = 0; i < perWriter; i += 5) {
-        await write(
-          project,
-          project === a ? "chg_ba" : "chg_bb",
-          [0, 1, 2, 3, 4].map((k) => `w${w}-${String(i + k).padStart(4, "0")}`),
-        );
-      }
-    });
+    const writers = writeConcurrently(
+      { projectId: a, changeId: "chg_ba" },
+      { projectId: b, changeId: "chg_bb" },
+      perWriter,
+    );
     const publishers = [0, 1].map(async () => {
       while (writing) await publishDue(t.db, deps);
     });
-    await Promise.all(writers);
+    await writers;
     writing = false;
     await Promise.all(publishers);
     await waitFor("every row published", async () => {
@@ -354,12 +392,7 @@ describe("the publisher", () => {
     const firstOffset = Number(all[0]?.offset);
     expect(all.map((e) => Number(e.offset))).toEqual(all.map((_, i) => firstOffset + i));
     for (const project of [a, b]) {
-      const seqOf = new Map(
-        (
-          await t.db.outboxRow.findMany({ where: { projectId: project }, select: { eventId: true, projectSeq: true } })
-        ).map((r) => [r.eventId, Number(r.projectSeq)]),
-      );
-      const seqs = all.filter((e) => e.projectId === project).map((e) => seqOf.get(e.eventId) ?? -1);
+      const seqs = (await outboxSeqsInStreamOrder(project, all)).map(Number);
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     }
   }, 120_000);

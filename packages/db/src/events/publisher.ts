@@ -27,6 +27,11 @@ export interface PublisherDeps {
   sink: StreamSink;
   nudger: Nudger;
   now: () => Date;
+  /**
+   * Told when the batched statement failed and the run fell back to one project at a time (which
+   * records a failed send on the row itself). Nothing is lost either way; this says why it was slow.
+   */
+  onBatchFailed?: (err: unknown) => void;
 }
 
 export interface ProjectPublishResult {
@@ -81,10 +86,15 @@ async function saveState(tx: Tx, id: bigint, s: OutboxRowState, publishedAt: Dat
 /** One project; batched when the sink allows it (see the top of the file). */
 export async function publishProject(db: Db, projectId: string, deps: PublisherDeps): Promise<ProjectPublishResult> {
   if (deps.sink.inStatement) {
-    const batch = await publishBatch(db, { projectId }, deps).catch(() => null);
+    const batch = await publishBatch(db, { projectId }, deps).catch((err) => batchFailed(deps, err));
     if (batch) return batch[0] ?? emptyResult(projectId, false);
   }
   return publishProjectRowByRow(db, projectId, deps);
+}
+
+function batchFailed(deps: PublisherDeps, err: unknown): null {
+  deps.onBatchFailed?.(err);
+  return null;
 }
 
 function emptyResult(projectId: string, skippedBusy: boolean): ProjectPublishResult {
@@ -301,7 +311,8 @@ export async function publishDue(
 ): Promise<PublishDueResult> {
   const maxProjects = options.maxProjects ?? 1000;
   let results: ProjectPublishResult[] | null = null;
-  if (deps.sink.inStatement) results = await publishBatch(db, { maxProjects }, deps).catch(() => null);
+  if (deps.sink.inStatement)
+    results = await publishBatch(db, { maxProjects }, deps).catch((err) => batchFailed(deps, err));
   if (!results) {
     results = [];
     const projects = await projectsWithDueRows(db, deps.now(), maxProjects);

@@ -62,6 +62,34 @@ async function notify(events: EventEnvelope[]) {
 const ev = testEvent;
 const at = { projectId: PROJECT, tenantId: TENANT };
 
+/**
+ * Dead-letters the same landing Command and lets the dead-letter consumer record it. Always the
+ * same Command, so that a second call is a redelivery of one dead letter, not a new one.
+ */
+async function deadLetterPoisonLanding() {
+  const qdeps = { config, nudger: noNudge, now: () => now, owner: "dlq-test" };
+  await withTransaction(t.db, (ctx) =>
+    putOnQueue(
+      ctx,
+      "dead-letter",
+      {
+        commandId: "cmd_land_poison",
+        commandType: "candidate.land",
+        projectId: PROJECT,
+        changeId: null,
+        taskId: null,
+        attempt: 0,
+        createdAt: now.toISOString(),
+        deadline: null,
+        payload: { candidateId: "cand_x" },
+      },
+      qdeps,
+      { originQueue: "integration", lastError: "landing failed: boom" },
+    ),
+  );
+  await consumeQueue(t.db, "dead-letter", [deadLetterHandler(qdeps)], qdeps);
+}
+
 describe("the notifier", () => {
   it("asks every approver, operator and admin of the tenant once for an approval; a replay asks nobody again", async () => {
     const changeId = await change("chg_n1", "Add a wishlist");
@@ -200,27 +228,7 @@ describe("the notifier", () => {
   });
 
   it("tells the tenant's operators and admins of a dead letter, through the dead-letter consumer's Event", async () => {
-    const qdeps = { config, nudger: noNudge, now: () => now, owner: "dlq-test" };
-    await withTransaction(t.db, (ctx) =>
-      putOnQueue(
-        ctx,
-        "dead-letter",
-        {
-          commandId: "cmd_land_poison",
-          commandType: "candidate.land",
-          projectId: PROJECT,
-          changeId: null,
-          taskId: null,
-          attempt: 0,
-          createdAt: now.toISOString(),
-          deadline: null,
-          payload: { candidateId: "cand_x" },
-        },
-        qdeps,
-        { originQueue: "integration", lastError: "landing failed: boom" },
-      ),
-    );
-    await consumeQueue(t.db, "dead-letter", [deadLetterHandler(qdeps)], qdeps);
+    await deadLetterPoisonLanding();
     expect(await t.db.outboxRow.count({ where: { eventType: "dead_letter.recorded" } })).toBe(1);
     await notify([]);
     const rows = await t.db.notification.findMany({ where: { kind: "dead_letter" }, orderBy: { userId: "asc" } });
@@ -229,26 +237,7 @@ describe("the notifier", () => {
       [person("operator"), "dl_cmd_land_poison", "Dead letter: candidate.land in shop"],
     ]);
     // A second delivery of the same dead letter writes nothing new, so nobody is told twice.
-    await withTransaction(t.db, (ctx) =>
-      putOnQueue(
-        ctx,
-        "dead-letter",
-        {
-          commandId: "cmd_land_poison",
-          commandType: "candidate.land",
-          projectId: PROJECT,
-          changeId: null,
-          taskId: null,
-          attempt: 0,
-          createdAt: now.toISOString(),
-          deadline: null,
-          payload: { candidateId: "cand_x" },
-        },
-        qdeps,
-        { originQueue: "integration", lastError: "landing failed: boom" },
-      ),
-    );
-    await consumeQueue(t.db, "dead-letter", [deadLetterHandler(qdeps)], qdeps);
+    await deadLetterPoisonLanding();
     await notify([]);
     expect(await t.db.notification.count({ where: { kind: "dead_letter" } })).toBe(2);
   });

@@ -91,6 +91,26 @@ async function outboxEvent<T extends EventType>(
   });
 }
 
+/**
+ * A Change that waited in the landing queue before it landed. The times go in the order they
+ * happened (created, joined the queue, landed), so each seeded Change reads as a timeline.
+ */
+function queuedThenLanded(
+  projectId: string,
+  id: string,
+  createdAt: string,
+  landingSince: string,
+  landedAt: string,
+  tree?: string,
+) {
+  return change(projectId, id, { createdAt, landingSince, landedAt, tree });
+}
+
+/** A person turning "land when ready" on or off for a Change in QUEUE: a step of the landing queue's depth. */
+function landingTurned(changeId: string, when: string, landWhenReady: boolean) {
+  return outboxEvent(ACME, QUEUE, changeId, "change.landing_changed", when, { landWhenReady, actorId: "u" });
+}
+
 let evidence = 0;
 async function run(candidate: string, checkId: string, status: string, durationMs: number, completedAt: string) {
   await t.db.evidence.create({
@@ -105,6 +125,13 @@ async function run(candidate: string, checkId: string, status: string, durationM
       timeoutSeconds: 600,
       completedAt: at(completedAt),
     },
+  });
+}
+
+/** A person's request to run a check of a Candidate again: what the rerun count of a check counts. */
+async function rerun(id: string, candidate: string, checkId: string, requestedAt: string) {
+  await t.db.checkRerun.create({
+    data: { id, candidateId: `cand_${candidate}`, checkId, n: 1, requestedBy: "u", requestedAt: at(requestedAt) },
   });
 }
 
@@ -152,57 +179,25 @@ beforeAll(async () => {
   }
   // Landed: request -> landed 600 s, 1,200 s (Mar 9), 1,800 s, 3,600 s, 36,000 s (Mar 10); l1, l3 from the queue.
   await change(SHOP, "old", { createdAt: "02-20T00:00:00", landedAt: "03-01T01:00:00" });
-  await change(SHOP, "l1", {
-    createdAt: "03-09T10:00:00",
-    landingSince: "03-09T10:05:00",
-    landedAt: "03-09T10:10:00",
-    tree: "t1",
-  });
+  await queuedThenLanded(SHOP, "l1", "03-09T10:00:00", "03-09T10:05:00", "03-09T10:10:00", "t1");
   await change(SHOP, "l2", { createdAt: "03-09T11:00:00", landedAt: "03-09T11:20:00" });
-  await change(SHOP, "l3", {
-    createdAt: "03-10T09:00:00",
-    landingSince: "03-10T09:15:00",
-    landedAt: "03-10T09:30:00",
-  });
+  await queuedThenLanded(SHOP, "l3", "03-10T09:00:00", "03-10T09:15:00", "03-10T09:30:00");
   await change(SHOP, "l4", { createdAt: "03-10T10:00:00", landedAt: "03-10T11:00:00" });
   await change(BLOG, "l5", { createdAt: "03-09T20:00:00", landedAt: "03-10T06:00:00" });
   await change(SHOP, "r", { createdAt: "03-09T11:30:00", tree: "t1" }); // recomposed to l1's tree
-  await change(SECRET, "x", {
-    createdAt: "03-10T00:00:00",
-    landingSince: "03-10T00:00:00",
-    landedAt: "03-10T00:00:05",
-  });
+  await queuedThenLanded(SECRET, "x", "03-10T00:00:00", "03-10T00:00:00", "03-10T00:00:05");
   await change(SECRET, "x2", { createdAt: "03-10T10:00:00", landingSince: "03-10T10:00:00" });
 
   // The landing queue of QUEUE over the last 24 h.
-  await change(QUEUE, "q1", {
-    createdAt: "03-09T12:00:00",
-    landingSince: "03-09T12:00:00",
-    landedAt: "03-10T09:00:00",
-  });
+  await queuedThenLanded(QUEUE, "q1", "03-09T12:00:00", "03-09T12:00:00", "03-10T09:00:00");
   await change(QUEUE, "q2", { createdAt: "03-10T08:00:00" });
-  await outboxEvent(ACME, QUEUE, "q2", "change.landing_changed", "03-10T10:00:00", {
-    landWhenReady: true,
-    actorId: "u",
-  });
-  await outboxEvent(ACME, QUEUE, "q2", "change.landing_changed", "03-10T11:00:00", {
-    landWhenReady: false,
-    actorId: "u",
-  });
+  await landingTurned("q2", "03-10T10:00:00", true);
+  await landingTurned("q2", "03-10T11:00:00", false);
   await change(QUEUE, "q3", { createdAt: "03-10T07:00:00", landingSince: "03-10T12:00:00" }); // created landing
-  await outboxEvent(ACME, QUEUE, "q3", "change.landing_changed", "03-10T08:00:00", {
-    landWhenReady: false,
-    actorId: "u",
-  });
-  await outboxEvent(ACME, QUEUE, "q3", "change.landing_changed", "03-10T12:00:00", {
-    landWhenReady: true,
-    actorId: "u",
-  });
+  await landingTurned("q3", "03-10T08:00:00", false);
+  await landingTurned("q3", "03-10T12:00:00", true);
   await change(QUEUE, "q4", { createdAt: "03-10T09:30:00" });
-  await outboxEvent(ACME, QUEUE, "q4", "change.landing_changed", "03-10T09:45:00", {
-    landWhenReady: true,
-    actorId: "u",
-  });
+  await landingTurned("q4", "03-10T09:45:00", true);
   await outboxEvent(ACME, QUEUE, "q4", "change.cancelled", "03-10T13:00:00", {
     reason: "not needed",
     candidateIds: [],
@@ -225,28 +220,10 @@ beforeAll(async () => {
   // Before the window: neither its durations nor its trees count.
   await run("old", "unit", "fail", 90_000, "02-28T00:30:00");
   await run("old", "unit", "pass", 90_000, "02-28T00:40:00");
-  await t.db.checkRerun.create({
-    data: {
-      id: "rr1",
-      candidateId: "cand_l1",
-      checkId: "unit",
-      n: 1,
-      requestedBy: "u",
-      requestedAt: at("03-09T10:02:00"),
-    },
-  });
+  await rerun("rr1", "l1", "unit", "03-09T10:02:00");
   await run("x", "unit", "fail", 2000, "03-10T00:00:01");
   await run("x", "unit", "pass", 9_000_000, "03-10T00:00:02");
-  await t.db.checkRerun.create({
-    data: {
-      id: "rr2",
-      candidateId: "cand_x",
-      checkId: "unit",
-      n: 1,
-      requestedBy: "u",
-      requestedAt: at("03-10T00:00:01"),
-    },
-  });
+  await rerun("rr2", "x", "unit", "03-10T00:00:01");
 
   // Sandbox seconds.
   await charge("res_a1", ACME, { kind: "agent", reservedAt: "03-09T10:00:00", seconds: 120 });
