@@ -101,6 +101,21 @@ test("a Change goes from the new-Change form through live Agents, verification, 
     await expect(page.getByTestId("changesets")).toHaveAttribute("data-state", "ready");
   });
 
+  await test.step("each run shows the Context Packet it was given", async () => {
+    const runB = page.locator('[data-testid="agent-run"][data-task-key="b"][data-status="completed"]');
+    await runB.getByTestId("context-packet-toggle").click();
+    const packet = runB.getByTestId("context-packet");
+    await expect(packet).toHaveAttribute("data-state", "ready");
+    await expect(packet).toHaveAttribute("data-packet-id", /^ctxp_/);
+    // Task b declares public/index.html; the project's README is always offered.
+    for (const path of ["public/index.html", "README.md"]) {
+      await expect(packet.locator(`[data-testid="context-item"][data-path="${path}"]`), path).toHaveCount(1);
+    }
+    await expect(packet.getByTestId("context-packet-summary")).toContainText("files");
+    await runB.getByTestId("context-packet-toggle").click();
+    await expect(runB.getByTestId("context-packet")).toHaveCount(0);
+  });
+
   const candidateLink = page.locator('[data-testid^="candidate-link-"]');
   await expect(candidateLink).toHaveCount(1, { timeout: 30_000 });
   const candidateId = ((await candidateLink.getAttribute("data-testid")) ?? "").replace("candidate-link-", "");

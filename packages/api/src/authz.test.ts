@@ -101,6 +101,7 @@ const SAMPLES: Record<string, Sample> = {
   "change.changeSets": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "change.candidates": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "change.patch": { scope: "tenant", minimum: "viewer", input: { changeSetId: CHANGESET }, acmeResource: true },
+  "change.contextPacket": { scope: "tenant", minimum: "viewer", input: { runId: "run_authz" }, acmeResource: true },
   "change.cancel": {
     scope: "tenant",
     minimum: "member",

@@ -95,6 +95,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "change.changeSets": { changeId: CHANGE },
   "change.candidates": { changeId: CHANGE },
   "change.patch": { changeSetId: CHANGESET },
+  "change.contextPacket": { runId: "run_probe" },
   "change.cancel": { changeId: CHANGE, reason: "not needed" },
   "change.setLanding": { changeId: CHANGE, landWhenReady: true },
   "task.retry": { taskId: "task_probe" },

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sourceKeys } from "@rhumbatron/core";
-import { localFolderBlobStore } from "@rhumbatron/db";
+import { localFolderBlobStore, recordContextPacket } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, OTHER, OUTSIDER_EMAIL, ROLES, seedTenants } from "../testing/fixtures.ts";
@@ -175,5 +175,74 @@ describe("change.patch", () => {
     await expect(
       callerAs(emailFor("viewer")).change.patch({ tenantId: ACME.tenantId, changeSetId: "cs_missing" }),
     ).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("change.contextPacket", () => {
+  const packet = (runId: string, projectId: string) => ({
+    id: `ctxp_${runId}`,
+    purpose: "agent_run" as const,
+    projectId,
+    runId,
+    tree: "t".repeat(40),
+    indexSource: "stored" as const,
+    note: null,
+    items: [
+      { id: "ctx_1", path: "src/banner.ts", blob: "b".repeat(40), size: 120, why: "the Task declares it" },
+      { id: "ctx_2", path: "README.md", blob: "c".repeat(40), size: 900, why: "the project's README" },
+    ],
+    omitted: [{ path: "src/huge.json", why: "over the packet's 200,000 bytes" }],
+    budget: { maxBytes: 200_000, maxItems: 40, usedBytes: 1020 },
+  });
+
+  beforeAll(async () => {
+    await recordContextPacket(t.db, packet("run_chg_mine", shop));
+    await recordContextPacket(t.db, packet("run_chg_theirs", secret));
+    await t.db.agentRun.create({
+      data: {
+        id: "run_chg_mine_queued",
+        taskId: "tsk_chg_mine_a",
+        changeId: "chg_mine",
+        agentId: "agt_1",
+        wakeCommandId: "w_queued",
+        reason: "retry",
+      },
+    });
+  });
+
+  it.each(ROLES)("shows a run's packet, as recorded, to a %s", async (role) => {
+    const got = await callerAs(emailFor(role)).change.contextPacket({ tenantId: ACME.tenantId, runId: "run_chg_mine" });
+    expect(got.changeId).toBe("chg_mine");
+    expect(got.packet).toMatchObject({
+      id: "ctxp_run_chg_mine",
+      items: [
+        { id: "ctx_1", path: "src/banner.ts" },
+        { id: "ctx_2", path: "README.md" },
+      ],
+      omitted: [{ path: "src/huge.json" }],
+      budget: { usedBytes: 1020 },
+    });
+  });
+
+  it("answers null for a run that has recorded no packet yet", async () => {
+    const got = await callerAs(emailFor("viewer")).change.contextPacket({
+      tenantId: ACME.tenantId,
+      runId: "run_chg_mine_queued",
+    });
+    expect(got).toEqual({ runId: "run_chg_mine_queued", changeId: "chg_mine", packet: null });
+  });
+
+  it("answers another tenant's run and an unknown run with NOT_FOUND and a non-member with FORBIDDEN", async () => {
+    const err = await callerAs(emailFor("admin"))
+      .change.contextPacket({ tenantId: ACME.tenantId, runId: "run_chg_theirs" })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "NOT_FOUND" });
+    expect(JSON.stringify(err)).not.toContain("src/banner.ts");
+    await expect(
+      callerAs(emailFor("admin")).change.contextPacket({ tenantId: ACME.tenantId, runId: "run_missing" }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(
+      callerAs(OUTSIDER_EMAIL).change.contextPacket({ tenantId: ACME.tenantId, runId: "run_chg_mine" }),
+    ).rejects.toMatchObject({ code: "FORBIDDEN" });
   });
 });

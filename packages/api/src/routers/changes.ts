@@ -16,6 +16,7 @@ import {
   listChanges,
   listTasks,
   readChangeSetPatch,
+  readRunContextPacket,
   requestFixture,
   retryTask,
   setLandWhenReady,
@@ -84,6 +85,10 @@ export const changesRouter = router({
     .query(({ ctx, input }) =>
       readChangeSetPatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, changeSetId: input.changeSetId }),
     ),
+  /** The Context Packet one of the Change's Agent runs was given: its items (ID, path, size, why) and what did not fit. */
+  contextPacket: tenantProcedure("viewer")
+    .input(z.object({ runId: id }))
+    .query(({ ctx, input }) => readRunContextPacket(ctx.db, { tenantId: input.tenantId, runId: input.runId })),
   /** Turns "land when ready" on or off; on for a ready Change, it lands at once (in queue order). */
   setLanding: tenantProcedure("member")
     .input(z.object({ changeId: id, landWhenReady: z.boolean() }))

@@ -152,6 +152,17 @@ export async function seedProcedureRows(
     data: { id: o.changeId, projectId, title: "Wishlist", riskTier: "medium", clientRequestId: `${tag}-seed` },
   });
   await db.task.create({ data: { id: `task_${tag}`, changeId: o.changeId, key: "a", title: "a", state: "completed" } });
+  await db.agentRun.create({
+    data: {
+      id: `run_${tag}`,
+      taskId: `task_${tag}`,
+      changeId: o.changeId,
+      agentId: "agt",
+      status: "completed",
+      wakeCommandId: `wake_${tag}`,
+      reason: "ready",
+    },
+  });
   await db.changeSet.create({
     data: {
       id: o.changeSetId,

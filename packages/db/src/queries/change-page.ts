@@ -1,5 +1,6 @@
 import { type BlobStore, DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { contextPacketOfRun } from "../reviews/packets.ts";
 
 /** The Change, if it belongs to a project of this tenant; NOT_FOUND otherwise. */
 async function changeOfTenant(db: Db, tenantId: string, changeId: string) {
@@ -93,4 +94,18 @@ export async function readChangeSetPatch(
     truncated: blob.metadata.truncated === "true" || cs.patchTruncated,
     fullBytes: Number(blob.metadata.fullSize ?? cs.patchBytes) || cs.patchBytes,
   };
+}
+
+/**
+ * The Context Packet an Agent run was given (README: Context Packets): what it was pointed at, why
+ * each file was picked, what did not fit the budget. `packet` is null for a run that has not picked
+ * one yet (it is recorded before the model sees anything) or one from before packets were recorded.
+ */
+export async function readRunContextPacket(db: Db, q: { tenantId: string; runId: string }) {
+  const run = await db.agentRun.findFirst({
+    where: { id: q.runId, change: { project: { tenantId: q.tenantId } } },
+    select: { id: true, changeId: true },
+  });
+  if (!run) throw new DomainError("NOT_FOUND", `agent run ${q.runId} not found`);
+  return { runId: run.id, changeId: run.changeId, packet: await contextPacketOfRun(db, run.id) };
 }

@@ -1,3 +1,8 @@
+"use client";
+
+import { useState } from "react";
+import { RunContextPacket } from "./context-packet.tsx";
+
 export interface RunRow {
   id: string;
   taskId: string;
@@ -19,8 +24,22 @@ const RUN_TONE: Record<string, string> = {
   blocked: "bg-violet-100 text-violet-800",
 };
 
-/** The Change's Agents, each with its runs (agent_runs) in order: status, Task, why it woke, fork, error. */
-export function AgentRuns({ runs, taskKeys }: { runs: RunRow[]; taskKeys: Map<string, string> }) {
+/** The runs still under way: their Context Packet may not be recorded yet. */
+const LIVE_RUN = new Set(["queued", "running"]);
+
+/**
+ * The Change's Agents, each with its runs (agent_runs) in order: status, Task, why it woke, fork,
+ * error, and on demand the Context Packet the run was given.
+ */
+export function AgentRuns({
+  tenantId,
+  runs,
+  taskKeys,
+}: {
+  tenantId: string;
+  runs: RunRow[];
+  taskKeys: Map<string, string>;
+}) {
   if (runs.length === 0) {
     return (
       <p data-testid="agent-runs" data-state="empty" className="text-sm text-slate-500">
@@ -37,34 +56,53 @@ export function AgentRuns({ runs, taskKeys }: { runs: RunRow[]; taskKeys: Map<st
           <h3 className="mb-1 font-mono text-sm font-semibold">{agentId}</h3>
           <ol className="divide-y divide-slate-100 text-sm">
             {list.map((r) => (
-              <li
-                key={r.id}
-                data-testid="agent-run"
-                data-run-id={r.id}
-                data-status={r.status}
-                className="flex flex-wrap items-baseline gap-x-3 gap-y-1 py-1.5"
-              >
-                <span
-                  className={`rounded px-1.5 py-0.5 text-xs ${RUN_TONE[r.status] ?? "bg-slate-100 text-slate-700"}`}
-                >
-                  {r.status}
-                </span>
-                <span className="font-mono text-xs">{taskKeys.get(r.taskId) ?? r.taskId}</span>
-                <span className="text-xs text-slate-500">woke: {r.reason}</span>
-                {r.fork && <span className="font-mono text-xs text-slate-500">{r.fork}</span>}
-                <time dateTime={r.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
-                  {r.createdAt.toLocaleString()}
-                </time>
-                {r.error && (
-                  <p data-testid="agent-run-error" className="w-full break-words text-xs text-red-800">
-                    {r.error}
-                  </p>
-                )}
-              </li>
+              <RunItem key={r.id} tenantId={tenantId} run={r} taskKey={taskKeys.get(r.taskId) ?? r.taskId} />
             ))}
           </ol>
         </section>
       ))}
     </div>
+  );
+}
+
+function RunItem({ tenantId, run: r, taskKey }: { tenantId: string; run: RunRow; taskKey: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <li
+      data-testid="agent-run"
+      data-run-id={r.id}
+      data-task-key={taskKey}
+      data-status={r.status}
+      className="flex flex-wrap items-baseline gap-x-3 gap-y-1 py-1.5"
+    >
+      <span className={`rounded px-1.5 py-0.5 text-xs ${RUN_TONE[r.status] ?? "bg-slate-100 text-slate-700"}`}>
+        {r.status}
+      </span>
+      <span className="font-mono text-xs">{taskKey}</span>
+      <span className="text-xs text-slate-500">woke: {r.reason}</span>
+      {r.fork && <span className="font-mono text-xs text-slate-500">{r.fork}</span>}
+      <button
+        type="button"
+        data-testid="context-packet-toggle"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+        className="text-xs text-sky-700 underline-offset-2 hover:underline"
+      >
+        {open ? "Hide context" : "Context"}
+      </button>
+      <time dateTime={r.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
+        {r.createdAt.toLocaleString()}
+      </time>
+      {r.error && (
+        <p data-testid="agent-run-error" className="w-full break-words text-xs text-red-800">
+          {r.error}
+        </p>
+      )}
+      {open && (
+        <div className="w-full rounded border border-slate-200 p-2">
+          <RunContextPacket tenantId={tenantId} runId={r.id} live={LIVE_RUN.has(r.status)} />
+        </div>
+      )}
+    </li>
   );
 }

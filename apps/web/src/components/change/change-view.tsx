@@ -166,7 +166,7 @@ export function ChangeView({
       </Panel>
 
       <Panel title="Agents and their runs" testId="agents-panel">
-        <AgentRuns runs={c.runs} taskKeys={taskKeys} />
+        <AgentRuns tenantId={tenantId} runs={c.runs} taskKeys={taskKeys} />
       </Panel>
 
       <Panel title="ChangeSets" testId="changesets-panel">
