@@ -5,7 +5,9 @@ import type { Role } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../trpc/client.tsx";
+import { DataTable } from "./data-table.tsx";
 import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
+import { ActionError } from "./notice.tsx";
 import { Empty, NotReady, Panel } from "./query-state.tsx";
 import { SecretShownOnce } from "./secret-shown-once.tsx";
 
@@ -82,9 +84,9 @@ function CreateToken({
         </SubmitButton>
       </form>
       {create.isError && (
-        <p role="alert" data-testid="create-token-error" className="mt-3 text-sm text-red-700">
+        <ActionError testId="create-token-error" className="mt-3">
           {create.error.message}
-        </p>
+        </ActionError>
       )}
     </Panel>
   );
@@ -104,51 +106,37 @@ function TokenList({ tenantId, isAdmin }: { tenantId: string; isAdmin: boolean }
   if (tokens.data.length === 0) return <Empty testId="token-list">No API tokens yet</Empty>;
   return (
     <Panel title={title}>
-      {revoke.isError && (
-        <p role="alert" className="mb-3 text-sm text-red-700">
-          Could not revoke: {revoke.error.message}
-        </p>
-      )}
-      <table data-testid="token-list" data-state="ready" className="w-full text-left text-sm">
-        <thead className="text-xs uppercase text-slate-500">
-          <tr>
-            <th className="py-1 pr-3 font-medium">Name</th>
-            <th className="py-1 pr-3 font-medium">Token</th>
-            <th className="py-1 pr-3 font-medium">Role</th>
-            {isAdmin && <th className="py-1 pr-3 font-medium">Owner</th>}
-            <th className="py-1 pr-3 font-medium">Created</th>
-            <th className="py-1 pr-3 font-medium">Last used</th>
-            <th className="py-1 font-medium" />
+      {revoke.isError && <ActionError className="mb-3">Could not revoke: {revoke.error.message}</ActionError>}
+      <DataTable
+        testId="token-list"
+        columns={["Name", "Token", "Role", isAdmin && "Owner", "Created", "Last used", ""]}
+      >
+        {tokens.data.map((t) => (
+          <tr key={t.id} data-testid="token-row" data-revoked={t.revokedAt ? "true" : "false"}>
+            <td className="py-2 pr-3 font-medium">{t.name}</td>
+            <td className="py-2 pr-3 font-mono text-xs text-slate-600">{t.prefix}…</td>
+            <td className="py-2 pr-3">{t.role}</td>
+            {isAdmin && <td className="py-2 pr-3 text-slate-600">{t.userEmail}</td>}
+            <td className="py-2 pr-3 text-slate-600">{when(t.createdAt)}</td>
+            <td className="py-2 pr-3 text-slate-600">{when(t.lastUsedAt)}</td>
+            <td className="py-2 text-right">
+              {t.revokedAt ? (
+                <span className="text-xs text-slate-500">revoked {when(t.revokedAt)}</span>
+              ) : (
+                <button
+                  type="button"
+                  data-testid="revoke-token"
+                  disabled={revoke.isPending && revoke.variables?.tokenId === t.id}
+                  onClick={() => revoke.mutate({ tenantId, tokenId: t.id })}
+                  className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
+                >
+                  Revoke
+                </button>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100">
-          {tokens.data.map((t) => (
-            <tr key={t.id} data-testid="token-row" data-revoked={t.revokedAt ? "true" : "false"}>
-              <td className="py-2 pr-3 font-medium">{t.name}</td>
-              <td className="py-2 pr-3 font-mono text-xs text-slate-600">{t.prefix}…</td>
-              <td className="py-2 pr-3">{t.role}</td>
-              {isAdmin && <td className="py-2 pr-3 text-slate-600">{t.userEmail}</td>}
-              <td className="py-2 pr-3 text-slate-600">{when(t.createdAt)}</td>
-              <td className="py-2 pr-3 text-slate-600">{when(t.lastUsedAt)}</td>
-              <td className="py-2 text-right">
-                {t.revokedAt ? (
-                  <span className="text-xs text-slate-500">revoked {when(t.revokedAt)}</span>
-                ) : (
-                  <button
-                    type="button"
-                    data-testid="revoke-token"
-                    disabled={revoke.isPending && revoke.variables?.tokenId === t.id}
-                    onClick={() => revoke.mutate({ tenantId, tokenId: t.id })}
-                    className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
-                  >
-                    Revoke
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
     </Panel>
   );
 }

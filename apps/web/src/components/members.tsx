@@ -6,7 +6,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../trpc/client.tsx";
+import { DataTable } from "./data-table.tsx";
 import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
+import { ActionError } from "./notice.tsx";
 import { Empty, NotReady, Panel } from "./query-state.tsx";
 import { TemporaryPassword } from "./temporary-password.tsx";
 
@@ -98,9 +100,9 @@ function AddMember({ tenantId, onAdded }: { tenantId: string; onAdded: (a: Added
         keeps their own password.
       </p>
       {add.isError && (
-        <p role="alert" data-testid="member-add-error" className="mt-3 text-sm text-red-700">
+        <ActionError testId="member-add-error" className="mt-3">
           {add.error.message}
-        </p>
+        </ActionError>
       )}
     </Panel>
   );
@@ -176,80 +178,69 @@ function MemberTable({
   return (
     <Panel title="Members">
       {error && (
-        <p role="alert" data-testid="member-error" className="mb-3 text-sm text-red-700">
+        <ActionError testId="member-error" className="mb-3">
           {error.message}
-        </p>
+        </ActionError>
       )}
-      <table data-testid="members-table" data-state="ready" className="w-full text-left text-sm">
-        <thead className="text-xs uppercase text-slate-500">
-          <tr>
-            <th className="py-1 pr-3 font-medium">Name</th>
-            <th className="py-1 pr-3 font-medium">Email</th>
-            <th className="py-1 pr-3 font-medium">Role</th>
-            <th className="py-1 pr-3 font-medium">Joined</th>
-            <th className="py-1 font-medium" />
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100">
-          {members.data.map((m) => (
-            <tr key={m.userId} data-testid="member-row" data-email={m.email} data-role={m.role}>
-              <td className="py-2 pr-3 font-medium">
-                {m.name}
-                {m.userId === currentUserId && <span className="ml-1 text-xs text-slate-500">(you)</span>}
-              </td>
-              <td className="py-2 pr-3 text-slate-600">{m.email}</td>
-              <td className="py-2 pr-3">
-                <OptionSelect
-                  data-testid="member-role-select"
-                  aria-label={`Role of ${m.email}`}
-                  compact
-                  options={ROLE_ORDER}
-                  value={m.role}
-                  disabled={setRole.isPending && setRole.variables?.userId === m.userId}
-                  onChange={(role) => {
-                    only(setRole);
-                    setRole.mutate({ tenantId, userId: m.userId, role });
-                  }}
-                />
-              </td>
-              <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
-              <td className="py-2">
-                <div className="flex flex-wrap items-center justify-end gap-2">
-                  {m.userId !== currentUserId && (
-                    <ConfirmButton
-                      label="Reset password"
-                      pendingLabel="Resetting…"
-                      testId="member-reset-password"
-                      confirmTestId="member-reset-confirm"
-                      question={`Give ${m.email} a new temporary password and sign them out everywhere?`}
-                      tone="slate"
-                      pending={resetPassword.isPending && resetPassword.variables?.userId === m.userId}
-                      onConfirm={() => {
-                        only(resetPassword);
-                        onReset(null); // the previous password disappears before the next one is made
-                        resetPassword.mutate({ tenantId, userId: m.userId });
-                      }}
-                    />
-                  )}
+      <DataTable testId="members-table" columns={["Name", "Email", "Role", "Joined", ""]}>
+        {members.data.map((m) => (
+          <tr key={m.userId} data-testid="member-row" data-email={m.email} data-role={m.role}>
+            <td className="py-2 pr-3 font-medium">
+              {m.name}
+              {m.userId === currentUserId && <span className="ml-1 text-xs text-slate-500">(you)</span>}
+            </td>
+            <td className="py-2 pr-3 text-slate-600">{m.email}</td>
+            <td className="py-2 pr-3">
+              <OptionSelect
+                data-testid="member-role-select"
+                aria-label={`Role of ${m.email}`}
+                compact
+                options={ROLE_ORDER}
+                value={m.role}
+                disabled={setRole.isPending && setRole.variables?.userId === m.userId}
+                onChange={(role) => {
+                  only(setRole);
+                  setRole.mutate({ tenantId, userId: m.userId, role });
+                }}
+              />
+            </td>
+            <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
+            <td className="py-2">
+              <div className="flex flex-wrap items-center justify-end gap-2">
+                {m.userId !== currentUserId && (
                   <ConfirmButton
-                    label="Remove"
-                    pendingLabel="Removing…"
-                    testId="member-remove"
-                    confirmTestId="member-remove-confirm"
-                    question={`Remove ${m.email} and revoke their API tokens here?`}
-                    tone="red"
-                    pending={remove.isPending && remove.variables?.userId === m.userId}
+                    label="Reset password"
+                    pendingLabel="Resetting…"
+                    testId="member-reset-password"
+                    confirmTestId="member-reset-confirm"
+                    question={`Give ${m.email} a new temporary password and sign them out everywhere?`}
+                    tone="slate"
+                    pending={resetPassword.isPending && resetPassword.variables?.userId === m.userId}
                     onConfirm={() => {
-                      only(remove);
-                      remove.mutate({ tenantId, userId: m.userId });
+                      only(resetPassword);
+                      onReset(null); // the previous password disappears before the next one is made
+                      resetPassword.mutate({ tenantId, userId: m.userId });
                     }}
                   />
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                )}
+                <ConfirmButton
+                  label="Remove"
+                  pendingLabel="Removing…"
+                  testId="member-remove"
+                  confirmTestId="member-remove-confirm"
+                  question={`Remove ${m.email} and revoke their API tokens here?`}
+                  tone="red"
+                  pending={remove.isPending && remove.variables?.userId === m.userId}
+                  onConfirm={() => {
+                    only(remove);
+                    remove.mutate({ tenantId, userId: m.userId });
+                  }}
+                />
+              </div>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </Panel>
   );
 }

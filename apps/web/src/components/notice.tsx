@@ -19,3 +19,20 @@ export function Notice({
     </div>
   );
 }
+
+/** Why an action failed, said where the action is; `className` places it (a margin, say). */
+export function ActionError({
+  testId,
+  className,
+  children,
+}: {
+  testId?: string;
+  className: string;
+  children: ReactNode;
+}) {
+  return (
+    <p role="alert" data-testid={testId} className={`${className} text-sm text-red-700`}>
+      {children}
+    </p>
+  );
+}

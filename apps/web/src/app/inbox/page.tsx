@@ -1,6 +1,7 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
 import type { Metadata } from "next";
 import { Inbox } from "../../components/notifications/inbox.tsx";
+import { PageHeader } from "../../components/page-header.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
 import { loadShell } from "../../server/shell.ts";
 
@@ -14,13 +15,10 @@ export default async function InboxPage() {
   if (notice || shell.kind !== "ready") return notice;
   return (
     <section className="space-y-4">
-      <div>
-        <h1 className="text-xl font-semibold">Inbox</h1>
-        <p className="mt-1 text-sm text-slate-600">
-          What needs you in {shell.tenant.name}: approvals waiting for you, how your Changes ended
-          {hasAtLeast(shell.tenant.role, "operator") ? ", and dead letters" : ""}.
-        </p>
-      </div>
+      <PageHeader title="Inbox">
+        What needs you in {shell.tenant.name}: approvals waiting for you, how your Changes ended
+        {hasAtLeast(shell.tenant.role, "operator") ? ", and dead letters" : ""}.
+      </PageHeader>
       <Inbox tenantId={shell.tenant.tenantId} />
     </section>
   );

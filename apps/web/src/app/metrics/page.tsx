@@ -1,4 +1,5 @@
 import { MetricsView } from "../../components/metrics/metrics-view.tsx";
+import { PageHeader } from "../../components/page-header.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
 import { loadShell } from "../../server/shell.ts";
 
@@ -10,7 +11,7 @@ export default async function MetricsPage() {
   if (notice || shell.kind !== "ready") return notice;
   return (
     <section className="space-y-4">
-      <h1 className="text-xl font-semibold">Metrics</h1>
+      <PageHeader title="Metrics" />
       <MetricsView tenantId={shell.tenant.tenantId} />
     </section>
   );

@@ -4,6 +4,7 @@ import { DeadLettersPanel } from "../../components/operations/dead-letters-panel
 import { HealthPanel } from "../../components/operations/health-panel.tsx";
 import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
 import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/operations/system-panels.tsx";
+import { PageHeader } from "../../components/page-header.tsx";
 import { SandboxPanel } from "../../components/sandbox-notice.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
 import { loadShell } from "../../server/shell.ts";
@@ -18,7 +19,7 @@ export default async function OperationsPage() {
   const tenantId = shell.tenant.tenantId;
   return (
     <section className="space-y-4">
-      <h1 className="text-xl font-semibold">Operations</h1>
+      <PageHeader title="Operations" />
       <HealthPanel />
       <DeadLettersPanel tenantId={tenantId} />
       <OutboxPanel tenantId={tenantId} />

@@ -17,7 +17,7 @@ import {
   validateDraft,
 } from "../../lib/change-form.ts";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Field, fieldId, inputClass } from "./form-fields.tsx";
+import { Field, fieldId, hasErrors, inputClass, TextField } from "./form-fields.tsx";
 import { TaskEditor } from "./task-editor.tsx";
 
 /** An idempotency key for this form: a retried submit finds the Change the first one created. */
@@ -49,7 +49,6 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
     }),
   );
   const set = <K extends keyof ChangeDraft>(key: K, value: ChangeDraft[K]) => setDraft((d) => ({ ...d, [key]: value }));
-  const bad = (name: string) => Object.keys(errors).some((k) => k === name || k.startsWith(`${name}.`));
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -94,26 +93,23 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
       )}
 
       <section className="space-y-3 rounded-lg border border-slate-200 bg-white p-4">
-        <Field label="Title" errors={errors} name="title">
-          <input
-            id={fieldId("title")}
-            data-testid="change-title-input"
-            value={draft.title}
-            onChange={(e) => set("title", e.target.value)}
-            aria-invalid={bad("title")}
-            className={inputClass(bad("title"))}
-          />
-        </Field>
-        <Field label="Description" errors={errors} name="description">
-          <textarea
-            id={fieldId("description")}
-            data-testid="change-description-input"
-            rows={3}
-            value={draft.description}
-            onChange={(e) => set("description", e.target.value)}
-            className={inputClass(bad("description"))}
-          />
-        </Field>
+        <TextField
+          label="Title"
+          errors={errors}
+          name="title"
+          testId="change-title-input"
+          value={draft.title}
+          onChange={(v) => set("title", v)}
+        />
+        <TextField
+          label="Description"
+          errors={errors}
+          name="description"
+          testId="change-description-input"
+          rows={3}
+          value={draft.description}
+          onChange={(v) => set("description", v)}
+        />
         <div className="grid gap-3 sm:grid-cols-2">
           <Field label="Risk tier" errors={errors} name="riskTier">
             <select
@@ -121,7 +117,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
               data-testid="risk-tier-select"
               value={draft.riskTier}
               onChange={(e) => set("riskTier", e.target.value as ChangeDraft["riskTier"])}
-              className={inputClass(bad("riskTier"))}
+              className={inputClass(hasErrors(errors, "riskTier"))}
             >
               {RISK_TIERS.map((r) => (
                 <option key={r} value={r}>
@@ -130,56 +126,41 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
               ))}
             </select>
           </Field>
-          <Field
+          <TextField
             label="Goal: p95 latency below (ms)"
             hint="Optional; adds the performance check."
             errors={errors}
             name="goals"
-          >
-            <input
-              id={fieldId("goals")}
-              data-testid="p95-input"
-              inputMode="numeric"
-              value={draft.p95LatencyMs}
-              onChange={(e) => set("p95LatencyMs", e.target.value)}
-              aria-invalid={bad("goals")}
-              className={inputClass(bad("goals"))}
-            />
-          </Field>
+            testId="p95-input"
+            inputMode="numeric"
+            value={draft.p95LatencyMs}
+            onChange={(v) => set("p95LatencyMs", v)}
+          />
         </div>
-        <Field
+        <TextField
           label="Invariants"
           hint="One per line; one that names the cart adds the cart invariant check."
           errors={errors}
           name="invariants"
-        >
-          <textarea
-            id={fieldId("invariants")}
-            data-testid="invariants-input"
-            rows={2}
-            value={draft.invariants}
-            onChange={(e) => set("invariants", e.target.value)}
-            className={inputClass(bad("invariants"))}
-          />
-        </Field>
+          testId="invariants-input"
+          rows={2}
+          value={draft.invariants}
+          onChange={(v) => set("invariants", v)}
+        />
         <div className="grid gap-3 sm:grid-cols-3">
           {(["added", "removed", "changed"] as const).map((k) => (
-            <Field
+            <TextField
               key={k}
               label={`Routes ${k}`}
               hint="One per line, like GET /api/cart."
               errors={errors}
               name={`contractChanges.${k}`}
-            >
-              <textarea
-                id={fieldId(`contractChanges.${k}`)}
-                data-testid={`contract-${k}-input`}
-                rows={2}
-                value={draft[k]}
-                onChange={(e) => set(k, e.target.value)}
-                className={`${inputClass(bad(`contractChanges.${k}`))} font-mono`}
-              />
-            </Field>
+              testId={`contract-${k}-input`}
+              rows={2}
+              mono
+              value={draft[k]}
+              onChange={(v) => set(k, v)}
+            />
           ))}
         </div>
       </section>

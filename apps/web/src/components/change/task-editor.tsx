@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import { type FieldErrors, newStep, type StepDraft, type TaskDraft } from "../../lib/change-form.ts";
-import { Field, FieldError, fieldId, inputClass } from "./form-fields.tsx";
+import { FieldError, inputClass, TextField } from "./form-fields.tsx";
 
 const OPS: StepDraft["op"][] = ["write", "replace", "delete", "run"];
 
@@ -26,7 +26,6 @@ export function TaskEditor({
   onRemove: (() => void) | null;
 }) {
   const at = `tasks.${index}`;
-  const has = (name: string) => Object.keys(errors).some((k) => k === name || k.startsWith(`${name}.`));
   const [op, setOp] = useState<StepDraft["op"]>("write");
   const setStep = (j: number, step: StepDraft) =>
     onChange({ ...task, editPlan: task.editPlan.map((s, i) => (i === j ? step : s)) });
@@ -35,26 +34,23 @@ export function TaskEditor({
     <fieldset data-testid={`task-editor-${index}`} className="space-y-3 rounded-lg border border-slate-200 p-3">
       <legend className="px-1 text-sm font-semibold">Task {index + 1}</legend>
       <div className="grid gap-3 sm:grid-cols-[12rem_1fr]">
-        <Field label="Key" errors={errors} name={`${at}.key`}>
-          <input
-            id={fieldId(`${at}.key`)}
-            data-testid={`task-key-input-${index}`}
-            value={task.key}
-            onChange={(e) => onRename(e.target.value)}
-            aria-invalid={has(`${at}.key`)}
-            className={`${inputClass(has(`${at}.key`))} font-mono`}
-          />
-        </Field>
-        <Field label="Title" errors={errors} name={`${at}.title`}>
-          <input
-            id={fieldId(`${at}.title`)}
-            data-testid={`task-title-input-${index}`}
-            value={task.title}
-            onChange={(e) => onChange({ ...task, title: e.target.value })}
-            aria-invalid={has(`${at}.title`)}
-            className={inputClass(has(`${at}.title`))}
-          />
-        </Field>
+        <TextField
+          label="Key"
+          errors={errors}
+          name={`${at}.key`}
+          testId={`task-key-input-${index}`}
+          mono
+          value={task.key}
+          onChange={onRename}
+        />
+        <TextField
+          label="Title"
+          errors={errors}
+          name={`${at}.title`}
+          testId={`task-title-input-${index}`}
+          value={task.title}
+          onChange={(title) => onChange({ ...task, title })}
+        />
       </div>
 
       <div className="text-sm">
@@ -85,36 +81,28 @@ export function TaskEditor({
       </div>
 
       <div className="grid gap-3 sm:grid-cols-2">
-        <Field
+        <TextField
           label="Paths it touches"
           hint="One repository path per line."
           errors={errors}
           name={`${at}.intents.paths`}
-        >
-          <textarea
-            id={fieldId(`${at}.intents.paths`)}
-            data-testid={`task-paths-input-${index}`}
-            rows={2}
-            value={task.paths}
-            onChange={(e) => onChange({ ...task, paths: e.target.value })}
-            className={`${inputClass(has(`${at}.intents.paths`))} font-mono`}
-          />
-        </Field>
-        <Field
+          testId={`task-paths-input-${index}`}
+          rows={2}
+          mono
+          value={task.paths}
+          onChange={(paths) => onChange({ ...task, paths })}
+        />
+        <TextField
           label="Folders it touches"
           hint="One prefix per line, like src/cart/."
           errors={errors}
           name={`${at}.intents.prefixes`}
-        >
-          <textarea
-            id={fieldId(`${at}.intents.prefixes`)}
-            data-testid={`task-prefixes-input-${index}`}
-            rows={2}
-            value={task.prefixes}
-            onChange={(e) => onChange({ ...task, prefixes: e.target.value })}
-            className={`${inputClass(has(`${at}.intents.prefixes`))} font-mono`}
-          />
-        </Field>
+          testId={`task-prefixes-input-${index}`}
+          rows={2}
+          mono
+          value={task.prefixes}
+          onChange={(prefixes) => onChange({ ...task, prefixes })}
+        />
       </div>
 
       <div className="space-y-2 text-sm">

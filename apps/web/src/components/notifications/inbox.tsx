@@ -5,6 +5,7 @@ import type { InboxItem } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
+import { ActionError } from "../notice.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
 import { UNREAD_REFETCH_MS } from "./inbox-link.tsx";
 
@@ -124,11 +125,7 @@ export function Inbox({ tenantId }: { tenantId: string }) {
     );
   return (
     <Panel title="Notifications" testId="inbox-panel" actions={tabs}>
-      {markRead.isError && (
-        <p role="alert" className="mb-2 text-sm text-red-700">
-          {markRead.error.message}
-        </p>
-      )}
+      {markRead.isError && <ActionError className="mb-2">{markRead.error.message}</ActionError>}
       {body}
     </Panel>
   );

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { AccountForm } from "../../../components/account-form.tsx";
+import { PageHeader } from "../../../components/page-header.tsx";
 import { shellNotice } from "../../../components/shell-notice.tsx";
 import { loadShell } from "../../../server/shell.ts";
 
@@ -12,12 +13,9 @@ export default async function AccountPage() {
   if (shell.kind !== "ready" && shell.kind !== "no-tenant") return shellNotice(shell, "viewer", "/settings/account");
   return (
     <section className="space-y-6">
-      <div>
-        <h1 className="text-xl font-semibold">Account</h1>
-        <p className="mt-1 text-sm text-slate-600">
-          Signed in as {shell.caller.name} ({shell.caller.email}).
-        </p>
-      </div>
+      <PageHeader title="Account">
+        Signed in as {shell.caller.name} ({shell.caller.email}).
+      </PageHeader>
       <AccountForm />
     </section>
   );

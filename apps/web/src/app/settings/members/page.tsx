@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { Members } from "../../../components/members.tsx";
+import { PageHeader } from "../../../components/page-header.tsx";
 import { shellNotice } from "../../../components/shell-notice.tsx";
 import { loadShell } from "../../../server/shell.ts";
 
@@ -12,13 +13,10 @@ export default async function MembersPage() {
   if (notice || shell.kind !== "ready") return notice;
   return (
     <section className="space-y-6">
-      <div>
-        <h1 className="text-xl font-semibold">Members</h1>
-        <p className="mt-1 text-sm text-slate-600">
-          Who may work in {shell.tenant.name}, and with which role. {shell.tenant.name} always keeps at least one admin:
-          make someone else admin before you step down or leave.
-        </p>
-      </div>
+      <PageHeader title="Members">
+        Who may work in {shell.tenant.name}, and with which role. {shell.tenant.name} always keeps at least one admin:
+        make someone else admin before you step down or leave.
+      </PageHeader>
       <Members tenantId={shell.tenant.tenantId} currentUserId={shell.caller.userId} />
     </section>
   );

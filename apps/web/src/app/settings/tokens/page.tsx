@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { ApiTokens } from "../../../components/api-tokens.tsx";
+import { PageHeader } from "../../../components/page-header.tsx";
 import { shellNotice } from "../../../components/shell-notice.tsx";
 import { loadShell } from "../../../server/shell.ts";
 
@@ -12,13 +13,10 @@ export default async function ApiTokensPage() {
   if (notice || shell.kind !== "ready") return notice;
   return (
     <section className="space-y-6">
-      <div>
-        <h1 className="text-xl font-semibold">API tokens</h1>
-        <p className="mt-1 text-sm text-slate-600">
-          A token calls the API (<code className="font-mono">Authorization: Bearer rbt_…</code>) as you, in{" "}
-          {shell.tenant.name} only, with at most the role you give it and never more than your own.
-        </p>
-      </div>
+      <PageHeader title="API tokens">
+        A token calls the API (<code className="font-mono">Authorization: Bearer rbt_…</code>) as you, in{" "}
+        {shell.tenant.name} only, with at most the role you give it and never more than your own.
+      </PageHeader>
       <ApiTokens tenantId={shell.tenant.tenantId} role={shell.tenant.role} />
     </section>
   );

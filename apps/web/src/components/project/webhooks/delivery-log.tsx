@@ -3,6 +3,8 @@
 import type { DeliveryLogEntry } from "@rhumbatron/db";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../../trpc/client.tsx";
+import { DataTable } from "../../data-table.tsx";
+import { ActionError } from "../../notice.tsx";
 
 /** While a delivery is pending or retrying, the log asks again this often. */
 const LOG_REFETCH_MS = 5_000;
@@ -55,72 +57,55 @@ export function DeliveryLog({ tenantId, webhookId }: { tenantId: string; webhook
   }
   return (
     <div className="mt-3">
-      {redeliver.isError && (
-        <p role="alert" className="mb-2 text-sm text-red-700">
-          Could not redeliver: {redeliver.error.message}
-        </p>
-      )}
-      <table data-testid="delivery-log" data-state="ready" className="w-full text-left text-xs">
-        <thead className="uppercase text-slate-500">
-          <tr>
-            <th className="py-1 pr-2 font-medium">Event</th>
-            <th className="py-1 pr-2 font-medium">Delivery</th>
-            <th className="py-1 pr-2 font-medium">Status</th>
-            <th className="py-1 pr-2 font-medium">Attempts</th>
-            <th className="py-1 font-medium" />
+      {redeliver.isError && <ActionError className="mb-2">Could not redeliver: {redeliver.error.message}</ActionError>}
+      <DataTable testId="delivery-log" size="xs" alignTop columns={["Event", "Delivery", "Status", "Attempts", ""]}>
+        {log.data.map((d) => (
+          <tr key={d.id} data-testid="delivery" data-delivery-id={d.id} data-status={d.status}>
+            <td className="py-2 pr-2">
+              <code>{d.eventType}</code>
+              <div className="font-mono text-slate-500">{d.eventId}</div>
+            </td>
+            <td className="py-2 pr-2">
+              <div className="font-mono">{d.id}</div>
+              <div className="text-slate-500">{d.createdAt.toLocaleString()}</div>
+              {d.redeliveryOf && (
+                <div className="text-slate-500">
+                  redelivery of <span className="font-mono">{d.redeliveryOf}</span>
+                  {d.requestedBy ? ` by ${d.requestedBy.name ?? d.requestedBy.id}` : ""}
+                </div>
+              )}
+            </td>
+            <td className="py-2 pr-2">
+              <span data-testid="delivery-status" className={`rounded px-1.5 py-0.5 ${STATUS_COLOR[d.status]}`}>
+                {d.status}
+              </span>
+              {d.nextAttemptAt && <div className="text-slate-500">next try {d.nextAttemptAt.toLocaleTimeString()}</div>}
+            </td>
+            <td className="py-2 pr-2">
+              <ol className="space-y-0.5">
+                {d.attempts.map((a) => (
+                  <li key={a.attempt} data-testid="delivery-attempt" data-outcome={a.outcome}>
+                    #{a.attempt} {a.httpStatus === null ? "no answer" : `HTTP ${a.httpStatus}`} · {a.durationMs} ms ·{" "}
+                    {a.attemptedAt.toLocaleTimeString()}
+                    {a.error && <div className="break-all text-red-800">{a.error}</div>}
+                  </li>
+                ))}
+              </ol>
+            </td>
+            <td className="py-2 text-right">
+              <button
+                type="button"
+                data-testid="redeliver"
+                disabled={redeliver.isPending}
+                onClick={() => redeliver.mutate({ tenantId, deliveryId: d.id })}
+                className="rounded border border-slate-300 bg-white px-2 py-0.5 disabled:opacity-50"
+              >
+                Redeliver
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100 align-top">
-          {log.data.map((d) => (
-            <tr key={d.id} data-testid="delivery" data-delivery-id={d.id} data-status={d.status}>
-              <td className="py-2 pr-2">
-                <code>{d.eventType}</code>
-                <div className="font-mono text-slate-500">{d.eventId}</div>
-              </td>
-              <td className="py-2 pr-2">
-                <div className="font-mono">{d.id}</div>
-                <div className="text-slate-500">{d.createdAt.toLocaleString()}</div>
-                {d.redeliveryOf && (
-                  <div className="text-slate-500">
-                    redelivery of <span className="font-mono">{d.redeliveryOf}</span>
-                    {d.requestedBy ? ` by ${d.requestedBy.name ?? d.requestedBy.id}` : ""}
-                  </div>
-                )}
-              </td>
-              <td className="py-2 pr-2">
-                <span data-testid="delivery-status" className={`rounded px-1.5 py-0.5 ${STATUS_COLOR[d.status]}`}>
-                  {d.status}
-                </span>
-                {d.nextAttemptAt && (
-                  <div className="text-slate-500">next try {d.nextAttemptAt.toLocaleTimeString()}</div>
-                )}
-              </td>
-              <td className="py-2 pr-2">
-                <ol className="space-y-0.5">
-                  {d.attempts.map((a) => (
-                    <li key={a.attempt} data-testid="delivery-attempt" data-outcome={a.outcome}>
-                      #{a.attempt} {a.httpStatus === null ? "no answer" : `HTTP ${a.httpStatus}`} · {a.durationMs} ms ·{" "}
-                      {a.attemptedAt.toLocaleTimeString()}
-                      {a.error && <div className="break-all text-red-800">{a.error}</div>}
-                    </li>
-                  ))}
-                </ol>
-              </td>
-              <td className="py-2 text-right">
-                <button
-                  type="button"
-                  data-testid="redeliver"
-                  disabled={redeliver.isPending}
-                  onClick={() => redeliver.mutate({ tenantId, deliveryId: d.id })}
-                  className="rounded border border-slate-300 bg-white px-2 py-0.5 disabled:opacity-50"
-                >
-                  Redeliver
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import { CandidateList } from "../../../../components/candidate/candidate-list.tsx";
+import { ProjectSubpage } from "../../../../components/page-header.tsx";
 import { shellNotice } from "../../../../components/shell-notice.tsx";
 import { loadShell } from "../../../../server/shell.ts";
 
@@ -10,14 +11,8 @@ export default async function CandidatesPage({ params }: { params: Promise<{ pro
   const notice = shellNotice(shell, "viewer");
   if (notice || shell.kind !== "ready") return notice;
   return (
-    <section className="space-y-4">
-      <p className="text-sm text-slate-500">
-        <a className="underline" href={`/projects/${projectId}`}>
-          Project
-        </a>
-      </p>
-      <h1 className="text-xl font-semibold">Candidates</h1>
+    <ProjectSubpage projectId={projectId} title="Candidates">
       <CandidateList tenantId={shell.tenant.tenantId} projectId={projectId} />
-    </section>
+    </ProjectSubpage>
   );
 }

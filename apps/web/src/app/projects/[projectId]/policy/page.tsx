@@ -1,4 +1,5 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
+import { ProjectSubpage } from "../../../../components/page-header.tsx";
 import { ProjectPolicy } from "../../../../components/project/project-policy.tsx";
 import { shellNotice } from "../../../../components/shell-notice.tsx";
 import { loadShell } from "../../../../server/shell.ts";
@@ -12,18 +13,12 @@ export default async function PolicyPage({ params }: { params: Promise<{ project
   const notice = shellNotice(shell, "viewer");
   if (notice || shell.kind !== "ready") return notice;
   return (
-    <section className="space-y-4">
-      <p className="text-sm text-slate-500">
-        <a className="underline" href={`/projects/${projectId}`}>
-          Project
-        </a>
-      </p>
-      <h1 className="text-xl font-semibold">Verification policy</h1>
+    <ProjectSubpage projectId={projectId} title="Verification policy">
       <ProjectPolicy
         tenantId={shell.tenant.tenantId}
         projectId={projectId}
         canEdit={hasAtLeast(shell.tenant.role, "admin")}
       />
-    </section>
+    </ProjectSubpage>
   );
 }

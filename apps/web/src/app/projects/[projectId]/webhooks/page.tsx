@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { ProjectSubpage } from "../../../../components/page-header.tsx";
 import { WebhookForm } from "../../../../components/project/webhooks/webhook-form.tsx";
 import { WebhookList } from "../../../../components/project/webhooks/webhook-list.tsx";
 import { shellNotice } from "../../../../components/shell-notice.tsx";
@@ -18,22 +19,19 @@ export default async function WebhooksPage({ params }: { params: Promise<{ proje
   if (notice || shell.kind !== "ready") return notice;
   const tenantId = shell.tenant.tenantId;
   return (
-    <section className="space-y-4">
-      <p className="text-sm text-slate-500">
-        <a className="underline" href={`/projects/${projectId}`}>
-          Project
-        </a>
-      </p>
-      <div>
-        <h1 className="text-xl font-semibold">Webhooks</h1>
-        <p className="mt-1 text-sm text-slate-600">
+    <ProjectSubpage
+      projectId={projectId}
+      title="Webhooks"
+      description={
+        <>
           Each Event of a subscribed type is POSTed to the URL as JSON, signed with the hook's secret, and retried with
           backoff when the receiver does not answer 2xx. Edit changes a hook's URL or Event types for the next Event; a
           paused hook gets no new deliveries, and Events that happen while it is paused are not sent after Resume.
-        </p>
-      </div>
+        </>
+      }
+    >
       <WebhookForm tenantId={tenantId} projectId={projectId} />
       <WebhookList tenantId={tenantId} projectId={projectId} />
-    </section>
+    </ProjectSubpage>
   );
 }

@@ -1,4 +1,5 @@
 import { NewChangeForm } from "../../../../../components/change/new-change-form.tsx";
+import { ProjectCrumb } from "../../../../../components/page-header.tsx";
 import { shellNotice } from "../../../../../components/shell-notice.tsx";
 import { loadShell } from "../../../../../server/shell.ts";
 
@@ -13,12 +14,7 @@ export default async function NewChangePage({ params }: { params: Promise<{ proj
   if (notice || shell.kind !== "ready") return notice;
   return (
     <div className="space-y-2">
-      <p className="text-sm text-slate-500">
-        <a href={`/projects/${projectId}`} className="underline">
-          Project
-        </a>{" "}
-        / New Change
-      </p>
+      <ProjectCrumb projectId={projectId} here="New Change" />
       <NewChangeForm tenantId={shell.tenant.tenantId} projectId={projectId} />
     </div>
   );
