@@ -1,7 +1,7 @@
 import { publicUrl } from "@rhumbatron/core";
-import { setUserPassword } from "@rhumbatron/db";
+import { createDb, type Db, setUserPassword } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { type Auth, createAuth } from "./auth.ts";
 import { SIGN_IN_LIMITS } from "./sign-in-limit.ts";
 import { authUrl, emailFor, seedTenants } from "./testing/fixtures.ts";
@@ -22,8 +22,9 @@ beforeAll(async () => {
   await setUserPassword(t.db, "usr_acme_member", PASSWORD);
 });
 
-beforeEach(() => {
-  // A fresh auth instance: a fresh count of attempts.
+beforeEach(async () => {
+  // A fresh count of attempts: they are kept in Postgres, not in the auth instance.
+  await t.db.signInAttempt.deleteMany({});
   clock = Date.parse("2026-12-01T09:00:00Z");
   auth = createAuth(t.db, testSettings(), { now: () => clock });
 });
@@ -89,6 +90,30 @@ describe("sign-in attempts are limited per account and per address", { timeout: 
     const codes = (await Promise.all(Array.from({ length: 20 }, () => signIn(ADMIN, WRONG)))).map((r) => r.status);
     expect(codes.filter((c) => c === 401)).toHaveLength(10);
     expect(codes.filter((c) => c === 429)).toHaveLength(10);
+  });
+
+  it("shares the count between web processes and keeps it across a restart", async () => {
+    // Two auth instances on their own database clients are two web processes; a third, made after
+    // the other two, is one that started later. All see the same attempts.
+    const clients = [createDb(t.url, { maxConnections: 2 }), createDb(t.url, { maxConnections: 2 })];
+    onTestFinished(() => Promise.all(clients.map((c) => c.$disconnect())).then(() => {}));
+    const processes = [auth, createAuth(clients[0] as Db, testSettings(), { now: () => clock })];
+    const via = (p: Auth, password: string) =>
+      p.handler(
+        new Request(authUrl("/sign-in/email"), {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            origin: publicUrl(testSettings()),
+            "x-forwarded-for": "203.0.113.7",
+          },
+          body: JSON.stringify({ email: ADMIN, password }),
+        }),
+      );
+    expect(await statuses(10, (i) => via(processes[i % 2] as Auth, WRONG))).toEqual(Array(10).fill(401));
+    expect((await via(processes[1] as Auth, PASSWORD)).status).toBe(429);
+    const restarted = createAuth(clients[1] as Db, testSettings(), { now: () => clock });
+    expect((await via(restarted, PASSWORD)).status).toBe(429);
   });
 
   it("clears an account's count when it signs in", async () => {

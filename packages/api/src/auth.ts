@@ -1,10 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { authSecret, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, publicUrl, type Settings } from "@rhumbatron/core";
-import type { Db } from "@rhumbatron/db";
+import {
+  type AttemptKey,
+  beginSignInAttempt,
+  clearSignInAttempts,
+  type Db,
+  forgetSignInAttempts,
+} from "@rhumbatron/db";
 import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
 import { APIError, createAuthMiddleware } from "better-auth/api";
-import { AttemptLog, clientAddress, SIGN_IN_LIMITS, waitFor } from "./sign-in-limit.ts";
+import { clientAddress, SIGN_IN_LIMITS, waitFor } from "./sign-in-limit.ts";
 
 /** Where better-auth's endpoints live (the web app mounts them at `app/api/auth/[...all]/route.ts`). */
 export const AUTH_BASE_PATH = "/api/auth";
@@ -21,7 +27,7 @@ const ID_PREFIX: Record<string, string> = { user: "usr", session: "ses", account
  */
 export function createAuth(db: Db, settings: Settings, options: { now?: () => number } = {}) {
   const baseURL = publicUrl(settings);
-  const signIn = signInLimiter(options.now ?? Date.now);
+  const signIn = signInLimiter(db, options.now ?? Date.now);
   return betterAuth({
     appName: "Rhumbatron",
     baseURL,
@@ -55,31 +61,35 @@ const SIGN_IN_PATH = "/sign-in/email";
 
 /**
  * better-auth hooks that limit sign-in attempts per account and per client address
- * (packages/api/src/sign-in-limit.ts): past either limit the answer is 429 with when to try again.
+ * (packages/api/src/sign-in-limit.ts), counted in Postgres (sign_in_attempts) so every web process
+ * shares the count: past either limit the answer is 429 with when to try again.
  */
-function signInLimiter(now: () => number) {
-  const accounts = new AttemptLog(SIGN_IN_LIMITS.account);
-  const addresses = new AttemptLog(SIGN_IN_LIMITS.address);
+function signInLimiter(db: Db, now: () => number) {
   // Each attempt in flight, by its request (its body for a server-side call): what to take back if it succeeds.
-  const inFlight = new WeakMap<object, { account: string; address: string | null; at: number }>();
+  const inFlight = new WeakMap<object, { account: string; addressIds: bigint[] }>();
   const keyOf = (ctx: { body?: unknown; request?: Request }): object | undefined =>
     ctx.request ?? (typeof ctx.body === "object" && ctx.body !== null ? ctx.body : undefined);
-  const attemptOf = (ctx: { body?: unknown; headers?: Headers; request?: Request }) => {
+  const attemptOf = (ctx: { body?: unknown; headers?: Headers; request?: Request }): AttemptKey[] => {
     const email = (ctx.body as { email?: unknown } | undefined)?.email;
-    return {
-      account: typeof email === "string" ? email.trim().toLowerCase() : "",
-      address: clientAddress(ctx.request?.headers ?? ctx.headers),
-    };
+    const address = clientAddress(ctx.request?.headers ?? ctx.headers);
+    return [
+      {
+        scope: "account",
+        key: typeof email === "string" ? email.trim().toLowerCase() : "",
+        limit: SIGN_IN_LIMITS.account,
+      },
+      ...(address === null ? [] : [{ scope: "address", key: address, limit: SIGN_IN_LIMITS.address }]),
+    ];
   };
   const before = createAuthMiddleware(async (ctx) => {
     if (ctx.path !== SIGN_IN_PATH) return;
-    const { account, address } = attemptOf(ctx);
+    const keys = attemptOf(ctx);
     const at = now();
-    const byAccount = accounts.blockedUntil(account, at);
-    const byAddress = address === null ? null : addresses.blockedUntil(address, at);
-    const until = Math.max(byAccount ?? 0, byAddress ?? 0);
-    if (until > 0) {
-      const who = byAccount !== null && until === byAccount ? "for this account" : "from this address";
+    const r = await beginSignInAttempt(db, keys, new Date(at));
+    if (!r.ok) {
+      const until = Math.max(...r.blocked.map((b) => b.until.getTime()));
+      const account = r.blocked.find((b) => b.scope === "account");
+      const who = account && account.until.getTime() === until ? "for this account" : "from this address";
       throw new APIError(
         "TOO_MANY_REQUESTS",
         {
@@ -89,10 +99,11 @@ function signInLimiter(now: () => number) {
         { "Retry-After": String(Math.max(1, Math.ceil((until - at) / 1000))) },
       );
     }
-    accounts.record(account, at);
-    if (address !== null) addresses.record(address, at);
     const key = keyOf(ctx);
-    if (key) inFlight.set(key, { account, address, at });
+    if (key) {
+      const addressIds = r.ids.filter((x) => x.scope === "address").map((x) => x.id);
+      inFlight.set(key, { account: keys[0]?.key ?? "", addressIds });
+    }
   });
   const after = createAuthMiddleware(async (ctx) => {
     if (ctx.path !== SIGN_IN_PATH) return;
@@ -101,8 +112,9 @@ function signInLimiter(now: () => number) {
     const returned = ctx.context.returned;
     const failed = returned instanceof Error || (returned instanceof Response && !returned.ok);
     if (!attempt || failed) return;
-    accounts.clear(attempt.account);
-    if (attempt.address !== null) addresses.forget(attempt.address, attempt.at);
+    // A success clears its account's count and takes back its own attempt from the address's.
+    await clearSignInAttempts(db, "account", attempt.account);
+    await forgetSignInAttempts(db, attempt.addressIds);
   });
   return { before, after };
 }

@@ -1,68 +1,24 @@
 import { isIP } from "node:net";
 
+import type { AttemptLimit } from "@rhumbatron/db";
+
 /**
  * Sign-in attempts per account and per client address (README: Sign-in and API tokens). better-auth's
  * own `rateLimit` keys only by address and path and counts every request, so it cannot hold an account
  * whose password is being guessed from many addresses; this counts attempts that did not succeed, by
- * email and by address, in this web process's memory (several web processes each keep their own count).
+ * email and by address, in Postgres (packages/db/src/auth/sign-in-attempts.ts), shared by every web
+ * process and kept across restarts.
  *
  * An attempt counts from the moment it starts, so parallel guesses cannot all slip in before the first
  * one fails; a successful sign-in takes its attempt back and clears the account's count. A refused
  * (429) attempt does not count, so the lock ends when it says it does.
  */
-export interface AttemptLimit {
-  max: number;
-  windowMs: number;
-}
-
 export const SIGN_IN_LIMITS = {
   /** Failed attempts at one account (by email), from anywhere. */
   account: { max: 10, windowMs: 15 * 60_000 },
   /** Failed attempts from one address (an IPv6 /64), at any accounts: more, as offices share one. */
   address: { max: 50, windowMs: 15 * 60_000 },
 } as const satisfies Record<string, AttemptLimit>;
-
-/** Attempt times per key within a rolling window; pure apart from the memory it keeps. */
-export class AttemptLog {
-  private readonly times = new Map<string, number[]>();
-
-  constructor(
-    private readonly limit: AttemptLimit,
-    private readonly maxKeys = 100_000,
-  ) {}
-
-  /** When the key may try again (ms since epoch), or null when it may now. */
-  blockedUntil(key: string, now: number): number | null {
-    const recent = this.recent(key, now);
-    if (recent.length < this.limit.max) return null;
-    return (recent[recent.length - this.limit.max] as number) + this.limit.windowMs;
-  }
-
-  record(key: string, now: number): void {
-    const recent = [...this.recent(key, now), now].slice(-this.limit.max);
-    this.times.delete(key); // re-inserted last: the oldest keys go first when the map is full
-    this.times.set(key, recent);
-    if (this.times.size > this.maxKeys) {
-      const oldest = this.times.keys().next().value;
-      if (oldest !== undefined) this.times.delete(oldest);
-    }
-  }
-
-  /** Takes back one attempt recorded at `at` (it succeeded). */
-  forget(key: string, at: number): void {
-    const list = this.times.get(key);
-    const i = list?.lastIndexOf(at) ?? -1;
-    if (list && i >= 0) list.splice(i, 1);
-  }
-
-  clear(key: string): void {
-    this.times.delete(key);
-  }
-
-  private recent(key: string, now: number): number[] {
-    return (this.times.get(key) ?? []).filter((t) => now - t < this.limit.windowMs);
-  }
-}
 
 /**
  * The client's address: the last X-Forwarded-For entry, which is what the nearest proxy saw (the web

@@ -172,4 +172,16 @@ describe("webhook delivery pruning", () => {
     expect(await pruneWebhookDeliveries(t.db, { before, batchSize: 2, maxBatches: 2 })).toBe(1);
     expect(await pruneWebhookDeliveries(t.db, { before, batchSize: 2, maxBatches: 2 })).toBe(0);
   });
+
+  it("deletes sign-in attempts older than a day and keeps the recent ones, which still count", async () => {
+    await t.db.signInAttempt.createMany({
+      data: [
+        { scope: "account", key: "old@acme.test", at: new Date("2026-10-30T04:00:00Z") },
+        { scope: "address", key: "203.0.113.7", at: new Date("2026-10-31T04:16:00Z") },
+        { scope: "account", key: "recent@acme.test", at: new Date("2026-11-01T04:10:00Z") },
+      ],
+    });
+    expect(await tick(testConfig, "2026-11-01T04:17:00Z")).toMatchObject({ signInAttemptsPruned: 2 });
+    expect((await t.db.signInAttempt.findMany()).map((a) => a.key)).toEqual(["recent@acme.test"]);
+  });
 });

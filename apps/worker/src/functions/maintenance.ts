@@ -3,6 +3,7 @@ import {
   enforceRetention,
   expireQueueMessages,
   type Nudger,
+  pruneSignInAttempts,
   pruneWebhookDeliveries,
   requeueDeferred,
   resumeBudgetBlockedTasksEverywhere,
@@ -15,8 +16,12 @@ import type { WorkerFunction } from "./types.ts";
  * expiry, expired queue messages, the bounded work that ran out of deliveries, Sandbox
  * reservations left open by a crash, and the Tasks the Sandbox budget blocked once the meter has
  * room again (a new month, or a budget raised outside setSandboxBudget, such as the deployment's),
- * and finished webhook deliveries older than config.webhooks.deliveryRetentionDays.
+ * finished webhook deliveries older than config.webhooks.deliveryRetentionDays, and sign-in attempts
+ * older than a day (every limit's window is shorter).
  */
+/** Longer than any sign-in limit's window (15 minutes), so pruning never lifts a lock early. */
+const SIGN_IN_ATTEMPT_KEEP_MS = 24 * 3600 * 1000;
+
 export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, nudger: Nudger): WorkerFunction {
   return {
     id: "maintenance",
@@ -40,8 +45,10 @@ export function maintenanceFunction(config: RhumbatronConfig, blobs: BlobStore, 
       const webhookDeliveriesPruned = await pruneWebhookDeliveries(db, {
         before: new Date(now().getTime() - config.webhooks.deliveryRetentionDays * 24 * 3600 * 1000),
       });
+      const signInAttemptsPruned = await pruneSignInAttempts(db, new Date(now().getTime() - SIGN_IN_ATTEMPT_KEEP_MS));
       return {
         ...retention,
+        signInAttemptsPruned,
         expiredMessages,
         requeued,
         reservationsSettled,
