@@ -36,6 +36,7 @@ describe("configuration", () => {
       commandsPerChangePerDay: 1000,
       classifierAbstainBelow: 0.7,
       classifierDailyCallCap: 200,
+      startRetriesPerTask: 2,
     });
     expect(c.source.repoTokenTtlSeconds).toBe(600);
     expect(c.source.patchMaxBytes).toBe(524_288);

@@ -97,6 +97,12 @@ export const configSchema = z
       commandsPerChangePerDay: positiveInt,
       classifierAbstainBelow: z.number().min(0).max(1),
       classifierDailyCallCap: positiveInt,
+      /**
+       * Agent runs of one Task that failed before the Agent started (forking, checking out, picking
+       * its Context Packet: this system's own steps) and are retried by themselves; past it, the Task
+       * stays failed for a person to retry.
+       */
+      startRetriesPerTask: nonNegativeInt,
     }),
     source: z.object({
       repoTokenTtlSeconds: positiveInt,
@@ -313,6 +319,7 @@ const base: RhumbatronConfig = {
     commandsPerChangePerDay: 1000,
     classifierAbstainBelow: 0.7,
     classifierDailyCallCap: 200,
+    startRetriesPerTask: 2,
   },
   source: {
     repoTokenTtlSeconds: 600,

@@ -22,6 +22,7 @@ import {
   pgNotifyNudger,
   requeueDeferred,
   reserveSandboxSeconds,
+  retryTask,
   sweepSandboxReservations,
   withTransaction,
 } from "@rhumbatron/db";
@@ -31,6 +32,7 @@ import type { LocalExecutor } from "../executors/local.ts";
 import { buildFunctions } from "../functions/index.ts";
 import { startGitHttpServer } from "../source/git-http.ts";
 import { cleanupHandler, forksSweepHandler, provisionHandler } from "../source/handlers.ts";
+import type { SourceStore } from "../source/store.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import { provisionedProject, runTaskDirectly, type TestWorld, testWorld } from "../test-world.ts";
 import { startNudgeOnlyExecutor } from "../testing.ts";
@@ -375,6 +377,45 @@ describe("agent runs", () => {
     const canon = (await issueRepoToken(t.db, { repo: projectId, mode: "read", purpose: "t" }, w.config, new Date()))
       .token;
     expect(await w.store.head(fork, rt)).toBe(await w.store.head(projectId, canon));
+  });
+
+  it("retries a Task by itself when its run fails before the Agent starts, up to startRetriesPerTask", async () => {
+    const w = await world(loadConfig("dev", { causal: { startRetriesPerTask: 1 } }));
+    const projectId = await newProject(w);
+    // The fork fails (a full disk, say): this system's own step, before the Agent did anything.
+    const failing = Object.assign(Object.create(w.store) as SourceStore, {
+      fork: () => Promise.reject(new Error("ENOSPC: no space left on device")),
+    });
+    const first = await runOneTask(w, projectId, "start-fails", [{ op: "write", path: "x.txt", content: "x\n" }], {
+      source: failing,
+    });
+    expect(first.result).toMatchObject({ outcome: "failed" });
+    expect(first.result.detail).toMatch(/^the run could not start: ENOSPC.*\(the Task is retried by itself\)$/);
+    expect(await t.db.task.findUniqueOrThrow({ where: { id: first.task.id } })).toMatchObject({
+      state: "pending",
+      attempt: 2,
+    });
+    const retried = await t.db.outboxRow.findMany({ where: { projectId, eventType: "task.retried" } });
+    expect(retried.map((r) => (r.envelope as { actor: unknown }).actor)).toEqual([
+      { kind: "system", id: "agent-runner" },
+    ]);
+    // The second start fails too: past the limit, the Task stays failed for a person to retry.
+    const second = await runTaskDirectly(w, first.task, { source: failing });
+    expect(second.result.detail).not.toMatch(/retried by itself/);
+    expect(await t.db.task.findUniqueOrThrow({ where: { id: first.task.id } })).toMatchObject({
+      state: "failed",
+      attempt: 2,
+    });
+    // With the fork working again, a person's retry runs to completion.
+    await retryTask(t.db, { tenantId: "ten_a", taskId: first.task.id, actorId: "u" }, w.deps);
+    const third = await runTaskDirectly(w, first.task);
+    expect(third.result.outcome).toBe("completed");
+    const runs = await t.db.agentRun.findMany({ where: { taskId: first.task.id }, orderBy: { createdAt: "asc" } });
+    expect(runs.map((r) => [r.status, r.error?.slice(0, 24) ?? null])).toEqual([
+      ["failed", "the run could not start:"],
+      ["failed", "the run could not start:"],
+      ["completed", null],
+    ]);
   });
 
   it("blocks the Task with sandbox_meter when the monthly meter would pass its cap", async () => {

@@ -21,7 +21,9 @@ import {
   recordRunStart,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
+  retryAfterStartFailure,
   type SandboxReservation,
+  START_FAILURE,
   settleSandbox,
   withRepoTokens,
 } from "@rhumbatron/db";
@@ -70,6 +72,8 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const reserved = await reserveStep(deps, runId, ctx);
   if (!reserved.ok) return reserved.result;
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
+  // Until the Agent starts, a failure is this system's own (fork, checkout, Context Packet).
+  let agentStarted = false;
   try {
     const { base, start } = await prepareStep(deps, runId, ctx, run.ws.path);
     const { task } = ctx;
@@ -90,6 +94,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       signal: run.cancel.signal,
       listing: { paths: context.indexPaths, overlay: ctx.stack.flatMap((s) => s.paths) },
     });
+    agentStarted = true;
     const outcome = await deps.provider.run(
       { ...task, context: context.packet },
       run.wakes.tools(tools),
@@ -111,7 +116,15 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     return await run.finish("completed", outcome.summary, changeSetId);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return run.finish("failed", `the run failed: ${message}`);
+    if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
+    const result = await run.finish("failed", `${START_FAILURE} ${message}`);
+    if (
+      result.outcome === "failed" &&
+      (await retryAfterStartFailure(deps.db, { taskId: ctx.task.taskId, changeId: ctx.changeId }, deps))
+    ) {
+      return { ...result, detail: `${result.detail} (the Task is retried by itself)` };
+    }
+    return result;
   }
 }
 

@@ -84,3 +84,42 @@ export async function retryTaskIn(
   );
   return { taskId: task.id, attempt };
 }
+
+/** How a run that failed before its Agent started says so (agent_runs.error starts with it). */
+export const START_FAILURE = "the run could not start:";
+
+/**
+ * After a run failed before its Agent started (one of this system's own steps: the fork, the
+ * checkout, the Context Packet), the Task is retried as system `agent-runner`, up to
+ * config.causal.startRetriesPerTask such runs per Task; past it the Task stays failed for a person.
+ * Nothing of the Agent's was lost, so a new attempt is safe. Returns whether it retried.
+ */
+export async function retryAfterStartFailure(
+  db: Db,
+  q: { taskId: string; changeId: string },
+  deps: WorkGraphDeps,
+): Promise<boolean> {
+  const failedStarts = await db.agentRun.count({
+    where: { taskId: q.taskId, status: "failed", error: { startsWith: START_FAILURE } },
+  });
+  if (failedStarts > deps.config.causal.startRetriesPerTask) return false;
+  const change = await db.change.findUnique({
+    where: { id: q.changeId },
+    select: { project: { select: { tenantId: true } } },
+  });
+  if (!change) return false;
+  try {
+    await withTransaction(db, (ctx) =>
+      retryTaskIn(
+        ctx,
+        { tenantId: change.project.tenantId, taskId: q.taskId, actor: { kind: "system", id: "agent-runner" } },
+        deps,
+      ),
+    );
+    return true;
+  } catch (err) {
+    // Cancelled or retried by someone meanwhile: the Task is where a person put it.
+    if (err instanceof DomainError && err.code === "PRECONDITION_FAILED") return false;
+    throw err;
+  }
+}
