@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDb, type Role } from "@rhumbatron/db";
+import { createDb, type Role, recordContextPacket } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, startApiServer } from "./testing/api-server.ts";
@@ -311,6 +311,49 @@ describe("rhumbatron CLI", () => {
     const refused = await run(["change", "land", changeId], as("member"));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("there is nothing left to land");
+  }, 120_000);
+
+  it("change context prints the Context Packet an Agent run was given; an unknown run is exit 1 with the reason", async () => {
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
+    await t.db.agentRun.create({
+      data: {
+        id: "run_cli_ctx",
+        taskId: task.id,
+        changeId: "chg_cli_rejected",
+        agentId: "agt_a",
+        wakeCommandId: "cmd_cli_ctx",
+        reason: "dispatch",
+        status: "completed",
+      },
+    });
+    const none = await run(["change", "context", "run_cli_ctx"], as("viewer"));
+    expect(none.stdout.trim()).toBe(
+      "run run_cli_ctx has recorded no Context Packet (it records one before its Agent starts)",
+    );
+    await recordContextPacket(t.db, {
+      id: "ctxp_cli_ctx",
+      purpose: "agent_run",
+      projectId: SHOP,
+      runId: "run_cli_ctx",
+      tree: "abc1234",
+      indexSource: "stored",
+      note: null,
+      items: [{ id: "ctx_1", path: "src/cart.ts", blob: "b".repeat(40), size: 2048, why: "the Task declares it" }],
+      omitted: [{ path: "data/huge.json", why: "over the packet's 200,000 bytes" }],
+      budget: { maxBytes: 200_000, maxItems: 40, usedBytes: 2048 },
+    });
+    const human = await run(["change", "context", "run_cli_ctx"], as("viewer"));
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(
+      "ctxp_cli_ctx of run run_cli_ctx (change chg_cli_rejected): 1 files, 2.0 KB of 200.0 KB",
+    );
+    expect(human.stdout).toMatch(/^ctx_1\s+src\/cart\.ts\s+2048\s+the Task declares it$/m);
+    expect(human.stdout).toContain("  data/huge.json: over the packet's 200,000 bytes");
+    const json = await run(["change", "context", "run_cli_ctx", "--json"], as("viewer"));
+    expect(JSON.parse(json.stdout)).toMatchObject({ runId: "run_cli_ctx", packet: { id: "ctxp_cli_ctx" } });
+    const missing = await run(["change", "context", "run_nope"], as("viewer"));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("agent run run_nope not found");
   }, 120_000);
 
   it("task retry makes a new attempt of a failed Task and refuses one that is not retryable (exit 2)", async () => {

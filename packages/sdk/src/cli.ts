@@ -6,6 +6,7 @@ import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
 import {
   formatCandidate,
   formatCandidates,
+  formatContextPacket,
   formatLanding,
   formatLandingQueue,
   formatPolicy,
@@ -200,6 +201,15 @@ function buildProgram(io: CliIo): Command {
           ? `cancelled change ${changeId} and its Candidates ${r.candidates.join(", ")}`
           : `cancelled change ${changeId}`,
       );
+    });
+  change
+    .command("context")
+    .description("the Context Packet an Agent run was given: each file, why it was picked, what did not fit")
+    .argument("<runId>")
+    .action(async (runId: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.contextPacket(runId);
+      print(r, () => formatContextPacket(r));
     });
   change
     .command("watch")

@@ -18,6 +18,7 @@ export type CandidateSummary = RouterOutputs["candidate"]["list"][number];
 export type CandidateDetail = RouterOutputs["candidate"]["get"];
 export type LandingResult = RouterOutputs["change"]["setLanding"];
 export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
+export type RunContextPacket = RouterOutputs["change"]["contextPacket"];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
 export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
@@ -233,6 +234,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async landingQueue(projectId: string): Promise<LandingQueueEntry[]> {
       const t = await tenantId();
       return call(() => trpc.landing.queue.query({ tenantId: t, projectId }));
+    },
+
+    /**
+     * The Context Packet an Agent run was given: each item's ID, path, size and why it was picked,
+     * the budget used, and what did not fit. `packet` is null until the run has recorded one.
+     */
+    async contextPacket(runId: string): Promise<RunContextPacket> {
+      const t = await tenantId();
+      return call(() => trpc.change.contextPacket.query({ tenantId: t, runId }));
     },
 
     /** Cancels a Change that is not final: its runs stop, its open Candidates are cancelled; a repeat answers the same. */

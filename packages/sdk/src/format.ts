@@ -9,6 +9,7 @@ import type {
   Project,
   ProjectPolicy,
   PromoteResult,
+  RunContextPacket,
   SandboxBudgetResult,
   SandboxMeter,
   Whoami,
@@ -276,6 +277,20 @@ export function formatLanding(changeId: string, r: LandingResult): string {
   const what = r.landWhenReady ? "lands when ready" : "does not land by itself";
   const now = r.changed ? what : `already ${what}`;
   return r.landWhenReady ? `change ${changeId} ${now}: ${r.state.detail}` : `change ${changeId} ${now}`;
+}
+
+export function formatContextPacket(r: RunContextPacket): string {
+  const p = r.packet;
+  if (!p) return `run ${r.runId} has recorded no Context Packet (it records one before its Agent starts)`;
+  const kb = (n: number) => `${(n / 1000).toFixed(1)} KB`;
+  return [
+    `${p.id} of run ${r.runId} (change ${r.changeId}): ${p.items.length} files, ${kb(p.budget.usedBytes)} of ${kb(p.budget.maxBytes)}, tree ${p.tree ?? "-"}, index ${p.indexSource}`,
+    ...(p.note ? [p.note] : []),
+    p.items.length
+      ? table([["ID", "PATH", "SIZE", "WHY"], ...p.items.map((i) => [i.id, i.path, String(i.size), i.why])])
+      : "no files",
+    ...(p.omitted.length ? ["did not fit:", ...p.omitted.map((o) => `  ${o.path}: ${o.why}`)] : []),
+  ].join("\n");
 }
 
 export function formatLandingQueue(list: LandingQueueEntry[]): string {
