@@ -149,8 +149,10 @@ describe("npm run admin", { timeout: 180_000 }, () => {
       [["tenant", "add", "--slug", "Bad Slug", "--name", "x"], "", /slug: lowercase letters/],
       [["user", "remove"], "", /unknown command "user remove"/],
     ];
-    for (const [args, stdin, message] of refusals) {
-      const r = await admin(args, stdin);
+    // Each refusal writes nothing, so they can run side by side (each is a process of its own).
+    const runs = await Promise.all(refusals.map(([args, stdin]) => admin(args, stdin)));
+    for (const [i, [args, , message]] of refusals.entries()) {
+      const r = runs[i] as Run;
       expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 1, stdout: "" });
       expect(r.stderr).toMatch(/^rhumbatron: /);
       expect(r.stderr).toMatch(message);
