@@ -72,6 +72,20 @@ describe("sign-in attempts in Postgres", () => {
     }
   });
 
+  it("answers a burst far larger than the connection pool, every attempt counted once", async () => {
+    // A web process has a small pool; a burst of sign-ins must wait for it, never fail with a 500.
+    const small = createDb(t.url, { maxConnections: 1 });
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => beginSignInAttempt(small, [account(`burst${i % 100}`)], at(i))),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(100 * limit.max);
+      expect(await t.db.signInAttempt.count({ where: { key: { startsWith: "burst" } } })).toBe(100 * limit.max);
+    } finally {
+      await small.$disconnect();
+    }
+  });
+
   it("prunes attempts older than a time, in bounded batches", async () => {
     for (const ms of [0, 1, 2]) await beginSignInAttempt(t.db, [account(`f${ms}`)], at(-3_600_000 + ms));
     await beginSignInAttempt(t.db, [account("g")], at(0));

@@ -1,11 +1,10 @@
 import type { Db } from "../client.ts";
-import { withTransaction } from "../transaction.ts";
 
 /**
  * Sign-in attempts counted in Postgres (README: Sign-in and API tokens), so every web process sees
  * the same count and a restart does not lift a lock. An attempt counts from the moment it starts:
- * it is checked and recorded in one transaction under an advisory lock per key, so parallel guesses
- * cannot all pass the check before the first one is written. Times are the caller's clock.
+ * it is checked and recorded in one call under an advisory lock per key, so parallel guesses cannot
+ * all pass the check before the first one is written. Times are the caller's clock.
  */
 
 export interface AttemptLimit {
@@ -27,32 +26,24 @@ export type BeginAttemptResult =
 /**
  * Checks every key against its limit and, when none is at it, records the attempt under each key.
  * A key at its limit answers when it may try again: when its oldest counted attempt leaves the window.
+ * One call of the SQL function `rhumbatron_begin_sign_in_attempt` (its migration says how), so a burst
+ * of sign-ins waits on row-free advisory locks, not on pooled connections held by open transactions.
  */
 export async function beginSignInAttempt(db: Db, keys: readonly AttemptKey[], at: Date): Promise<BeginAttemptResult> {
-  // Keys locked in one order, so two attempts sharing an account and an address cannot deadlock.
-  const sorted = [...keys].sort((a, b) => `${a.scope}\u0000${a.key}`.localeCompare(`${b.scope}\u0000${b.key}`));
-  return withTransaction(db, async ({ tx }) => {
-    const blocked: { scope: string; until: Date }[] = [];
-    for (const k of sorted) {
-      const since = new Date(at.getTime() - k.limit.windowMs);
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`sign-in:${k.scope}:${k.key}`}, 0))`;
-      // What left the window no longer counts; deleting it here keeps each key's rows to its limit.
-      await tx.$executeRaw`DELETE FROM sign_in_attempts WHERE scope = ${k.scope} AND key = ${k.key} AND at <= ${since}`;
-      const nth = await tx.$queryRaw<{ at: Date }[]>`
-        SELECT at FROM sign_in_attempts WHERE scope = ${k.scope} AND key = ${k.key} AND at > ${since}
-        ORDER BY at DESC OFFSET ${k.limit.max - 1} LIMIT 1`;
-      const oldest = nth[0]?.at;
-      if (oldest) blocked.push({ scope: k.scope, until: new Date(oldest.getTime() + k.limit.windowMs) });
-    }
-    if (blocked.length > 0) return { ok: false as const, blocked };
-    const ids: { scope: string; id: bigint }[] = [];
-    for (const k of keys) {
-      const row = await tx.signInAttempt.create({ data: { scope: k.scope, key: k.key, at }, select: { id: true } });
-      ids.push({ scope: k.scope, id: row.id });
-    }
-    return { ok: true as const, ids };
-  });
+  const input = JSON.stringify(
+    keys.map((k) => ({ scope: k.scope, key: k.key, max: k.limit.max, windowMs: k.limit.windowMs })),
+  );
+  const rows = await db.$queryRaw<{ r: AttemptRow }[]>`
+    SELECT rhumbatron_begin_sign_in_attempt(${input}::jsonb, (${at.toISOString()}::timestamptz AT TIME ZONE 'UTC')) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("rhumbatron_begin_sign_in_attempt returned nothing");
+  if (r.ok) return { ok: true, ids: r.ids.map((x) => ({ scope: x.scope, id: BigInt(x.id) })) };
+  return { ok: false, blocked: r.blocked.map((b) => ({ scope: b.scope, until: new Date(Number(b.untilMs)) })) };
 }
+
+type AttemptRow =
+  | { ok: true; ids: { scope: string; id: string }[] }
+  | { ok: false; blocked: { scope: string; untilMs: number | string }[] };
 
 /** Takes back recorded attempts (they succeeded). */
 export async function forgetSignInAttempts(db: Db, ids: readonly bigint[]): Promise<void> {
