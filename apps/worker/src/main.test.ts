@@ -27,29 +27,42 @@ function startWorker(env: Record<string, string>) {
   });
   started.push(child);
   const out = { stdout: "", stderr: "" };
+  // Every JSON line the worker printed, kept from the start: a wait for a line that arrived in the
+  // same chunk as an earlier one (a busy machine coalesces writes) finds it here.
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let partial = "";
   child.stdout?.on("data", (c) => {
     out.stdout += c;
+    partial += c;
+    const complete = partial.split("\n");
+    partial = complete.pop() ?? "";
+    for (const raw of complete) if (raw.trim()) lines.push(JSON.parse(raw) as Record<string, unknown>);
+    for (const w of [...waiters]) w();
   });
   child.stderr?.on("data", (c) => {
     out.stderr += c;
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, out, exited };
-}
-
-function stdoutLine(child: ChildProcess, match: (line: Record<string, unknown>) => boolean) {
-  return new Promise<Record<string, unknown>>((resolve) => {
-    let buffer = "";
-    child.stdout?.on("data", (c) => {
-      buffer += c;
-      const lines = buffer.split("\n");
-      buffer = lines.pop() ?? "";
-      for (const raw of lines) {
-        const line = JSON.parse(raw) as Record<string, unknown>;
-        if (match(line)) resolve(line);
-      }
+  /** The first line that matches, whenever it was printed; the worker exiting first fails with its output. */
+  const line = (match: (l: Record<string, unknown>) => boolean) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find(match);
+        if (found) {
+          waiters.delete(check);
+          resolve(found);
+        }
+      };
+      waiters.add(check);
+      check();
+      void exited.then((code) => {
+        if (!waiters.has(check)) return;
+        waiters.delete(check);
+        reject(new Error(`the worker exited (${code}) first:\n${out.stdout}\n${out.stderr}`));
+      });
     });
-  });
+  return { child, out, exited, line };
 }
 
 describe("worker main", () => {
@@ -79,10 +92,10 @@ describe("worker main", () => {
 
   it("starts the local executor, beats, and stops cleanly with exit 0 on SIGTERM", async () => {
     // debug: a routine finished run (the heartbeat's start run waited for below) is a debug line.
-    const { child, out, exited } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_LOG_LEVEL: "debug" });
-    const started = await stdoutLine(child, (l) => l.msg === "worker started");
+    const { child, out, exited, line } = startWorker({ DATABASE_URL: t.url, RHUMBATRON_LOG_LEVEL: "debug" });
+    const started = await line((l) => l.msg === "worker started");
     expect(started).toMatchObject({ executor: "local", level: 30 });
-    await stdoutLine(child, (l) => l.function === "heartbeat" && l.trigger === "start");
+    await line((l) => l.function === "heartbeat" && l.trigger === "start");
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(out.stdout).toContain('"msg":"worker stopped"');
