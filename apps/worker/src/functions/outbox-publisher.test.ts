@@ -1,6 +1,6 @@
 import { streamIndex } from "@rhumbatron/core";
 import { appendToOutbox, withTransaction } from "@rhumbatron/db";
-import { seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import { blockStreamOffset, seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import { captureLogs, testConfig, testIdentity } from "../testing.ts";
 import { outboxPublisherFunction } from "./outbox-publisher.ts";
@@ -17,20 +17,7 @@ describe("the outbox publisher function", () => {
     );
     await withTransaction(t.db, (ctx) => appendToOutbox(ctx, events, { config: testConfig, nudger: silent }));
     // Another writer took the stream's next offset behind the head's back: the batch's INSERT fails.
-    const stream = streamIndex("proj_pf", testConfig.streams.count);
-    const head = await t.db.streamHead.findUnique({ where: { streamIndex: stream } });
-    const next = (head?.lastOffset ?? 0n) + 1n;
-    await t.db.streamEntry.create({
-      data: {
-        streamIndex: stream,
-        offset: next,
-        eventId: "evt_in_the_way",
-        projectId: "proj_other",
-        eventType: "task.failed",
-        envelope: {},
-        publishedAt: new Date(),
-      },
-    });
+    const inTheWay = await blockStreamOffset(t.db, streamIndex("proj_pf", testConfig.streams.count));
     const logs = captureLogs();
     const fn = outboxPublisherFunction(testConfig, silent);
     const run = (at: Date) =>
@@ -51,11 +38,7 @@ describe("the outbox publisher function", () => {
       "outbox rows failed to publish",
     ]);
     // The stream's head catches up with the entry in the way; the row's retry comes due and goes out.
-    await t.db.streamHead.upsert({
-      where: { streamIndex: stream },
-      create: { streamIndex: stream, lastOffset: next },
-      update: { lastOffset: next },
-    });
+    await inTheWay.free();
     expect(await run(new Date(t0.getTime() + 60_000))).toMatchObject({ published: 2, failedProjects: 0 });
   });
 });

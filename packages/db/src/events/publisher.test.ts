@@ -1,7 +1,7 @@
 import { loadConfig, streamIndex } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import type { Nudger } from "../nudge.ts";
-import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "../testing/index.ts";
+import { blockStreamOffset, seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { appendToOutbox } from "./outbox.ts";
 import { publishDue, publishProject } from "./publisher.ts";
@@ -320,19 +320,7 @@ describe("the publisher", () => {
     await write("proj_bf", "chg_bf", ["a", "b"]);
     const stream = streamIndex("proj_bf", 8);
     // The stream store refuses the entries: its next offset is taken already.
-    const head = await t.db.streamHead.findUnique({ where: { streamIndex: stream } });
-    const next = (head?.lastOffset ?? 0n) + 1n;
-    await t.db.streamEntry.create({
-      data: {
-        streamIndex: stream,
-        offset: next,
-        eventId: "evt_in_the_way",
-        projectId: "proj_other",
-        eventType: "task.failed",
-        envelope: {},
-        publishedAt: t0,
-      },
-    });
+    const inTheWay = await blockStreamOffset(t.db, stream);
     // The batch's failure is told (the worker logs it), then the per-project path records it on the row.
     const told: unknown[] = [];
     const deps = {
@@ -353,11 +341,7 @@ describe("the publisher", () => {
     ]);
     expect(rows[0]?.lastError).toMatch(/unique|constraint/i);
     expect(await streamOrder("proj_bf")).toEqual([]);
-    await t.db.streamHead.upsert({
-      where: { streamIndex: stream },
-      create: { streamIndex: stream, lastOffset: next },
-      update: { lastOffset: next },
-    });
+    await inTheWay.free();
     const later = await publishDue(t.db, { ...deps, now: () => new Date(t0.getTime() + 1000) });
     expect(later.published).toBe(2);
     expect(await streamOrder("proj_bf")).toEqual(["a", "b"]);

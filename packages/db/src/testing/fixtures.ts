@@ -72,3 +72,32 @@ export function waitForLockWaiter(db: Db): Promise<void> {
     return (row?.n ?? 0) > 0;
   });
 }
+
+/**
+ * Takes a stream's next offset behind its head's back, as another writer would, so the next append
+ * to that stream fails on the unique offset. `free()` moves the head past it, and appends work again.
+ */
+export async function blockStreamOffset(db: Db, stream: number): Promise<{ free: () => Promise<void> }> {
+  const head = await db.streamHead.findUnique({ where: { streamIndex: stream } });
+  const next = (head?.lastOffset ?? 0n) + 1n;
+  await db.streamEntry.create({
+    data: {
+      streamIndex: stream,
+      offset: next,
+      eventId: `evt_in_the_way_${stream}_${next}`,
+      projectId: "proj_other",
+      eventType: "task.failed",
+      envelope: {},
+      publishedAt: new Date(),
+    },
+  });
+  return {
+    free: async () => {
+      await db.streamHead.upsert({
+        where: { streamIndex: stream },
+        create: { streamIndex: stream, lastOffset: next },
+        update: { lastOffset: next },
+      });
+    },
+  };
+}

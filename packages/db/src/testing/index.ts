@@ -42,4 +42,4 @@ export function useTestDatabase(): TestDatabase {
     },
   };
 }
-export { seedChange, seedProjects, testEvent, waitFor, waitForLockWaiter } from "./fixtures.ts";
+export { blockStreamOffset, seedChange, seedProjects, testEvent, waitFor, waitForLockWaiter } from "./fixtures.ts";
