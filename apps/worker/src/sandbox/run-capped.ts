@@ -23,20 +23,47 @@ export interface CappedRun {
 /** After the process exits, how long leftover holders of its pipes may keep them open. */
 const DRAIN_AFTER_EXIT_MS = 2_000;
 
+/**
+ * Keeps the first and the last half of `max` bytes, with a line saying how much was cut between
+ * them: a test runner prints its summary last, so the end must survive a cut as well as the start.
+ */
 function capture(stream: Readable, max: number) {
-  const chunks: Buffer[] = [];
-  let kept = 0;
+  const headMax = Math.ceil(max / 2);
+  const tailMax = max - headMax;
+  const head: Buffer[] = [];
+  let headLen = 0;
+  let tail: Buffer[] = [];
+  let tailLen = 0;
   let seen = 0;
   // Keep draining past the cap so the process never blocks on a full pipe.
   stream.on("data", (b: Buffer) => {
     seen += b.length;
-    if (kept < max) {
-      const take = b.subarray(0, max - kept);
-      chunks.push(take);
-      kept += take.length;
+    let rest = b;
+    if (headLen < headMax) {
+      const take = rest.subarray(0, headMax - headLen);
+      head.push(take);
+      headLen += take.length;
+      rest = rest.subarray(take.length);
+    }
+    if (rest.length === 0 || tailMax === 0) return;
+    tail.push(rest);
+    tailLen += rest.length;
+    if (tailLen > tailMax * 2) {
+      const joined = Buffer.concat(tail);
+      tail = [joined.subarray(joined.length - tailMax)];
+      tailLen = tailMax;
     }
   });
-  return { text: () => Buffer.concat(chunks).toString("utf8"), truncated: () => seen > max };
+  return {
+    text: () => {
+      const t = Buffer.concat(tail);
+      const kept = t.subarray(Math.max(0, t.length - tailMax));
+      const cut = seen - headLen - kept.length;
+      const middle = cut > 0 ? `\n… ${cut} bytes cut (output cap ${max} bytes) …\n` : "";
+      return `${Buffer.concat(head).toString("utf8")}${middle}${kept.toString("utf8")}`;
+    },
+    truncated: () => seen > max,
+  };
 }
 
 export function runCapped(o: CappedRun): Promise<CommandResult> {

@@ -1,4 +1,10 @@
-import type { CommandResult, Coverage, EvidenceStatus, PlannedCheck } from "@rhumbatron/core";
+import {
+  type CommandResult,
+  type Coverage,
+  type EvidenceStatus,
+  isTestCheck,
+  type PlannedCheck,
+} from "@rhumbatron/core";
 
 /**
  * Reading a command check's result (pure). A command that exits 0 passes; what it printed decides
@@ -20,16 +26,33 @@ export interface TestCounts {
   skipped: number;
 }
 
-/** node --test's summary counts (`# tests 3`, `# pass 3`, `# fail 0`, `# skipped 0`, `# todo 0`). */
+/**
+ * node --test's summary counts, in either of its reporters' words: TAP (`# tests 3`, `# pass 3`,
+ * ...) and spec (`ℹ tests 3`, `ℹ pass 3`, ...; the default on Node 23 and later, TTY or not).
+ * A command that runs node --test more than once prints one summary per run; their sum is the
+ * command's count. Colour codes are ignored. null when no summary was printed.
+ */
 export function testCounts(output: string): TestCounts | null {
-  const n = (name: string) => {
-    const m = new RegExp(`^# ${name} (\\d+)$`, "m").exec(output);
-    return m ? Number(m[1]) : null;
+  const plain = output.replace(ANSI, "");
+  const sum = (name: string) => {
+    let total: number | null = null;
+    for (const m of plain.matchAll(new RegExp(`^[ \\t]*(?:#|\u2139) ${name} (\\d+)[ \\t]*\\r?$`, "gm"))) {
+      total = (total ?? 0) + Number(m[1]);
+    }
+    return total;
   };
-  const tests = n("tests");
+  const tests = sum("tests");
   if (tests === null) return null;
-  return { tests, pass: n("pass") ?? 0, fail: n("fail") ?? 0, skipped: (n("skipped") ?? 0) + (n("todo") ?? 0) };
+  return {
+    tests,
+    pass: sum("pass") ?? 0,
+    fail: sum("fail") ?? 0,
+    skipped: (sum("skipped") ?? 0) + (sum("todo") ?? 0),
+  };
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes start with ESC
+const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** As a reader counts: "10 passed, 26 skipped, 0 failed". */
 export const describeCounts = (c: TestCounts) => `${c.pass} passed, ${c.skipped} skipped, ${c.fail} failed`;
@@ -83,6 +106,17 @@ export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckRe
       coverage: "checked_supported",
       metrics,
       detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${describeCounts(counts)}` : ""}`,
+    };
+  }
+  if (!counts && isTestCheck(check)) {
+    // A test check passes only on a test that ran; with no count nobody knows one did.
+    return {
+      status: "pass",
+      coverage: "checked_no_signal",
+      metrics,
+      detail: r.truncated
+        ? `the output passed the Sandbox's output cap and no test summary survived the cut; no test is known to have run`
+        : "exited 0 but printed no test summary (`# tests N` or `ℹ tests N`); no test is known to have run",
     };
   }
   if (counts && counts.pass === 0)

@@ -89,6 +89,13 @@ const KIND: Record<CheckId, CheckKind> = {
   browser: "browser",
 };
 
+/**
+ * Checks that are test runs: passing one means at least one test ran (README: Checks), so one that
+ * printed no readable test count is a gap however it exited.
+ */
+export const TEST_CHECK_KINDS: readonly CheckKind[] = ["unit", "protected-invariant", "security"];
+export const isTestCheck = (check: { kind: CheckKind }) => TEST_CHECK_KINDS.includes(check.kind);
+
 export interface PlannedCheck {
   id: CheckId;
   kind: CheckKind;
