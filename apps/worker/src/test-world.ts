@@ -38,12 +38,15 @@ import { runBrowserCheck } from "./verification/browser-check.ts";
  * provisioned from the template, and Changes whose Tasks an Agent ran for real, composed into a
  * Candidate.
  */
-export const TOOLCHAIN = [
-  dirname(process.execPath),
-  dirname(createRequire(import.meta.url).resolve("typescript/package.json")),
-];
+const TYPESCRIPT = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
+export const TOOLCHAIN = [dirname(process.execPath), TYPESCRIPT];
 
-export async function testWorld(db: Db, config: RhumbatronConfig = loadConfig("dev")) {
+/** `nodeBinDir`: the Node the Sandbox's commands run on (test-nodes.ts); default this process's. */
+export async function testWorld(
+  db: Db,
+  config: RhumbatronConfig = loadConfig("dev"),
+  options: { nodeBinDir?: string } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), "rh-world-"));
   const root = join(dir, "git", repoNamespace(config.env));
   const now = () => new Date();
@@ -52,7 +55,7 @@ export async function testWorld(db: Db, config: RhumbatronConfig = loadConfig("d
   const logs = captureLogs();
   const sandbox = await createSandbox({
     root: join(dir, "sandboxes"),
-    toolchainPaths: TOOLCHAIN,
+    toolchainPaths: options.nodeBinDir ? [options.nodeBinDir, TYPESCRIPT] : TOOLCHAIN,
     allowlist: DEFAULT_COMMAND_ALLOWLIST,
     limits: sandboxLimits(config),
     log: logs.logger,

@@ -26,6 +26,7 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
+import { testedNode } from "../test-nodes.ts";
 import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
@@ -153,6 +154,8 @@ describe("CandidateVerificationWorkflow", () => {
       ["contract", "pass", "checked_supported"],
       ["targeted", "pass", "checked_supported"],
     ]);
+    // Nothing maps banner.ts or footer.ts to a test, so targeted ran the whole suite: every test counted.
+    expect(c.evidence.find((e) => e.checkId === "targeted")?.metrics).toMatchObject(TEMPLATE_COUNTS);
     // Every output is a blob; the composed commit is cand-<id>'s main; the Candidate patch is stored.
     for (const e of c.evidence) expect(await w.blobs.has(e.outputKey ?? "")).toBe(true);
     const patch = await w.blobs.get(sourceKeys.candidatePatch(projectId, candidateId));
@@ -333,6 +336,58 @@ describe("CandidateVerificationWorkflow", () => {
     expect(e).toMatchObject({ status: "error", coverage: "not_checked" });
     expect(e.detail).toContain("chromium vanished");
   });
+});
+
+/**
+ * The template's tests, counted from their source (one `it(` or `test(` per test), as an oracle
+ * independent of the reporter that the check reads.
+ */
+const TEMPLATE_TESTS = fs
+  .readdirSync(new URL("../../../../templates/shop/test/", import.meta.url))
+  .map((f) => fs.readFileSync(new URL(`../../../../templates/shop/test/${f}`, import.meta.url), "utf8"))
+  .reduce((n, src) => n + (src.match(/^\s*(?:it|test)\(/gm)?.length ?? 0), 0);
+const TEMPLATE_COUNTS = { tests: TEMPLATE_TESTS, passed: TEMPLATE_TESTS, failed: 0, skipped: 0 };
+
+describe.each([20, 24] as const)("the template's real checks on Node %i", (major) => {
+  it("count every test of a passing run, and reject a Change whose test script runs no test", async () => {
+    const node = testedNode(major);
+    const w = await testWorld(t.db, undefined, { nodeBinDir: node.binDir });
+    const projectId = await provisionedProject(w);
+    const passing = await candidateFor(w, projectId, { requestId: `n${major}`, riskTier: "low", tasks: [banner] });
+    const noop = await candidateFor(w, projectId, {
+      requestId: `n${major}-noop`,
+      riskTier: "low",
+      tasks: [
+        {
+          key: "a",
+          // The test script still builds, and exits 0, but runs no test.
+          editPlan: [{ op: "replace", path: "package.json", find: "&& node --test dist/test/*.test.js", replace: "" }],
+        },
+      ],
+    });
+    const outcomes = await drainVerifications(verifier(w));
+    expect(outcomes.map((o) => [o.candidateId, o.outcome]).sort()).toEqual(
+      [
+        [passing.candidateId, "verified"],
+        [noop.candidateId, "rejected"],
+      ].sort(),
+    );
+    const evidence = async (candidateId: string) =>
+      (await t.db.evidence.findMany({ where: { candidateId, checkId: "targeted" } }))[0];
+    // Every test was counted, and the tests ran on this Node: node --test writes its summary as TAP
+    // (`# tests N`) when piped on Node 20 and with the spec reporter (`ℹ tests N`) from Node 23 on.
+    const ran = await evidence(passing.candidateId);
+    expect(ran?.metrics, `on ${node.version}`).toMatchObject(TEMPLATE_COUNTS);
+    const log = new TextDecoder().decode((await w.blobs.get(ran?.outputKey ?? ""))?.body);
+    expect(log).toMatch(major === 20 ? /^# tests \d+$/m : /^\u2139 tests \d+$/m);
+    expect(await evidence(noop.candidateId), `on ${node.version}`).toMatchObject({
+      status: "pass",
+      coverage: "checked_no_signal",
+      detail: expect.stringContaining("no test summary"),
+    });
+    const view = await getCandidate(t.db, { tenantId: "ten_a", candidateId: noop.candidateId }, w.config);
+    expect(view.gaps.map((g) => [g.checkId, g.gap])).toEqual([["targeted", "no_signal"]]);
+  }, 240_000);
 });
 
 describe("the browser check's flow", () => {
