@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { copyFile, mkdir, readdir, rename, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { copyFile, cp, mkdir, readdir, rename, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import git from "isomorphic-git";
 
 /**
@@ -83,6 +83,15 @@ export async function copyObjects(fromGitdir: string, toGitdir: string): Promise
     }
   };
   await walk("");
+}
+
+/**
+ * Copies a whole repository folder. An object copyObjects is still writing (`<name>.tmp-…`) is left
+ * out: it may be renamed away between the listing and the copy, and it is not an object yet. The
+ * filter runs before the copy looks at an entry, so a vanished temporary never fails the copy.
+ */
+export async function copyRepoFolder(fromGitdir: string, toDir: string): Promise<void> {
+  await cp(fromGitdir, toDir, { recursive: true, filter: (src) => !basename(src).includes(".tmp-") });
 }
 
 export async function exists(path: string): Promise<boolean> {

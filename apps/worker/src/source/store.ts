@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import { cp, mkdir, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { DomainError, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
@@ -7,6 +7,7 @@ import git from "isomorphic-git";
 import { type ComposeConflict, composeChangeSets } from "./compose.ts";
 import {
   copyObjects,
+  copyRepoFolder,
   exists,
   type Identity,
   listFiles,
@@ -103,7 +104,7 @@ export class SourceStore {
     const head = await git.resolveRef({ fs, gitdir: src, ref: MAIN });
     const tmp = `${dst}.forking-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
-    await cp(src, tmp, { recursive: true });
+    await copyRepoFolder(src, tmp);
     await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: head, force: true });
     await fs.promises.rename(tmp, dst);
   }
@@ -120,7 +121,7 @@ export class SourceStore {
   async checkout(repo: string, token: string, dir: string, commit?: string): Promise<string> {
     const src = await this.allow(token, repo, "read");
     await mkdir(dir, { recursive: true });
-    await cp(src, join(dir, ".git"), { recursive: true });
+    await copyRepoFolder(src, join(dir, ".git"));
     await fs.promises.writeFile(join(dir, ".git", "config"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n");
     const at = commit ?? (await git.resolveRef({ fs, gitdir: join(dir, ".git"), ref: MAIN }));
     await git.writeRef({ fs, gitdir: join(dir, ".git"), ref: MAIN, value: at, force: true });
