@@ -20,7 +20,10 @@ import { type Context, createContext } from "./trpc.ts";
 /**
  * The authorization matrix: every procedure of the app router, called by everyone who must be
  * refused. A procedure without an entry in SAMPLES fails this file, so a new procedure cannot ship
- * without saying who may call it and being checked against everyone else.
+ * without saying who may call it and being checked against everyone else. The minimum role is
+ * checked from both sides: every role below it is refused by the role check itself (FORBIDDEN,
+ * before the procedure reads anything), and the minimum role's call gets past the procedure's own
+ * lookups too, since a NOT_FOUND there is also how a procedure hides a row from a caller.
  */
 const t = useTestDatabase();
 
@@ -43,6 +46,11 @@ type Sample =
       input: Record<string, unknown>;
       /** The input names one of Acme's resources: another tenant naming it from its own tenant is refused too. */
       acmeResource?: true;
+      /**
+       * The answer at the minimum role when the seeded rows' state refuses the action: the procedure
+       * found the row and then refused, past the role check. Without it the call must succeed.
+       */
+      atMinimum?: "PRECONDITION_FAILED";
     };
 
 // A plausible input for every procedure. Resource IDs refer to the rows beforeAll seeds in Acme.
@@ -50,7 +58,14 @@ const SAMPLES: Record<string, Sample> = {
   "tenants.mine": { scope: "user" },
   "projects.list": { scope: "tenant", minimum: "viewer", input: {} },
   "projects.create": { scope: "tenant", minimum: "admin", input: { name: "authz-new" } },
-  "projects.archive": { scope: "tenant", minimum: "admin", input: { projectId: BLOG }, acmeResource: true },
+  // The seeded project is still provisioning.
+  "projects.archive": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: BLOG },
+    acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
+  },
   "projects.overview": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.events": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.cloneAccess": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
@@ -114,12 +129,20 @@ const SAMPLES: Record<string, Sample> = {
     input: { changeId: CHANGE, landWhenReady: true },
     acmeResource: true,
   },
-  "task.retry": { scope: "tenant", minimum: "member", input: { taskId: "task_authz" }, acmeResource: true },
+  // The seeded Task is completed: nothing to retry, and its ChangeSet is published already.
+  "task.retry": {
+    scope: "tenant",
+    minimum: "member",
+    input: { taskId: "task_authz" },
+    acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
+  },
   "task.publishFixture": {
     scope: "tenant",
     minimum: "member",
     input: { taskId: "task_authz", summary: "Fix the cart", files: [{ path: "public/cart.js", content: "ok\n" }] },
     acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
   },
   "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
@@ -127,28 +150,33 @@ const SAMPLES: Record<string, Sample> = {
   "candidate.get": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   "candidate.patch": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   "candidate.interdiff": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
+  // The seeded Candidate is verified and needs no approval.
   "candidate.approve": {
     scope: "tenant",
     minimum: "approver",
     input: { candidateId: CANDIDATE, treeHash: TREE },
     acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
   },
   "candidate.reject": {
     scope: "tenant",
     minimum: "approver",
     input: { candidateId: CANDIDATE, treeHash: TREE, note: "no" },
     acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
   },
   "candidate.promote": { scope: "tenant", minimum: "approver", input: { candidateId: CANDIDATE }, acmeResource: true },
+  // Only a rejected Candidate's checks can be rerun; the seeded one is verified.
   "candidate.rerunCheck": {
     scope: "tenant",
     minimum: "member",
     input: { candidateId: CANDIDATE, checkId: "unit" },
     acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
   },
   "tokens.create": { scope: "tenant", minimum: "viewer", input: { name: "authz", role: "viewer" } },
   "tokens.list": { scope: "tenant", minimum: "viewer", input: {} },
-  // The token ID is filled in by beforeAll (a token of Acme's member).
+  // The token ID is filled in by beforeAll: the Acme viewer's own token, the only kind a viewer may revoke.
   "tokens.revoke": { scope: "tenant", minimum: "viewer", input: { tokenId: "" }, acmeResource: true },
   "members.list": { scope: "tenant", minimum: "admin", input: {} },
   "members.add": {
@@ -220,8 +248,8 @@ const SAMPLES: Record<string, Sample> = {
 };
 
 const PROCEDURES = Object.keys(appRouter._def.procedures);
+/** Another tenant: no membership here (FORBIDDEN), or, from its own tenant, no such row there (NOT_FOUND). */
 const REFUSED = ["FORBIDDEN", "NOT_FOUND"];
-const DENIED_BY_ROLE = ["UNAUTHORIZED", "FORBIDDEN"];
 
 /** Secrets of the Acme admin's tokens, one per role below admin, and a revoked admin token. */
 const adminTokenAs: Partial<Record<Role, string>> = {};
@@ -230,7 +258,7 @@ let revokedAdminToken = "";
 beforeAll(async () => {
   await seedTenants(t.db);
   const now = new Date();
-  const { memberTokenId } = await seedProcedureRows(t.db, {
+  await seedProcedureRows(t.db, {
     tag: "authz",
     projectId: SHOP,
     changeId: CHANGE,
@@ -239,8 +267,13 @@ beforeAll(async () => {
     tree: TREE,
     extraMember: EXTRA_MEMBER,
   });
+  const viewerToken = await createApiToken(
+    t.db,
+    { tenantId: ACME.tenantId, userId: "usr_acme_viewer", name: "viewer's", role: "viewer" },
+    now,
+  );
   const revoke = SAMPLES["tokens.revoke"];
-  if (revoke?.scope === "tenant") revoke.input.tokenId = memberTokenId;
+  if (revoke?.scope === "tenant") revoke.input.tokenId = viewerToken.token.id;
   for (const role of ROLE_ORDER.filter((r) => r !== "admin")) {
     adminTokenAs[role] = (
       await createApiToken(t.db, { tenantId: ACME.tenantId, userId: "usr_acme_admin", name: role, role }, now)
@@ -334,21 +367,20 @@ describe("the authorization matrix", () => {
           REFUSED,
         );
       }
+      // Refused by the role check, not by a lookup: a NOT_FOUND here could come from a procedure
+      // that let the role in and then found nothing, which says nothing about the minimum.
       for (const role of ROLE_ORDER.filter((r) => roleRank(r) < roleRank(sample.minimum))) {
-        await expectRefused(`an Acme ${role}`, asUser(emailFor(role)), path, input, REFUSED);
-        await expectRefused(
-          `the Acme admin's ${role} token`,
-          withToken(adminTokenAs[role] ?? ""),
-          path,
-          input,
-          REFUSED,
-        );
+        await expectRefused(`an Acme ${role}`, asUser(emailFor(role)), path, input, ["FORBIDDEN"]);
+        await expectRefused(`the Acme admin's ${role} token`, withToken(adminTokenAs[role] ?? ""), path, input, [
+          "FORBIDDEN",
+        ]);
       }
 
-      // The minimum in SAMPLES is the real one: at that role the role check lets the call through
-      // (what happens next, success or a domain refusal such as PRECONDITION_FAILED, is not this file's business).
+      // The minimum in SAMPLES is the real one: at that role the call does what it is for, or meets
+      // the state refusal its entry names. Never NOT_FOUND: that is also how a procedure hides a row
+      // from a caller it lets in (another's token, another tenant's project), so it proves no access.
       const atMinimum = await call(asUser(emailFor(sample.minimum)), path, input);
-      expect(DENIED_BY_ROLE, `an Acme ${sample.minimum} calling ${path}`).not.toContain(atMinimum);
+      expect(atMinimum, `an Acme ${sample.minimum} calling ${path}`).toBe(sample.atMinimum ?? "ok");
     },
   );
 });

@@ -10,6 +10,7 @@ import {
 } from "@rhumbatron/core";
 import {
   appendToOutbox,
+  CAUSAL_ROUTER,
   causalRouterSubscription,
   consumeOnce,
   createChange,
@@ -52,6 +53,38 @@ async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boo
     last = await probe();
   }
   return last;
+}
+
+/**
+ * What of a project's work is still to be processed, read in one statement (so one snapshot): its
+ * outbox rows not yet published, its stream entries the causal router has not routed (no
+ * processed_events row of its own), and its commands on any queue. Every step of the Work Graph
+ * commits its effects with the thing it consumed (the router its processed_events rows and the
+ * commands it sends; a queue handler its rows, its Events and the ack that deletes the message), so
+ * all three at zero means every Event and command written so far was fully handled, and with the
+ * executor's cron timers off nothing runs again unless a new row arrives.
+ */
+async function pending(projectId: string) {
+  const [row] = await t.db.$queryRaw<{ unpublished: number; unrouted: number; queued: number; routedStarts: number }[]>`
+    SELECT
+      (SELECT count(*)::int FROM outbox WHERE project_id = ${projectId} AND state <> 'published') AS unpublished,
+      (SELECT count(*)::int FROM stream_entries e WHERE e.project_id = ${projectId} AND NOT EXISTS (
+        SELECT 1 FROM processed_events p WHERE p.consumer = ${CAUSAL_ROUTER} AND p.event_id = e.event_id)) AS unrouted,
+      (SELECT count(*)::int FROM queue_messages WHERE project_id = ${projectId}) AS queued,
+      (SELECT count(*)::int FROM stream_entries e JOIN processed_events p
+        ON p.consumer = ${CAUSAL_ROUTER} AND p.event_id = e.event_id
+        WHERE e.project_id = ${projectId} AND e.event_type = 'task.started') AS "routedStarts"`;
+  if (!row) throw new Error("no row");
+  return row;
+}
+
+/** Until everything written for the project so far has been processed (see pending). */
+function settled(projectId: string) {
+  return until(
+    `${projectId} settled`,
+    () => pending(projectId),
+    (p) => p.unpublished === 0 && p.unrouted === 0 && p.queued === 0,
+  );
 }
 
 const states = async (changeId: string) =>
@@ -195,15 +228,23 @@ describe("the Work Graph end to end, with the local executor", () => {
       },
       deps,
     );
-    const s = await until(
-      "8 running",
+    await until(
+      "the slots filled",
       () => states(changeId),
-      (x) => Object.values(x).filter((v) => v === "running").length === 8,
+      (x) => Object.values(x).filter((v) => v === "running").length >= 8,
     );
+    // Nothing more may start while all slots are taken. Asserted once the system has handled
+    // everything the 8 starts caused (their task.started and claim.acquired routed, every command
+    // consumed), so a 9th start, whenever it would come, has come.
+    const after8 = await settled("proj_wg2");
+    expect(after8.routedStarts).toBe(8);
+    const s = await states(changeId);
+    expect(Object.values(s).filter((v) => v === "running")).toHaveLength(8);
     expect(Object.values(s).filter((v) => v === "ready")).toHaveLength(2);
-    // Give the worker a moment: nothing more may start while all slots are taken.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(Object.values(await states(changeId)).filter((v) => v === "running")).toHaveLength(8);
+    // The two waiting Tasks were never woken: no wake sent, no run.
+    const waiting = await t.db.task.findMany({ where: { changeId, state: "ready" } });
+    expect(waiting.map((x) => x.dispatched)).toEqual([false, false]);
+    expect(await t.db.agentRun.count({ where: { changeId } })).toBe(8);
 
     const first = await runOf(changeId, "t0");
     await finishTask(t.db, { ...first, outcome: "completed" }, deps);

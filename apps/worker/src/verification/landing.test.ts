@@ -1,7 +1,33 @@
-import { canonicalRepo } from "@rhumbatron/core";
-import { listLandingQueue, setLandWhenReady, withRepoToken } from "@rhumbatron/db";
-import { useTestDatabase } from "@rhumbatron/db/testing";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  buildVerificationPlan,
+  canonicalRepo,
+  commandIds,
+  defaultPolicyDocument,
+  humanGateApplies,
+  loadConfig,
+  policyFromDocument,
+} from "@rhumbatron/core";
+import {
+  consumeQueue,
+  type Db,
+  decideCandidateApproval,
+  enqueueCommand,
+  listLandingQueue,
+  localFolderBlobStore,
+  pgNotifyNudger,
+  type QueueRunResult,
+  setLandWhenReady,
+  withRepoToken,
+  withTransaction,
+} from "@rhumbatron/db";
+import { seedProjects, useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it, onTestFailed } from "vitest";
+import { commandHandlers } from "../functions/queue-consumers.ts";
+import { SourceStore } from "../source/store.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
@@ -13,6 +39,7 @@ import {
   wholeWorkerWithProject,
   worldSnapshot,
 } from "../test-world.ts";
+import { landHandler } from "./landing.ts";
 
 /**
  * The landing queue on the whole worker (real Postgres, git repositories, Sandbox and the template's
@@ -189,4 +216,232 @@ describe("the landing queue", () => {
     },
     LIMIT,
   );
+});
+
+/**
+ * What the landing queue must NOT promote, on the real integration consumer and landing handler
+ * against Postgres: a land-when-ready Change whose verified Candidate still waits for its approval,
+ * and one whose Candidate an approver rejected. Each is asked by a `candidate.land` command (the one
+ * the causal router sends on candidate.verified), and the pass is driven until the queue is empty:
+ * both commands were delivered and acked, so the landing step provably ran over both Candidates
+ * before anything is asserted. The Candidates are otherwise promotable (every planned check passes
+ * on their base, and the fork is taken to hold the composed commit): the approval is the only thing
+ * holding them, as the last step shows by approving one and landing it.
+ */
+describe("the landing queue and approvals", () => {
+  // A database of its own: the pass drains the whole integration queue, and only these commands may be on it.
+  const own = useTestDatabase();
+  const config = loadConfig("dev");
+  const TENANT = "ten_land";
+  const policy = policyFromDocument(defaultPolicyDocument(config), 1);
+  const deps = { config, nudger: pgNotifyNudger, now: () => new Date() };
+
+  /** The one outside question landing asks (promotion precondition 8), answered yes for every Candidate. */
+  class EveryCommitInFork extends SourceStore {
+    override async hasCommit(): Promise<boolean> {
+      return true;
+    }
+  }
+
+  function landingDeps(db: Db) {
+    const dir = mkdtempSync(join(tmpdir(), "rh-landing-"));
+    const now = () => new Date();
+    const source = new EveryCommitInFork({ db, config, now, root: join(dir, "git") });
+    return { db, config, nudger: pgNotifyNudger, now, source, blobs: localFolderBlobStore(join(dir, "blobs")) };
+  }
+
+  /**
+   * A high-risk Change that lands when ready, on generation 0, with a verified Candidate: every
+   * check of its plan passed on the composed tree, and the project's policy gates high risk behind
+   * a person's approval, which nobody has given yet.
+   */
+  async function verifiedAwaitingApproval(db: Db, projectId: string) {
+    await seedProjects(db, [projectId], TENANT);
+    const changeId = `chg_${projectId}`;
+    const candidateId = `cand_${randomUUID().replaceAll("-", "")}`;
+    await db.canonicalGeneration.create({ data: { projectId, generation: 0, commit: "c0", tree: "t0" } });
+    await db.change.create({
+      data: {
+        id: changeId,
+        projectId,
+        title: "Gated by an approval",
+        riskTier: "high",
+        clientRequestId: changeId,
+        status: "verifying",
+        landWhenReady: true,
+        landingSince: new Date(),
+      },
+    });
+    await db.task.create({
+      data: {
+        id: `task_${projectId}`,
+        changeId,
+        key: "a",
+        title: "a",
+        state: "completed",
+        agentId: `agt_${projectId}`,
+      },
+    });
+    const plan = buildVerificationPlan({ riskTier: "high", invariants: [], goals: {} }, ["src/x.ts"], policy, config);
+    expect(humanGateApplies(plan, policy)).toBe(true);
+    await db.candidate.create({
+      data: {
+        id: candidateId,
+        projectId,
+        changeId,
+        compositionKey: candidateId,
+        baseGeneration: 0,
+        baseCommit: "c0",
+        status: "verified",
+        composedCommit: "c1",
+        composedTree: "t1",
+        approvalRequired: true,
+        plan: JSON.parse(JSON.stringify(plan)),
+      },
+    });
+    for (const check of plan.checks) {
+      await db.evidence.create({
+        data: {
+          id: `ev_${projectId}_${check.id}`,
+          candidateId,
+          checkId: check.id,
+          kind: check.kind,
+          status: "pass",
+          coverage: "checked_supported",
+          durationMs: 10,
+          timeoutSeconds: check.timeoutSeconds,
+          metrics: check.id === "performance" ? { p95Ms: 1 } : {},
+          completedAt: new Date(),
+        },
+      });
+    }
+    return { changeId, candidateId };
+  }
+
+  /** The command the causal router sends when a Candidate is verified (or approved). */
+  function askToLand(db: Db, projectId: string, c: { changeId: string; candidateId: string }, why: string) {
+    const commandId = commandIds.land(c.candidateId, why);
+    return withTransaction(db, async (ctx) => {
+      await enqueueCommand(
+        ctx,
+        {
+          commandId,
+          commandType: "candidate.land",
+          projectId,
+          changeId: c.changeId,
+          payload: { candidateId: c.candidateId, causeEventId: `evt_${why}_${c.candidateId}` },
+        },
+        deps,
+      );
+      return commandId;
+    });
+  }
+
+  /**
+   * One landing pass: the integration queue's consumer with the worker's handlers (the landing
+   * handler among them), run until it leases nothing. Returns every delivery's outcome.
+   */
+  async function landingPass(db: Db): Promise<QueueRunResult["actions"]> {
+    const worker = { ...landingDeps(db), owner: "landing-test" };
+    const handlers = commandHandlers(worker, { integration: [landHandler(worker)] }).integration;
+    const total: Record<string, number> = {};
+    for (;;) {
+      const r = await consumeQueue(db, "integration", handlers, worker);
+      if (r.leased === 0) return total as QueueRunResult["actions"];
+      for (const [action, n] of Object.entries(r.actions)) total[action] = (total[action] ?? 0) + n;
+    }
+  }
+
+  /** Everything a promotion (or an attempt at one) writes for a project. */
+  async function promotionTrace(db: Db, projectId: string) {
+    const project = await db.project.findUniqueOrThrow({ where: { id: projectId } });
+    const events = await db.outboxRow.findMany({ where: { projectId }, orderBy: { id: "asc" } });
+    return {
+      canonicalGeneration: project.canonicalGeneration,
+      generations: await db.canonicalGeneration.count({ where: { projectId } }),
+      candidates: (await db.candidate.findMany({ where: { projectId }, orderBy: { id: "asc" } })).map((c) => [
+        c.id,
+        c.status,
+        c.promotedGeneration,
+      ]),
+      events: events.map((e) => e.eventType),
+    };
+  }
+
+  it("holds a Candidate waiting for its approval and one an approver rejected, and lands the first once approved", async () => {
+    const waiting = await verifiedAwaitingApproval(own.db, "proj_land_waiting");
+    const rejected = await verifiedAwaitingApproval(own.db, "proj_land_rejected");
+    // The rejection comes after candidate.verified sent its candidate.land: the command finds it rejected.
+    const rejection = await decideCandidateApproval(
+      own.db,
+      {
+        tenantId: TENANT,
+        candidateId: rejected.candidateId,
+        userId: "usr_approver",
+        kind: "rejected",
+        treeHash: "t1",
+        note: "not this one",
+      },
+      deps,
+    );
+    expect(rejection.decision.kind).toBe("rejected");
+    const before = {
+      waiting: await promotionTrace(own.db, "proj_land_waiting"),
+      rejected: await promotionTrace(own.db, "proj_land_rejected"),
+    };
+
+    const commands = [
+      await askToLand(own.db, "proj_land_waiting", waiting, "verified"),
+      await askToLand(own.db, "proj_land_rejected", rejected, "verified"),
+    ];
+    // Both commands delivered, the landing step run on each and acked: nothing is left to run.
+    expect(await landingPass(own.db)).toMatchObject({ ack: 2, retry: 0, redeliver: 0, dead_letter: 0 });
+    expect(await own.db.queueMessage.count({ where: { commandId: { in: commands } } })).toBe(0);
+
+    // Neither moved canonical, nor even tried: no canonical.advanced or artifact.promoted, no
+    // promotion.blocked either (a Change that is not ready is not for promotion to refuse), no row at all.
+    const after = {
+      waiting: await promotionTrace(own.db, "proj_land_waiting"),
+      rejected: await promotionTrace(own.db, "proj_land_rejected"),
+    };
+    expect(after).toEqual(before);
+    expect(after.waiting).toEqual({
+      canonicalGeneration: 0,
+      generations: 1,
+      candidates: [[waiting.candidateId, "verified", null]],
+      events: [],
+    });
+    expect(after.rejected).toEqual({
+      canonicalGeneration: 0,
+      generations: 1,
+      candidates: [[rejected.candidateId, "rejected", null]],
+      events: ["approval.rejected", "candidate.rejected"],
+    });
+    // Both stay in the landing queue, each saying what it waits for.
+    const queued = async (projectId: string) =>
+      (await listLandingQueue(own.db, { tenantId: TENANT, projectId })).map((e) => [e.ready, e.waitingFor]);
+    expect(await queued("proj_land_waiting")).toEqual([[false, "approval"]]);
+    expect(await queued("proj_land_rejected")).toEqual([[false, "rejected"]]);
+
+    // The same Candidate, once approved for its tree, is promoted by the same pass: only the approval held it.
+    await decideCandidateApproval(
+      own.db,
+      {
+        tenantId: TENANT,
+        candidateId: waiting.candidateId,
+        userId: "usr_approver",
+        kind: "granted",
+        treeHash: "t1",
+      },
+      deps,
+    );
+    await askToLand(own.db, "proj_land_waiting", waiting, "approved");
+    expect(await landingPass(own.db)).toMatchObject({ ack: 1 });
+    expect(await promotionTrace(own.db, "proj_land_waiting")).toMatchObject({
+      canonicalGeneration: 1,
+      generations: 2,
+      candidates: [[waiting.candidateId, "promoted", 1]],
+    });
+    expect(await promotionTrace(own.db, "proj_land_rejected")).toEqual(before.rejected);
+  });
 });
