@@ -43,7 +43,8 @@ describe("configuration", () => {
     expect(c.source.gitRequestMaxBytes).toBe(16 * 1_048_576);
     expect(c.api.requestBodyMaxBytes).toBe(2 * 1_048_576);
     expect(c.sandbox.monthlySeconds).toBe(18_000);
-    expect(c.sandbox).toMatchObject({ maxOutputBytes: 1_048_576, maxProcesses: 256 });
+    // 180 s per command: each Agent command's timeoutMs (apps/worker/src/agents/command-timeout.test.ts).
+    expect(c.sandbox).toMatchObject({ maxOutputBytes: 1_048_576, maxProcesses: 256, commandTimeoutSeconds: 180 });
     expect(c.browser.sessionMaxSeconds).toBe(55);
     expect(c.source.forkRetentionDays).toBe(7);
     expect(c.eventRouter.archiveRetentionDays).toBe(30);

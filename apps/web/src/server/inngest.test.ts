@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, scriptedProvider } from "@rhumbatron/core";
 import { localFolderBlobStore, pgNotifyNudger } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
 import {
   buildFunctions,
   createInngestExecutor,
@@ -75,6 +76,8 @@ interface Registration {
   functions: RegisteredFunction[];
 }
 
+/** The web app's database, from the test run's Postgres (the route builds its functions on a client). */
+const t = useTestDatabase();
 const SIGNING_KEY = `signkey-test-${"ab".repeat(32)}`;
 const registrations: Registration[] = [];
 let inngest: Server;
@@ -98,8 +101,11 @@ function standInInngest(): Promise<Server> {
 beforeAll(async () => {
   inngest = await standInInngest();
   const baseUrl = `http://127.0.0.1:${(inngest.address() as AddressInfo).port}`;
-  // The web app's settings as on Vercel (read on the route's first request).
+  // The web app's settings as on Vercel. settings.ts parses process.env once, on the route's first
+  // request (inngest.ts is imported inside the test, after this), so everything it needs is set here:
+  // the database is this file's own, never one from the machine's environment.
   Object.assign(process.env, {
+    DATABASE_URL: t.url,
     RHUMBATRON_EXECUTOR: "inngest",
     RHUMBATRON_FUNCTION_HOST: "split",
     INNGEST_SIGNING_KEY: SIGNING_KEY,
@@ -149,6 +155,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await new Promise((r) => inngest?.close(r));
+  // The route's client (db.ts) is closed before the test database's own afterAll drops the database.
+  if (process.env.DATABASE_URL === t.url) await (await import("./db.ts")).getDb().$disconnect();
 });
 
 /** Syncs one app (a PUT on its serve URL, as Inngest's deploy sync does) and returns what it registered. */

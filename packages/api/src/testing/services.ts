@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
 import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
 import { authPerDb } from "../auth.ts";
@@ -5,9 +8,14 @@ import type { Services } from "../trpc.ts";
 
 let cached: Settings | undefined;
 
-/** The test process's settings, parsed from process.env on first use, as the web server parses its own. */
+/**
+ * The test process's settings, parsed as the web server parses its own, but from the environment
+ * the tests give them rather than the developer's shell: a RHUMBATRON_ENV=prod, an S3 blob store or
+ * a public URL set there would change what every API test checks. The defaults, with a data folder
+ * of the test process's own (the default, `.data`, is the checkout's, which `npm start` uses).
+ */
 export function testSettings(): Settings {
-  cached ??= parseSettings(process.env);
+  cached ??= parseSettings({ RHUMBATRON_DATA_DIR: mkdtempSync(join(tmpdir(), "rh-api-test-")) });
   return cached;
 }
 
