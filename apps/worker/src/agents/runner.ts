@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   canonicalRepo,
@@ -72,6 +72,14 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const reserved = await reserveStep(deps, runId, ctx);
   if (!reserved.ok) return reserved.result;
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
+  // A runner lost after its ChangeSet was published and before it finished the run: the work is
+  // out, and running the Agent again would only be refused at its push. Finish with what it published.
+  const published = ctx.startCommit
+    ? await deps.db.changeSet.findFirst({ where: { runId }, select: { id: true } })
+    : null;
+  if (published) {
+    return run.finish("completed", "restored: its ChangeSet was published before its runner was lost", published.id);
+  }
   // Until the Agent starts, a failure is this system's own (fork, checkout, Context Packet).
   let agentStarted = false;
   try {
@@ -210,8 +218,14 @@ async function openRunStep(
 /**
  * Step `prepare`: fork canonical on first write, check out the base (or the recorded start after a
  * loss), start from the composition of the Tasks this one depends on, record the start. One token
- * bundle (read canonical, read the fork). Returns the base commit (canonical's, whose index the
- * run reads) and the commit the Agent's work starts from (the base with the stack composed on it).
+ * bundle (read canonical; read the fork, or write it when restoring). Returns the base commit
+ * (canonical's, whose index the run reads) and the commit the Agent's work starts from (the base
+ * with the stack composed on it).
+ *
+ * Restoring after a loss puts back what the lost attempt may have left: its files in the run
+ * directory (a killed worker leaves the directory; files the new attempt never writes would be
+ * committed with its work) and its commit on the fork's main (a runner lost between its push and
+ * its ChangeSet; the new attempt's commit on the start would be refused as not a fast-forward).
  */
 async function prepareStep(
   deps: RunnerDeps,
@@ -221,11 +235,17 @@ async function prepareStep(
 ): Promise<{ base: string; start: string }> {
   const canonical = canonicalRepo(ctx.projectId);
   const fork = workspaceFork(runId);
+  const restoring = ctx.startCommit !== null;
+  if (restoring) await emptyRunDirectory(dir);
+  // A ChangeSet recorded from the fork names the commit on its main: that commit is never moved back.
+  const published = restoring && (await deps.db.changeSet.count({ where: { runId } })) > 0;
   const start = await withRepoTokens(
     deps.db,
     [
       { repo: canonical, mode: "read", purpose: `fork ${fork}` },
-      { repo: fork, mode: "read", purpose: `checkout ${runId}` },
+      restoring
+        ? { repo: fork, mode: "write", purpose: `restore ${runId}` }
+        : { repo: fork, mode: "read", purpose: `checkout ${runId}` },
     ],
     deps.config,
     deps.now,
@@ -236,6 +256,12 @@ async function prepareStep(
       await deps.source.fork(canonical, canonicalToken, fork);
       const head = await deps.source.head(fork, forkToken);
       const from = ctx.startCommit ?? head;
+      // The fork is this run's own and no ChangeSet records what the lost attempt pushed there, so
+      // main goes back to the recorded start; rewind moves it only to an ancestor, so nothing but
+      // the commits made on that start leaves main.
+      if (ctx.startCommit && head !== ctx.startCommit && !published) {
+        await deps.source.rewind(fork, forkToken, ctx.startCommit);
+      }
       await deps.source.checkout(fork, forkToken, dir, from);
       return from;
     },
@@ -244,6 +270,18 @@ async function prepareStep(
   await recordRunStart(deps.db, runId, fork, start, deps.now());
   await writeFile(join(dir, ".git", RUN_MARKER), `${runId} ${start}\n`);
   return { base: start, start: stacked };
+}
+
+/**
+ * Empties the run directory, keeping the directory itself: it is the Sandbox workspace the run
+ * opened, whose commands run there and answer UNAVAILABLE (Sandbox loss) once it is gone.
+ */
+async function emptyRunDirectory(dir: string): Promise<void> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [];
+    throw err;
+  });
+  await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
 }
 
 /**

@@ -199,6 +199,30 @@ export class SourceStore {
   }
 
   /**
+   * Moves `repo`'s main back to `to`, which must be main already or one of its ancestors: only the
+   * commits made on top of `to` leave main (their objects stay). Anything else is a CONFLICT and
+   * main stays where it is. For a workspace fork whose lost attempt pushed work no ChangeSet records
+   * (runner.ts, prepareStep); never for canonical, whose main only moves forward.
+   */
+  async rewind(repo: string, token: string, to: string): Promise<"already" | "rewound"> {
+    const gitdir = await this.allow(token, repo, "write");
+    const current = await git.resolveRef({ fs, gitdir, ref: MAIN });
+    if (current === to) return "already";
+    if (!(await git.isDescendent({ fs, gitdir, oid: current, ancestor: to, depth: -1 }))) {
+      throw new DomainError(
+        "CONFLICT",
+        `${repo} main at ${current.slice(0, 12)} does not descend from ${to.slice(0, 12)}; it is not moved back`,
+      );
+    }
+    // Checked again right before the move, as fastForward does: main is moved back only from what was checked.
+    if ((await git.resolveRef({ fs, gitdir, ref: MAIN })) !== current) {
+      throw new DomainError("CONFLICT", `${repo} main moved while moving it back`);
+    }
+    await git.writeRef({ fs, gitdir, ref: MAIN, value: to, force: true });
+    return "rewound";
+  }
+
+  /**
    * A compare-and-swap of `repo`'s main from `expectedOld` to `next`, taking the objects from
    * `fromRepo` (the promoted Candidate's fork). Main must be `expectedOld`, or already `next` (a
    * repeat), and `next` must descend from it: main is never force-pushed, so no promoted commit
