@@ -3,7 +3,9 @@
  *   1. unit + integration (vitest, real Postgres: DATABASE_URL's server or an embedded one)
  *   2. end-to-end (Playwright in Chromium against the whole product)
  * First the setup step (scripts/lib/system-parts.ts) provides Chromium, bubblewrap and git, or stops
- * with the command to run. Nothing is skipped: a skipped test fails the run, and the summary names it.
+ * with the command to run. The e2e stage runs the production build of the web app as the code is
+ * now: it is built afresh while the unit stage runs (the unit stage mostly waits on Postgres and
+ * processes, so the build's CPU time costs it little), instead of after it. Nothing is skipped: a skipped test fails the run, and the summary names it.
  * `--only=unit` or `--only=e2e` runs one stage.
  */
 import { spawn } from "node:child_process";
@@ -12,7 +14,7 @@ import { join, relative } from "node:path";
 import { CHROMIUM_INSTALL_HINT, findChromium } from "@rhumbatron/core";
 import { exitWith } from "./lib/fail.ts";
 import { freePort } from "./lib/ports.ts";
-import { ROOT } from "./lib/stack.ts";
+import { buildWeb, ROOT } from "./lib/stack.ts";
 import { ensureSystemParts, machineHost } from "./lib/system-parts.ts";
 
 interface Tally {
@@ -81,7 +83,12 @@ function playwrightSkipped(suites: PlaywrightSuite[] | undefined, path: string[]
   ]);
 }
 
-async function e2eStage(): Promise<Tally> {
+async function e2eStage(built: Promise<string | null>): Promise<Tally> {
+  const buildFailure = await built;
+  if (buildFailure) {
+    process.stderr.write(`e2e: ${buildFailure}\n`);
+    return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
+  }
   if (!findChromium(process.env, existsSync)) {
     process.stderr.write(`e2e: ${CHROMIUM_INSTALL_HINT}\n`);
     return { passed: 0, failed: 1, skipped: 0, skippedNames: [] };
@@ -102,8 +109,16 @@ async function e2eStage(): Promise<Tally> {
 async function main() {
   await ensureSystemParts(machineHost()).catch(exitWith);
   const stages: [string, Tally][] = [];
+  // The build's failure, or null once it is done (a failed build fails the e2e stage with its reason).
+  const built =
+    only === "unit"
+      ? Promise.resolve(null)
+      : buildWeb((line) => console.log(`e2e: ${line}`), true).then(
+          () => null,
+          (err: unknown) => (err instanceof Error ? err.message : String(err)),
+        );
   if (only !== "e2e") stages.push(["unit+integration", await unitStage()]);
-  if (only !== "unit") stages.push(["e2e", await e2eStage()]);
+  if (only !== "unit") stages.push(["e2e", await e2eStage(built)]);
   const total = stages.reduce(
     (a, [, t]) => ({
       passed: a.passed + t.passed,

@@ -62,7 +62,7 @@ export function webBuildExists(): boolean {
 }
 
 export async function buildWeb(log: (line: string) => void, quiet = false, interrupted?: Promise<void>): Promise<void> {
-  log("building the web app (first start only; about 4 minutes on 2 cores) …");
+  log("building the web app (about 4 minutes on 2 cores; npm start builds it on its first start only) …");
   const p = startProcess("build", bin("next"), ["build"], {
     cwd: WEB_DIR,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
