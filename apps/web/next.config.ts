@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import type { NextConfig } from "next";
+import { securityHeaders } from "./src/server/security-headers.ts";
 
 // The monorepo root: workspace packages (packages/*) and the hoisted node_modules live above this app.
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
@@ -22,6 +23,10 @@ const nextConfig: NextConfig = {
   turbopack: { root: repoRoot },
   outputFileTracingRoot: repoRoot,
   poweredByHeader: false,
+  // On every page and API answer (src/server/security-headers.ts says why each one).
+  async headers() {
+    return [{ source: "/:path*", headers: securityHeaders(process.env.NODE_ENV !== "production") }];
+  },
 };
 
 export default nextConfig;

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { authSecret, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, publicUrl, type Settings } from "@rhumbatron/core";
+import {
+  appOrigins,
+  authSecret,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  publicUrl,
+  type Settings,
+} from "@rhumbatron/core";
 import {
   type AttemptKey,
   beginSignInAttempt,
@@ -34,7 +41,7 @@ export function createAuth(db: Db, settings: Settings, options: { now?: () => nu
     basePath: AUTH_BASE_PATH,
     secret: authSecret(settings),
     // Without a configured address, people reach a local install as localhost or 127.0.0.1.
-    trustedOrigins: settings.RHUMBATRON_PUBLIC_URL ? [] : [`http://127.0.0.1:${settings.PORT}`],
+    trustedOrigins: appOrigins(settings).filter((o) => o !== new URL(baseURL).origin),
     database: prismaAdapter(db, { provider: "postgresql" }),
     user: { modelName: "user" },
     session: { modelName: "session" },

@@ -1,9 +1,10 @@
-import { DomainError } from "@rhumbatron/core";
+import { DomainError, publicUrl } from "@rhumbatron/core";
+import { setUserPassword } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { handleTrpcRequest } from "./http.ts";
-import { ACME, emailFor, recordingDb, seedTenants } from "./testing/fixtures.ts";
-import { testServices } from "./testing/services.ts";
+import { ACME, cookieFrom, emailFor, recordingDb, seedTenants, signIn } from "./testing/fixtures.ts";
+import { testServices, testSettings } from "./testing/services.ts";
 
 // The tRPC HTTP wire format as the browser client speaks it (superjson envelopes), without Next.
 const t = useTestDatabase();
@@ -74,5 +75,59 @@ describe("tRPC over HTTP", () => {
     expect(res.status).toBe(503);
     expect(log).toHaveBeenCalledWith(expect.stringContaining('"code":"SERVICE_UNAVAILABLE"'));
     log.mockRestore();
+  });
+});
+
+describe("a signed-in browser's mutation from another site", () => {
+  const PASSWORD = "origin-check-password";
+  const own = publicUrl(testSettings());
+  let cookie = "";
+  beforeAll(async () => {
+    await setUserPassword(t.db, "usr_acme_admin", PASSWORD);
+    const res = await signIn(t.db, emailFor("admin"), PASSWORD);
+    expect(res.status).toBe(200);
+    cookie = cookieFrom(res);
+  });
+
+  const createProject = (name: string, headers: Record<string, string>) =>
+    handleTrpcRequest(
+      new Request(`${own}/api/trpc/projects.create`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, ...headers },
+        body: JSON.stringify({ json: { tenantId: ACME.tenantId, name } }),
+      }),
+      { db: () => t.db, services: testServices },
+    );
+  const projectNamed = (name: string) => t.db.project.count({ where: { tenantId: ACME.tenantId, name } });
+
+  it("is refused with 403 before it runs, and changes nothing", async () => {
+    for (const origin of ["https://evil.example", "http://localhost:1", "null"]) {
+      const res = await createProject("from-elsewhere", { origin });
+      expect(res.status, origin).toBe(403);
+      const { error } = await res.json();
+      expect(error.json.data.code).toBe("FORBIDDEN");
+      expect(error.json.message).toContain(`not from ${origin}`);
+    }
+    expect(await projectNamed("from-elsewhere")).toBe(0);
+  });
+
+  it("runs from the app's own pages, and from a client that sends no Origin (the CLI, curl)", async () => {
+    expect((await createProject("from-own-page", { origin: own })).status).toBe(200);
+    expect((await createProject("from-curl", {})).status).toBe(200);
+    expect(await projectNamed("from-own-page")).toBe(1);
+    expect(await projectNamed("from-curl")).toBe(1);
+  });
+
+  it("does not stop a query: reading is not a change, and the browser's CORS rules keep the answer from the other site", async () => {
+    const res = await handleTrpcRequest(
+      new Request(
+        `${own}/api/trpc/projects.list?input=${encodeURIComponent(JSON.stringify({ json: { tenantId: ACME.tenantId } }))}`,
+        {
+          headers: { cookie, origin: "https://evil.example" },
+        },
+      ),
+      { db: () => t.db, services: testServices },
+    );
+    expect(res.status).toBe(200);
   });
 });

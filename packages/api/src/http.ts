@@ -33,6 +33,13 @@ export function handleTrpcRequest(
     createContext: () => {
       try {
         if (!services.ok) throw services.error;
+        const foreign = foreignOrigin(req, services.value.appOrigins);
+        if (foreign) {
+          throw new TRPCError({
+            code: "FORBIDDEN",
+            message: `a signed-in browser's change must come from this app's own pages, not from ${foreign}`,
+          });
+        }
         const { localUserEmail } = opts;
         return createContext({ db: opts.db(), services: services.value, headers: req.headers, localUserEmail });
       } catch (err) {
@@ -55,6 +62,20 @@ export function handleTrpcRequest(
       );
     },
   });
+}
+
+/**
+ * The Origin of a cookie-authenticated POST that is not one of the app's own, or null. The session
+ * cookie goes with any request a browser sends here, even one another site's page makes; browsers
+ * stop most of those with CORS, and this is the second wall: a mutation from another origin is
+ * refused before it runs. An API token is not sent by a browser on its own, and a request with no
+ * Origin (the CLI, curl) is not a browser's cross-site request, so neither is refused here.
+ */
+function foreignOrigin(req: Request, own: readonly string[]): string | null {
+  if (req.method !== "POST" || req.headers.has("authorization")) return null;
+  const origin = req.headers.get("origin");
+  if (origin === null) return null;
+  return own.includes(origin) || origin === new URL(req.url).origin ? null : origin;
 }
 
 function tooLarge(maxBytes: number): TRPCError {

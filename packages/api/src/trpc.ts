@@ -25,6 +25,8 @@ export interface Services {
   auth: (db: Db) => Auth;
   /** The worker's read-only git endpoint, where `git clone` reaches a project (projects.cloneAccess). */
   gitPublicUrl: string;
+  /** Where the app's own pages are served from (core's appOrigins): the only origins a signed-in browser's mutation may come from. */
+  appOrigins: string[];
 }
 
 export interface Context {

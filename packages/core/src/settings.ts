@@ -207,6 +207,15 @@ export function publicUrl(s: Settings): string {
   return (s.RHUMBATRON_PUBLIC_URL ?? `http://localhost:${s.PORT}`).replace(/\/+$/, "");
 }
 
+/**
+ * The origins the web app's own pages are served from: the public URL's, and without one also
+ * http://127.0.0.1:$PORT (people reach a local install as localhost or 127.0.0.1). better-auth
+ * trusts them for sign-in, and the tRPC route refuses a cookie-authenticated mutation from any other.
+ */
+export function appOrigins(s: Settings): string[] {
+  return [new URL(publicUrl(s)).origin, ...(s.RHUMBATRON_PUBLIC_URL ? [] : [`http://127.0.0.1:${s.PORT}`])];
+}
+
 /** Parses settings; a bad value throws INVALID_CONFIG with one line per problem, naming the variable. */
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   // LOG_LEVEL, the name most tools read, stands in for RHUMBATRON_LOG_LEVEL when that is unset.

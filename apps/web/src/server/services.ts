@@ -1,5 +1,5 @@
 import type { Services } from "@rhumbatron/api";
-import { gitPublicUrl } from "@rhumbatron/core";
+import { appOrigins, gitPublicUrl } from "@rhumbatron/core";
 import { authFor } from "./auth.ts";
 import { serverBlobStore } from "./blobs.ts";
 import { webNudger } from "./nudger.ts";
@@ -23,5 +23,6 @@ export function defaultServices(): Services {
     blobs: serverBlobStore(),
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),
+    appOrigins: appOrigins(settings),
   };
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
+import { appOrigins, configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
 import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
 import { authPerDb } from "../auth.ts";
 import type { Services } from "../trpc.ts";
@@ -43,5 +43,6 @@ export function testServices(): Services {
     blobs: blobStoreFromSettings(settings),
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),
+    appOrigins: appOrigins(settings),
   };
 }
