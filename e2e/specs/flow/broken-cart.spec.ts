@@ -83,4 +83,26 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
   await expect(page.getByTestId("promote-button")).toHaveCount(0);
   await expect(page.getByTestId("approve-button")).toHaveCount(0);
   await expect(page.getByTestId("promote-not-offered")).toBeVisible();
+
+  // The way on is the same everywhere: the decision names it and links to the Change page, whose
+  // status says rejected (never "verifying") and which offers to re-run the Task; the project's
+  // list of Changes says rejected too. At a laptop's width and at a phone's.
+  await expect(decision.getByTestId("decision-reason").filter({ hasText: "retry the Change's Tasks" })).toHaveCount(1);
+  const candidateUrl = page.url();
+  for (const viewport of [
+    { width: 1366, height: 768 },
+    { width: 390, height: 844 },
+  ]) {
+    await page.setViewportSize(viewport);
+    await page.goto(candidateUrl);
+    await page.getByTestId("decision-header").getByTestId("decision-action-retry_tasks").click();
+    await expect(page).toHaveURL(/\/changes\/[^/]+$/);
+    const changeId = page.url().split("/").at(-1) ?? "";
+    await expect(page.getByTestId("change-status")).toHaveText("rejected");
+    await expect(page.getByTestId("change-status-hint")).toContainText("retry the Change's Tasks");
+    await expect(page.getByTestId("retry-task-discount")).toBeVisible();
+    await page.goto(`/projects/${projectId}`);
+    const row = page.locator(`[data-testid="change-row"][data-change-id="${changeId}"]`);
+    await expect(row.getByTestId("change-status")).toHaveText("rejected");
+  }
 });

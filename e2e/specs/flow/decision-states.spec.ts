@@ -147,6 +147,10 @@ test("a Candidate whose checks are still running shows verifying, naming the che
     await expect(page.getByTestId("promote-button")).toHaveCount(0);
     await expect(page.getByTestId("approve-button")).toHaveCount(0);
     await expect(page.getByTestId("candidate-live")).toBeVisible();
+    // The Gate says the check is still running, not that its Evidence is missing, and is not red.
+    await expect(page.getByTestId("gate-promotable")).toHaveText("1 check still running");
+    await expect(page.getByTestId("gate-promotable")).toHaveAttribute("data-tone", "pending");
+    await expect(page.getByTestId("gap-targeted")).toHaveAttribute("data-gap-kind", "running");
     await saveScreenshot(page, "candidate-decision-verifying");
   });
 

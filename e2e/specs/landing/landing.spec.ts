@@ -208,6 +208,8 @@ test("a Change made stale by another's promotion is recomposed on the new genera
     );
     await expect(header.getByRole("link", { name: "open it" })).toHaveAttribute("href", `./${replacement?.id}`);
     await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
+    // Its Gate does not call it promotable: its base is no longer canonical.
+    await expect(page.getByTestId("gate-promotable")).toHaveText("stale: its base is no longer canonical");
     await expect(page.getByTestId("promote-button")).toHaveCount(0);
   });
 

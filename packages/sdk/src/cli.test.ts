@@ -183,13 +183,15 @@ describe("rhumbatron CLI", () => {
     expect(show.stdout.split("\n").slice(0, 3)).toEqual([
       `candidate ${VERIFIED}: verified`,
       "  Ready to approve: every required check passed",
-      "    - the policy asks a person to approve this exact tree",
+      "    - a person approves this exact tree: policy-1 gates high risk",
     ]);
     expect(show.stdout).toContain(`  next: rhumbatron candidate approve ${VERIFIED} --tree ${tree}\n`);
     // A rejected Candidate offers no approval and no promotion.
     const rejected = await run(["candidate", "show", REJECTED], as("viewer"));
     expect(rejected.stdout.split("\n")[1]).toBe("  Rejected: the gate found gaps");
-    expect(rejected.stdout).not.toMatch(/approve with|next:|verification succeeded|approval: pending/);
+    expect(rejected.stdout).not.toMatch(/approve with|candidate promote|verification succeeded|approval: pending/);
+    // Its way on: the Change's Tasks run again for a new Candidate on the current generation.
+    expect(rejected.stdout).toMatch(/next: rhumbatron task retry <taskId> \(any Task of change \S+\)/);
     expect(show.stdout).toContain(`tree hash     ${tree}`);
     expect(show.stdout).toContain("- build (build, 120 s): npm run build; r");
     expect(show.stdout).toContain("- build: pass, checked_supported, 900 ms");
@@ -385,12 +387,14 @@ describe("rhumbatron CLI", () => {
     expect(missing.stderr).toContain("agent run run_nope not found");
   }, 120_000);
 
-  it("task retry makes a new attempt of a failed Task and refuses one that is not retryable (exit 2)", async () => {
-    const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
-    const refused = await run(["task", "retry", task.id], as("member"));
+  it("task retry makes a new attempt of a Task whose Candidate was rejected and refuses one that is not retryable (exit 2)", async () => {
+    // A completed Task whose Change's Candidate verified has nothing to go on from.
+    const done = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_verified" } });
+    const refused = await run(["task", "retry", done.id], as("member"));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("only a failed or blocked Task can be retried");
-    await t.db.task.update({ where: { id: task.id }, data: { state: "failed" } });
+    // One whose Change's Candidate was rejected runs again: the way on from a rejection.
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
     const r = await run(["task", "retry", task.id, "--json"], as("member"));
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ taskId: task.id, attempt: 2 });

@@ -246,7 +246,9 @@ function buildProgram(io: CliIo): Command {
   const task = program.command("task").description("Tasks of a Change");
   task
     .command("retry")
-    .description("a new attempt of a failed or blocked Task (or of a completed one whose Change conflicted)")
+    .description(
+      "a new attempt of a failed or blocked Task, or of a completed one whose Change's newest Candidate conflicted or was rejected (a new Candidate on the current generation follows)",
+    )
     .argument("<taskId>")
     .action(async (taskId: string, _opts: unknown, cmd: Command) => {
       const { client, print } = setup(cmd);

@@ -251,7 +251,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       return call(() => trpc.change.cancel.mutate({ tenantId: t, changeId, reason }));
     },
 
-    /** A new attempt of a failed or blocked Task (or of a completed one whose Change conflicted). */
+    /** A new attempt of a failed or blocked Task, or of a completed one whose Change's newest Candidate conflicted or was rejected. */
     async retryTask(taskId: string): Promise<{ taskId: string; attempt: number }> {
       const t = await tenantId();
       return call(() => trpc.task.retry.mutate({ tenantId: t, taskId }));

@@ -166,6 +166,7 @@ function decisionNext(c: CandidateDetail): string[] {
     next.push(`rhumbatron candidate approve ${c.id} --tree ${c.composedTree}`);
   if (a.includes("promote")) next.push(`rhumbatron candidate promote ${c.id}`);
   if (a.includes("rerun")) next.push(`rhumbatron candidate rerun ${c.id} <checkId>`);
+  if (a.includes("retry_tasks")) next.push(`rhumbatron task retry <taskId> (any Task of change ${c.changeId})`);
   return next.length ? [`  next: ${next.join("  |  ")}`] : [];
 }
 

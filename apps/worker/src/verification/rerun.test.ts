@@ -1,4 +1,4 @@
-import { candidateFork, DomainError, type Sandbox, type SandboxWorkspace } from "@rhumbatron/core";
+import { candidateFork, DomainError, RETRY_TASKS_HINT, type Sandbox, type SandboxWorkspace } from "@rhumbatron/core";
 import { candidateRerunOptions, evidenceOf, pgNotifyNudger, requestCheckRerun } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
@@ -171,11 +171,11 @@ describe("rerun one check of a Candidate", () => {
     expect(await eventCount(changeId, "candidate.rejected")).toBe(3);
     expect(await t.db.evidence.count({ where: { candidateId, checkId: "targeted" } })).toBe(3);
 
-    // A Candidate whose base is no longer canonical is recomposed, not rerun.
+    // A Candidate whose base is no longer canonical cannot land whatever a rerun shows: retry its Tasks.
     await t.db.checkRerun.deleteMany({ where: { candidateId } });
     await t.db.project.update({ where: { id: projectId }, data: { canonicalGeneration: { increment: 1 } } });
     expect((await ask()).message).toBe(
-      "the Candidate's base is no longer the canonical generation; the Change is recomposed on the new one instead",
+      `the Candidate's base is no longer the canonical generation, so a rerun would check a tree that cannot land; ${RETRY_TASKS_HINT}`,
     );
   }, 240_000);
 });

@@ -114,7 +114,7 @@ export const tasksRouter = router({
   list: tenantProcedure("viewer")
     .input(z.object({ changeId: id }))
     .query(({ ctx, input }) => listTasks(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
-  /** A new attempt of a failed or blocked Task (or of a completed one whose Change conflicted). */
+  /** A new attempt of a failed or blocked Task, or of a completed one whose Change's newest Candidate conflicted or was rejected. */
   retry: tenantProcedure("member")
     .input(z.object({ taskId: id }))
     .mutation(({ ctx, input }) =>

@@ -178,6 +178,39 @@ describe("projects.overview", () => {
     });
   });
 
+  it("counts each Candidate as what it is now: a cancelled one is cancelled, not what its last Event said", async () => {
+    await t.db.change.create({
+      data: { id: "chg_gone", projectId: shop, title: "Cancelled", riskTier: "low", clientRequestId: "r-gone" },
+    });
+    await t.db.candidate.create({
+      data: {
+        id: "cand_gone",
+        projectId: shop,
+        changeId: "chg_gone",
+        compositionKey: "k-gone",
+        baseGeneration: 1,
+        baseCommit: "c".repeat(40),
+        status: "cancelled",
+      },
+    });
+    // The projector last saw it verified.
+    await t.db.projectView.update({
+      where: { projectId: shop },
+      data: { candidatesByState: { promoted: 1, verified: 1 } },
+    });
+    try {
+      const o = await callerAs(t.db, emailFor("viewer")).projects.overview({
+        tenantId: ACME.tenantId,
+        projectId: shop,
+      });
+      expect(o.view?.candidatesByState).toEqual({ promoted: 1, cancelled: 1 });
+    } finally {
+      await t.db.candidate.delete({ where: { id: "cand_gone" } });
+      await t.db.change.delete({ where: { id: "chg_gone" } });
+      await t.db.projectView.update({ where: { projectId: shop }, data: { candidatesByState: { promoted: 1 } } });
+    }
+  });
+
   it("has no view before the projector's first Event", async () => {
     const o = await callerAs(t.db, emailFor("viewer")).projects.overview({ tenantId: ACME.tenantId, projectId: blog });
     expect(o.view).toBeNull();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { candidateDecision, type DecisionFacts } from "./decision.ts";
+import { RETRY_TASKS_HINT } from "./landing.ts";
 
 const facts = (o: Partial<DecisionFacts>): DecisionFacts => ({
   status: "verified",
@@ -20,6 +21,11 @@ const facts = (o: Partial<DecisionFacts>): DecisionFacts => ({
 describe("the decision a Candidate's reader sees first", () => {
   it("verified and waiting for a person: ready to approve, and only approve or reject is offered", () => {
     expect(candidateDecision(facts({}))).toMatchObject({ state: "ready_to_approve", actions: ["approve", "reject"] });
+    // The rule that asks for the approval is named, not a general "the policy asks".
+    const approval = { required: true, state: "pending", byName: null, reasons: ["the change touches authorization"] };
+    expect(candidateDecision(facts({ approval })).reasons).toEqual([
+      "a person approves this exact tree: the change touches authorization",
+    ]);
   });
 
   it("verified and approved (or needing nobody): ready to promote, naming the approver", () => {
@@ -62,10 +68,13 @@ describe("the decision a Candidate's reader sees first", () => {
     expect(d).toEqual({
       state: "rejected",
       headline: "Rejected: 1 gap",
-      reasons: ["unit: failed: exited with 1; 3 passed, 0 skipped, 1 failed"],
-      actions: [],
+      reasons: ["unit: failed: exited with 1; 3 passed, 0 skipped, 1 failed", `to go on: ${RETRY_TASKS_HINT}`],
+      actions: ["retry_tasks"],
     });
-    expect(candidateDecision(facts({ status: "rejected", gaps, rerunnable: ["unit"] })).actions).toEqual(["rerun"]);
+    expect(candidateDecision(facts({ status: "rejected", gaps, rerunnable: ["unit"] })).actions).toEqual([
+      "rerun",
+      "retry_tasks",
+    ]);
   });
 
   it("promoted: when, by whom and as which generation; stale: recomposed as which Candidate", () => {

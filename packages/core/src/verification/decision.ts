@@ -1,3 +1,5 @@
+import { RETRY_TASKS_HINT } from "./landing.ts";
+
 /**
  * What a person deciding about a Candidate needs first (pure): can it be approved, what is it
  * waiting for, what blocks it, or where did it end. The Candidate page's header and the first
@@ -13,11 +15,13 @@ export type DecisionState =
   | "stale"
   | "cancelled";
 
-export type DecisionAction = "approve" | "reject" | "promote" | "rerun";
+/** `retry_tasks`: new attempts of the Change's Tasks, for a new Candidate on the current generation. */
+export type DecisionAction = "approve" | "reject" | "promote" | "rerun" | "retry_tasks";
 
 export interface DecisionFacts {
   status: string;
-  approval: { required: boolean; state: string; byName: string | null };
+  /** `reasons`: the rules that ask a person to approve (the plan's), named in the decision. */
+  approval: { required: boolean; state: string; byName: string | null; reasons?: string[] };
   /** The checks of the plan and whether the gate found their Evidence (null: not judged yet). */
   checks: { checkId: string; recorded: boolean }[];
   gaps: { checkId: string; gap: string | null; detail: string }[];
@@ -64,7 +68,9 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
         return {
           state: "ready_to_approve",
           headline: "Ready to approve: every required check passed",
-          reasons: ["the policy asks a person to approve this exact tree"],
+          reasons: f.approval.reasons?.length
+            ? f.approval.reasons.map((r) => `a person approves this exact tree: ${r}`)
+            : ["the policy asks a person to approve this exact tree"],
           actions: ["approve", "reject"],
         };
       }
@@ -81,8 +87,8 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
       return {
         state: "rejected",
         headline: `Rejected: ${f.rejectionReason ?? "the gate found gaps"}`,
-        reasons: gapLines,
-        actions: f.rerunnable.length ? ["rerun"] : [],
+        reasons: [...gapLines, `to go on: ${RETRY_TASKS_HINT}`],
+        actions: f.rerunnable.length ? ["rerun", "retry_tasks"] : ["retry_tasks"],
       };
     case "promoted":
       return {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CHANGE_STATUSES } from "../work-graph/statuses.ts";
 import { CANDIDATE_STATUSES } from "./candidate-status.ts";
-import { type LandingInput, landingState } from "./landing.ts";
+import { changeLabel, completedTasksRerunnable, type LandingInput, landingState, RETRY_TASKS_HINT } from "./landing.ts";
 
 const done = [
   { key: "a", state: "completed" },
@@ -129,8 +129,7 @@ describe("landingState: the newest Candidate", () => {
     expect(landingState(input({ status: "rejected", rejectionReason: "unit failed" }))).toEqual({
       ready: false,
       waitingFor: "rejected",
-      detail:
-        "rejected (unit failed): see the Candidate's gaps; a check that errored or failed can be rerun (rhumbatron candidate rerun)",
+      detail: `rejected (unit failed): waits for a person; ${RETRY_TASKS_HINT}, or, while its base is still the current generation, rerun a check that errored or failed (rhumbatron candidate rerun)`,
     });
     const noReason = landingState(input({ status: "rejected", rejectionReason: null }));
     expect(noReason).toMatchObject({ ready: false, waitingFor: "rejected" });
@@ -196,7 +195,11 @@ describe("landingState: a verified Candidate", () => {
         landingState(
           input({ status: "verified", approvalRequired: true }, { approval: { decision: "rejected", treeHash } }),
         ),
-      ).toEqual({ ready: false, waitingFor: "rejected", detail: "an approver rejected it" });
+      ).toEqual({
+        ready: false,
+        waitingFor: "rejected",
+        detail: `an approver rejected it: waits for a person; ${RETRY_TASKS_HINT}`,
+      });
     }
   });
 });
@@ -242,5 +245,43 @@ describe("landingState: when it is ready", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("the way on from a rejected Candidate", () => {
+  const cand = (status: string, rejectionReason: string | null = null) => ({ status, rejectionReason });
+
+  it("lets completed Tasks run again once the newest Candidate conflicted or was rejected, by a check or an approver", () => {
+    const rerunnable = (changeStatus: string, newest: ReturnType<typeof cand> | null, approvalRejected = false) =>
+      completedTasksRerunnable({ changeStatus, newestCandidate: newest && { ...newest, approvalRejected } });
+    expect(rerunnable("verifying", cand("rejected", "1 gap"))).toBe(true);
+    expect(rerunnable("verifying", cand("rejected", "merge conflict"))).toBe(true);
+    expect(rerunnable("conflicted", null)).toBe(true);
+    expect(rerunnable("verifying", cand("verified"), true)).toBe(true);
+    // Nothing to go on from: still running, verified, stale (it is recomposed), or the Change is over.
+    for (const status of ["created", "verifying", "verified", "stale"]) {
+      expect(rerunnable("verifying", cand(status)), status).toBe(false);
+    }
+    expect(rerunnable("open", null)).toBe(false);
+    expect(rerunnable("cancelled", cand("rejected", "1 gap"))).toBe(false);
+    expect(rerunnable("promoted", cand("rejected", "1 gap"))).toBe(false);
+  });
+
+  it("labels a Change by what it waits for: rejected, not verifying, once its newest Candidate was rejected", () => {
+    expect(changeLabel("verifying", cand("rejected", "1 gap"))).toEqual({
+      label: "rejected",
+      tone: "bad",
+      hint: `its Candidate was rejected (1 gap); ${RETRY_TASKS_HINT}`,
+    });
+    expect(changeLabel("verifying", cand("rejected", "merge conflict"))).toMatchObject({
+      label: "conflicted",
+      tone: "bad",
+    });
+    expect(changeLabel("verifying", cand("verifying"))).toEqual({ label: "verifying", tone: "neutral", hint: null });
+    expect(changeLabel("verifying", cand("verified"))).toEqual({ label: "verified", tone: "good", hint: null });
+    expect(changeLabel("promoted", cand("promoted"))).toEqual({ label: "promoted", tone: "good", hint: null });
+    expect(changeLabel("open", null)).toEqual({ label: "open", tone: "neutral", hint: null });
+    // A cancelled Change says cancelled whatever its Candidate was.
+    expect(changeLabel("cancelled", cand("rejected", "1 gap"))).toMatchObject({ label: "cancelled" });
   });
 });

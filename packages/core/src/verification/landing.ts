@@ -43,6 +43,27 @@ export interface LandingState {
 
 const COMPOSITION_REJECTIONS = new Set(["merge conflict", "composition conflict"]);
 
+/** What a person does to go on from a rejected Candidate, in the words every surface uses. */
+export const RETRY_TASKS_HINT =
+  "retry the Change's Tasks (Retry on the Change page, or rhumbatron task retry <task>) to compose a new Candidate on the current generation";
+
+/**
+ * Whether the completed Tasks of a Change may run again: its newest Candidate could not be composed
+ * (a conflict) or was rejected, by a check or by an approver. New ChangeSets make a new Candidate on
+ * the generation current then, which is the way on once the base has moved: a rerun would only
+ * check the old tree, which can no longer land. The API, the Change page and the landing queue
+ * all ask this.
+ */
+export function completedTasksRerunnable(i: {
+  changeStatus: string;
+  newestCandidate: { status: string; rejectionReason: string | null; approvalRejected?: boolean } | null;
+}): boolean {
+  if (i.changeStatus === "promoted" || i.changeStatus === "cancelled") return false;
+  if (i.changeStatus === "conflicted") return true;
+  const c = i.newestCandidate;
+  return c !== null && (c.status === "rejected" || c.approvalRejected === true);
+}
+
 export function landingState(i: LandingInput): LandingState {
   const c = i.candidate;
   if (i.changeStatus === "cancelled") return wait("cancelled", "the Change was cancelled");
@@ -71,14 +92,16 @@ export function landingState(i: LandingInput): LandingState {
         ? wait("conflict", "its ChangeSets conflict on the current generation: re-run the conflicting Tasks")
         : wait(
             "rejected",
-            `rejected (${c.rejectionReason ?? "a check failed"}): see the Candidate's gaps; a check that errored or failed can be rerun (rhumbatron candidate rerun)`,
+            `rejected (${c.rejectionReason ?? "a check failed"}): waits for a person; ${RETRY_TASKS_HINT}, or, while its base is still the current generation, rerun a check that errored or failed (rhumbatron candidate rerun)`,
           );
     case "verified": {
       if (!c.approvalRequired) return { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
       if (i.approval?.decision === "granted" && i.approval.treeHash === c.composedTree) {
         return { ready: true, waitingFor: "landing", detail: "verified and approved; lands in queue order" };
       }
-      if (i.approval?.decision === "rejected") return wait("rejected", "an approver rejected it");
+      if (i.approval?.decision === "rejected") {
+        return wait("rejected", `an approver rejected it: waits for a person; ${RETRY_TASKS_HINT}`);
+      }
       return wait("approval", "waits for an approver to approve the composed tree");
     }
     default:
@@ -88,4 +111,34 @@ export function landingState(i: LandingInput): LandingState {
 
 function wait(waitingFor: LandingWait, detail: string): LandingState {
   return { ready: false, waitingFor, detail };
+}
+
+export interface ChangeLabel {
+  label: string;
+  tone: "neutral" | "good" | "bad";
+  /** One line saying why, when the label is not the Change's own status. */
+  hint: string | null;
+}
+
+/**
+ * The word pages show for a Change. Its own status says "verifying" from composition until it is
+ * promoted, and that is not true once its newest Candidate was rejected: the Change then waits for
+ * a person, and says so. The Changes list, the project page and the Change page all show this.
+ */
+export function changeLabel(
+  changeStatus: string,
+  newest: { status: string; rejectionReason: string | null } | null,
+): ChangeLabel {
+  if (changeStatus === "verifying" && newest?.status === "rejected") {
+    const conflict = COMPOSITION_REJECTIONS.has(newest.rejectionReason ?? "");
+    return {
+      label: conflict ? "conflicted" : "rejected",
+      tone: "bad",
+      hint: `its Candidate was rejected (${newest.rejectionReason ?? "a check failed"}); ${RETRY_TASKS_HINT}`,
+    };
+  }
+  if (changeStatus === "verifying" && newest?.status === "verified")
+    return { label: "verified", tone: "good", hint: null };
+  const tone = changeStatus === "promoted" ? "good" : changeStatus === "conflicted" ? "bad" : "neutral";
+  return { label: changeStatus, tone, hint: null };
 }

@@ -1,4 +1,5 @@
 import { type EvidenceRecord, judge, latestRecord } from "./gate.ts";
+import { RETRY_TASKS_HINT } from "./landing.ts";
 import type { VerificationPlan } from "./plan.ts";
 import { planPolicyMismatch } from "./promotion.ts";
 
@@ -44,7 +45,7 @@ function candidateRefusal(i: RerunInput): string | null {
   if (i.candidateStatus !== "rejected")
     return `the Candidate is ${i.candidateStatus}; only a rejected Candidate's checks can be rerun`;
   if (i.stale)
-    return "the Candidate's base is no longer the canonical generation; the Change is recomposed on the new one instead";
+    return `the Candidate's base is no longer the canonical generation, so a rerun would check a tree that cannot land; ${RETRY_TASKS_HINT}`;
   if (i.approvalDecision === "rejected") return "an approver rejected the Candidate; a rerun cannot undo that";
   if (!i.plan) return "the Candidate was rejected before it had a Verification Plan (its composition failed)";
   const mismatch = i.activePolicy ? planPolicyMismatch(i.plan, i.activePolicy) : null;

@@ -26,7 +26,7 @@ export const TASK_TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>>
   // A person's fixture completes a ready, failed or blocked Task without a run (fixture.ts).
   ready: ["running", "blocked", "completed"],
   running: ["completed", "failed", "blocked"],
-  // A completed Task runs again only when its Change's composition conflicted (a retry).
+  // A completed Task runs again only when its Change's newest Candidate conflicted or was rejected (a retry).
   completed: ["pending"],
   failed: ["pending", "completed"],
   blocked: ["pending", "completed"],

@@ -86,12 +86,15 @@ async function projectViewCounts(db: Db, projectId: string): Promise<ProjectView
     where: { projectId, kind: "change" },
     _count: { _all: true },
   });
+  const candidates = await db.candidate.groupBy({ by: ["status"], where: { projectId }, _count: { _all: true } });
   return {
     canonicalGeneration: view.canonicalGeneration,
     changesTotal: view.changesTotal,
     changesByState: Object.fromEntries(changes.map((c) => [c.state, c._count._all])),
     tasksByState: asCounts(view.tasksByState),
-    candidatesByState: asCounts(view.candidatesByState),
+    // From the Candidates themselves: the projector's count follows Events, and a Candidate cancelled
+    // with its Change writes none of its own, so it stayed counted as what it last was.
+    candidatesByState: Object.fromEntries(candidates.map((c) => [c.status, c._count._all])),
     eventCount: view.eventCount,
     lastEventType: view.lastEventType,
     lastEventAt: view.lastEventAt,

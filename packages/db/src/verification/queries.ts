@@ -55,6 +55,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
       required: c.approvalRequired,
       state: approval ? approval.decision : c.approvalRequired ? "pending" : "not_required",
       byName: approval ? (people.get(approval.decidedBy) ?? REMOVED_USER) : null,
+      reasons: plan?.humanGateReasons ?? [],
     },
     checks: (plan?.checks ?? []).map((k) => ({ checkId: k.id, recorded: evidence.some((e) => e.checkId === k.id) })),
     gaps: gate?.gaps ?? [],

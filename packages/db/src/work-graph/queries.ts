@@ -1,4 +1,4 @@
-import { DomainError } from "@rhumbatron/core";
+import { changeLabel, DomainError } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 
 /** A tenant's view of its Changes and Tasks; anything outside the tenant is NOT_FOUND. */
@@ -21,14 +21,24 @@ export async function listChanges(db: Db, q: { tenantId: string; projectId: stri
     take: q.limit,
     include: { tasks: { select: { state: true } } },
   });
-  return rows.map(({ tasks, ...c }) => ({
-    id: c.id,
-    title: c.title,
-    riskTier: c.riskTier,
-    status: c.status,
-    createdAt: c.createdAt,
-    tasksByState: countBy(tasks.map((t) => t.state)),
-  }));
+  // Each Change's newest Candidate, for the label (core's changeLabel): one query for the page.
+  const candidates = await db.candidate.findMany({
+    where: { changeId: { in: rows.map((r) => r.id) } },
+    orderBy: { createdAt: "desc" },
+    select: { changeId: true, status: true, rejectionReason: true },
+  });
+  return rows.map(({ tasks, ...c }) => {
+    const newest = candidates.find((k) => k.changeId === c.id) ?? null;
+    return {
+      id: c.id,
+      title: c.title,
+      riskTier: c.riskTier,
+      status: c.status,
+      label: changeLabel(c.status, newest),
+      createdAt: c.createdAt,
+      tasksByState: countBy(tasks.map((t) => t.state)),
+    };
+  });
 }
 
 export async function getChange(db: Db, q: { tenantId: string; changeId: string }) {

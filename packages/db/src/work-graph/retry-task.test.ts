@@ -110,4 +110,45 @@ describe("retrying a Task", () => {
     expect(await counts()).toEqual(cancelled);
     expect(before.outbox).toBe(cancelled.outbox);
   });
+
+  it("re-runs a completed Task once the Change's newest Candidate was rejected, not while it verifies or after it verified", async () => {
+    const { change, a } = await world("proj_rt3");
+    await t.db.task.update({ where: { id: a }, data: { state: "completed" } });
+    await t.db.change.update({ where: { id: change }, data: { status: "verifying" } });
+    const candidate = (status: string, rejectionReason: string | null = null) =>
+      t.db.candidate.upsert({
+        where: { id: "cand_rt3" },
+        create: {
+          id: "cand_rt3",
+          projectId: "proj_rt3",
+          changeId: change,
+          compositionKey: "ck_rt3",
+          baseGeneration: 0,
+          baseCommit: "0".repeat(40),
+          status,
+          rejectionReason,
+        },
+        update: { status, rejectionReason },
+      });
+    for (const status of ["verifying", "verified"]) {
+      await candidate(status);
+      const before = await counts();
+      await expect(retryTask(t.db, { tenantId: "ten_test", taskId: a, actorId: "u" }, deps)).rejects.toMatchObject({
+        code: "PRECONDITION_FAILED",
+        message: expect.stringContaining(
+          "or a completed one whose Change's newest Candidate conflicted or was rejected",
+        ),
+      });
+      expect(await counts()).toEqual(before);
+    }
+    // Rejected by a check (a broken build, say): the Task runs again and the Change is open again,
+    // so its next Candidate is composed on the generation current then.
+    await candidate("rejected", "1 gap");
+    expect(await retryTask(t.db, { tenantId: "ten_test", taskId: a, actorId: "u" }, deps)).toEqual({
+      taskId: a,
+      attempt: 2,
+    });
+    expect(await t.db.change.findUniqueOrThrow({ where: { id: change } })).toMatchObject({ status: "open" });
+    expect(await t.db.task.findUniqueOrThrow({ where: { id: a } })).toMatchObject({ state: "pending", attempt: 2 });
+  });
 });

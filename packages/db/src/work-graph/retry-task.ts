@@ -1,11 +1,11 @@
-import { type Actor, commandIds, DomainError, TASK_STATE_SETS } from "@rhumbatron/core";
+import { type Actor, commandIds, completedTasksRerunnable, DomainError, TASK_STATE_SETS } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
-/** Task states a person may retry; a completed Task only when its Change's composition conflicted. */
+/** Task states a person may retry; a completed Task only when its Change's newest Candidate conflicted or was rejected. */
 const RETRYABLE = new Set<string>(TASK_STATE_SETS.retryable);
 
 /**
@@ -43,11 +43,19 @@ export async function retryTaskIn(
     throw new DomainError("PRECONDITION_FAILED", `the change is ${change.status}: its Tasks can no longer be retried`);
   }
   const newest = await ctx.tx.candidate.findFirst({ where: { changeId: owner.id }, orderBy: { createdAt: "desc" } });
-  const conflicted = change.status === "conflicted" || newest?.rejectionReason === "merge conflict";
-  if (!RETRYABLE.has(task.state) && !(task.state === "completed" && conflicted)) {
+  const approval = newest ? await ctx.tx.approval.findUnique({ where: { candidateId: newest.id } }) : null;
+  const rerunnable = completedTasksRerunnable({
+    changeStatus: change.status,
+    newestCandidate: newest && {
+      status: newest.status,
+      rejectionReason: newest.rejectionReason,
+      approvalRejected: approval?.decision === "rejected",
+    },
+  });
+  if (!RETRYABLE.has(task.state) && !(task.state === "completed" && rerunnable)) {
     throw new DomainError(
       "PRECONDITION_FAILED",
-      `task ${task.key} is ${task.state}; only a failed or blocked Task can be retried (or a completed one whose Change conflicted)`,
+      `task ${task.key} is ${task.state}; only a failed or blocked Task can be retried, or a completed one whose Change's newest Candidate conflicted or was rejected`,
     );
   }
   const attempt = task.attempt + 1;

@@ -18,6 +18,8 @@ const ACTION_LABELS: Record<CandidateDetail["decision"]["actions"][number], { la
   reject: { label: "", anchor: "#candidate-approval" },
   promote: { label: "Promote below", anchor: "#candidate-promotion" },
   rerun: { label: "Rerun a check below", anchor: "#candidate-checks" },
+  // The Change page holds the Retry buttons (the href is the Change's, set below).
+  retry_tasks: { label: "Retry its Tasks on the Change page", anchor: "" },
 };
 
 /**
@@ -58,7 +60,12 @@ export function DecisionHeader({ candidate }: { candidate: CandidateDetail }) {
       {actions.length > 0 && (
         <p data-testid="decision-actions" className="mt-2 flex flex-wrap gap-3 text-sm">
           {actions.map((a) => (
-            <a key={a} data-testid={`decision-action-${a}`} className="underline" href={ACTION_LABELS[a].anchor}>
+            <a
+              key={a}
+              data-testid={`decision-action-${a}`}
+              className="underline"
+              href={a === "retry_tasks" ? `../changes/${candidate.changeId}` : ACTION_LABELS[a].anchor}
+            >
               {ACTION_LABELS[a].label}
             </a>
           ))}

@@ -3,22 +3,60 @@ import { Empty, Panel } from "../query-state.tsx";
 import { Badge } from "./badges.tsx";
 import type { CandidateDetail } from "./types.ts";
 
-/** Every gap the gate lists, by kind. Promotion is refused while there is one. */
-export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
+/** What the gate's verdict is for this Candidate now, in one badge that never says more than the state. */
+function Verdict({ candidate, failing, running }: { candidate: CandidateDetail; failing: number; running: number }) {
   const gate = candidate.gate;
-  const verdict = !gate ? (
-    <Badge tone="neutral" testId="gate-promotable">
-      gate not computed
-    </Badge>
-  ) : gate.promotable ? (
+  if (!gate)
+    return (
+      <Badge tone="neutral" testId="gate-promotable">
+        gate not computed
+      </Badge>
+    );
+  if (candidate.status === "stale")
+    return (
+      <Badge tone="warn" testId="gate-promotable">
+        stale: its base is no longer canonical
+      </Badge>
+    );
+  if (candidate.status === "cancelled")
+    return (
+      <Badge tone="neutral" testId="gate-promotable">
+        cancelled
+      </Badge>
+    );
+  if (failing > 0)
+    return (
+      <Badge tone="fail" testId="gate-promotable">
+        {failing} gap{failing === 1 ? "" : "s"}
+      </Badge>
+    );
+  if (running > 0)
+    return (
+      <Badge tone="pending" testId="gate-promotable">
+        {running} check{running === 1 ? "" : "s"} still running
+      </Badge>
+    );
+  return gate.promotable ? (
     <Badge tone="pass" testId="gate-promotable">
       promotable
     </Badge>
   ) : (
     <Badge tone="fail" testId="gate-promotable">
-      {candidate.gaps.length} gap{candidate.gaps.length === 1 ? "" : "s"}
+      not promotable
     </Badge>
   );
+}
+
+/**
+ * Every gap the gate lists, by kind. Promotion is refused while there is one. While the checks
+ * run, a check with no Evidence yet is running, not missing: it is shown as such, not as a gap.
+ */
+export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
+  const gate = candidate.gate;
+  const verifying = candidate.status === "created" || candidate.status === "verifying";
+  const running = verifying ? candidate.gaps.filter((g) => (g.gap ?? "missing") === "missing") : [];
+  const failing = candidate.gaps.filter((g) => !running.includes(g));
+  const verdict = <Verdict candidate={candidate} failing={failing.length} running={running.length} />;
   return (
     <Panel title="Gate" testId="candidate-gaps" actions={verdict}>
       {!gate ? (
@@ -29,7 +67,18 @@ export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
         </p>
       ) : (
         <ul className="space-y-2">
-          {candidate.gaps.map((g) => {
+          {running.map((g) => (
+            <li
+              key={`running:${g.checkId}`}
+              data-testid={`gap-${g.checkId}`}
+              data-gap-kind="running"
+              className={`rounded border p-2 text-sm ${TONE_CLASSES.pending}`}
+            >
+              <span className="font-mono font-medium">{g.checkId}</span>: <strong>Running</strong> — no Evidence yet;
+              the check has not finished
+            </li>
+          ))}
+          {failing.map((g) => {
             const style = gapStyle(g.gap ?? "missing");
             return (
               <li

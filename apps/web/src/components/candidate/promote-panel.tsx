@@ -22,6 +22,16 @@ function outcomeText(r: PromoteResult): string {
 const OUTCOME_TONE = { promoted: "pass", alreadyPromoted: "neutral", stale: "warn", blocked: "fail" } as const;
 
 /** Promotion: every block is listed when it is refused, and the outcome is always shown. */
+/** Why the Promote button is not offered, by decision state, in words that match the header above. */
+const NOT_PROMOTABLE_BECAUSE: Partial<Record<CandidateDetail["decision"]["state"], string>> = {
+  verifying: "its checks are still running",
+  ready_to_approve: "it waits for a person to approve this exact tree (Approval, below)",
+  blocked: "promotion would be refused now (the reasons are in the decision above)",
+  rejected: "it was rejected (the decision above says why and how to go on)",
+  stale: "its base is no longer the canonical generation",
+  cancelled: "it was cancelled with its Change",
+};
+
 export function PromotePanel({
   tenantId,
   candidate,
@@ -51,7 +61,7 @@ export function PromotePanel({
       )}
       {!offered && !candidate.promotion && !result && (
         <p data-testid="promote-not-offered" className="text-sm text-slate-600">
-          Not promotable now: {candidate.decision.headline.replace(/^[^:]*: /, "")}
+          Not promotable now: {NOT_PROMOTABLE_BECAUSE[candidate.decision.state] ?? candidate.decision.headline}
         </p>
       )}
       {!offered ? null : canPromote ? (

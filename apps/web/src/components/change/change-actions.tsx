@@ -13,18 +13,19 @@ interface TaskRow {
 
 /**
  * What a person can do to a Change while it runs: let it land by itself when ready, and retry a
- * Task that failed or was blocked (or re-run one whose Change could not be composed). Only the
+ * Task that failed or was blocked (or re-run a completed one whose newest Candidate conflicted or was
+ * rejected: new ChangeSets make a new Candidate on the current generation). Only the
  * actions possible in the current state are offered; the API refuses the others with the reason.
  */
 export function ChangeActions({
   tenantId,
   change,
-  conflicted,
+  rerunnable,
 }: {
   tenantId: string;
   change: { id: string; status: string; landWhenReady: boolean; tasks: TaskRow[] };
-  /** The newest Candidate could not be composed on the current generation. */
-  conflicted: boolean;
+  /** Its completed Tasks may run again: the newest Candidate conflicted or was rejected (core's completedTasksRerunnable). */
+  rerunnable: boolean;
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -34,7 +35,7 @@ export function ChangeActions({
   const cancel = useMutation(trpc.change.cancel.mutationOptions({ onSettled: refresh }));
   const final = change.status === "promoted" || change.status === "cancelled";
   const retryable = change.tasks.filter(
-    (t) => t.state === "failed" || t.state === "blocked" || (conflicted && t.state === "completed"),
+    (t) => t.state === "failed" || t.state === "blocked" || (rerunnable && t.state === "completed"),
   );
   if (final) return null;
   const error = landing.error ?? retry.error ?? cancel.error;

@@ -1,5 +1,6 @@
 "use client";
 
+import { changeLabel, completedTasksRerunnable } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
@@ -87,6 +88,9 @@ export function ChangeView({
     );
   }
   const live = isSettled(c.status, candidates.data) ? false : CHANGE_REFETCH_MS;
+  const first = candidates.data?.[0];
+  const newest = first ? { status: first.status, rejectionReason: first.rejectionReason ?? null } : null;
+  const label = changeLabel(c.status, newest);
   const goals = c.goals as { p95LatencyMs?: number };
   const contract = c.contractChanges as { added?: string[]; removed?: string[]; changed?: string[] };
   const routes = (["added", "removed", "changed"] as const).flatMap((k) =>
@@ -107,8 +111,12 @@ export function ChangeView({
             {c.title}
           </h1>
           <div className="flex items-center gap-2 text-sm">
-            <span data-testid="change-status" className="rounded-full bg-slate-100 px-2 py-0.5">
-              {c.status}
+            <span
+              data-testid="change-status"
+              data-status={label.label}
+              className={`rounded-full px-2 py-0.5 ${label.tone === "bad" ? "bg-red-100 text-red-800" : label.tone === "good" ? "bg-emerald-100 text-emerald-800" : "bg-slate-100"}`}
+            >
+              {label.label}
             </span>
             <span data-testid="change-risk" className="rounded-full bg-slate-100 px-2 py-0.5">
               {c.riskTier} risk
@@ -116,6 +124,11 @@ export function ChangeView({
           </div>
         </div>
         <p className="font-mono text-xs text-slate-500">{c.id}</p>
+        {label.hint && (
+          <p data-testid="change-status-hint" className="mt-1 text-sm text-red-800">
+            {label.hint}
+          </p>
+        )}
         {c.description && <p className="mt-2 whitespace-pre-wrap text-sm text-slate-700">{c.description}</p>}
         {(goals.p95LatencyMs !== undefined || c.invariants.length > 0 || routes.length > 0) && (
           <dl data-testid="change-terms" className="mt-3 grid gap-2 text-sm sm:grid-cols-3">
@@ -154,7 +167,7 @@ export function ChangeView({
       <ChangeActions
         tenantId={tenantId}
         change={c}
-        conflicted={c.status === "conflicted" || candidates.data?.[0]?.rejectionReason === "merge conflict"}
+        rerunnable={completedTasksRerunnable({ changeStatus: c.status, newestCandidate: newest })}
       />
 
       <Panel title="Work Graph" testId="work-graph-panel">

@@ -6,6 +6,12 @@ import { TASK_STATE_COLORS } from "../../lib/work-graph-chart.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady } from "../query-state.tsx";
 
+const LABEL_TONES = {
+  neutral: "bg-slate-100 text-slate-700",
+  good: "bg-emerald-100 text-emerald-800",
+  bad: "bg-red-100 text-red-800",
+} as const;
+
 /** A project's Changes, newest first, each with its Tasks counted by state and a link to its page. */
 export function ChangeList({ tenantId, projectId }: { tenantId: string; projectId: string }) {
   const trpc = useTRPC();
@@ -31,8 +37,13 @@ export function ChangeList({ tenantId, projectId }: { tenantId: string; projectI
             </div>
           </div>
           <div className="flex flex-wrap items-center gap-1 text-xs">
-            <span data-testid="change-status" className="rounded bg-slate-100 px-1.5 py-0.5 text-slate-700">
-              {c.status}
+            <span
+              data-testid="change-status"
+              data-status={c.label.label}
+              title={c.label.hint ?? undefined}
+              className={`rounded px-1.5 py-0.5 ${LABEL_TONES[c.label.tone]}`}
+            >
+              {c.label.label}
             </span>
             {TASK_STATES.filter((s) => (c.tasksByState[s] ?? 0) > 0).map((s) => (
               <span

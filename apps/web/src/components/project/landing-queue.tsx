@@ -15,6 +15,18 @@ const WAIT_CLASSES: Record<string, string> = {
   blocked_task: "bg-red-100 text-red-800",
 };
 
+/** What stops a Change that no amount of waiting moves on: a person has to act (its detail says how). */
+const NEEDS_A_PERSON: Record<string, string> = {
+  rejected: "rejected: needs a person",
+  conflict: "conflicted: needs a person",
+  blocked_task: "a Task is stuck: needs a person",
+};
+
+function waitLabel(e: { ready: boolean; waitingFor: string }): string {
+  if (e.ready) return "ready to land";
+  return NEEDS_A_PERSON[e.waitingFor] ?? `waits for ${e.waitingFor.replace("_", " ")}`;
+}
+
 /**
  * The project's landing queue: every Change that lands when ready, in the order it will land, with
  * the one thing it waits for and since when. Updated live.
@@ -48,7 +60,7 @@ export function LandingQueue({ tenantId, projectId }: { tenantId: string; projec
           <span
             className={`rounded px-1.5 py-0.5 text-xs ${WAIT_CLASSES[e.waitingFor] ?? "bg-slate-100 text-slate-700"}`}
           >
-            {e.ready ? "ready to land" : `waits for ${e.waitingFor.replace("_", " ")}`}
+            {waitLabel(e)}
           </span>
           <span className="text-xs text-slate-600">{e.detail}</span>
           <time dateTime={new Date(e.since).toISOString()} className="ml-auto text-xs text-slate-400">
