@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "@playwright/test";
@@ -74,9 +74,14 @@ async function startNpm(dataDir: string): Promise<{ child: ChildProcess; output:
   child.stderr?.on("data", (c: Buffer) => {
     out += c.toString("utf8");
   });
+  // Up, or ended: a start that fails says why at once instead of waiting out the limit.
   await expect
-    .poll(() => out, { timeout: 180_000, message: "npm start did not come up" })
-    .toContain("press Ctrl-C to stop");
+    .poll(() => (child.exitCode !== null ? `exited ${child.exitCode}: ${out}` : out), {
+      timeout: 180_000,
+      message: "npm start did not come up",
+    })
+    .toMatch(/press Ctrl-C to stop|^exited/);
+  expect(child.exitCode, out).toBeNull();
   return { child, output: () => out };
 }
 
@@ -84,6 +89,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   test(`${signal} to the npm start PID stops web, worker and the embedded Postgres, saying so`, async () => {
     test.setTimeout(300_000);
     const dataDir = mkdtempSync(join(tmpdir(), "rhumbatron-stop-"));
+    // The embedded Postgres runs as its own system user when we are root; let it reach its folder.
+    chmodSync(dataDir, 0o755);
     const { child, output } = await startNpm(dataDir);
     try {
       const started = descendants(child.pid ?? 0);
