@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CommandResult, DEFAULT_COMMAND_ALLOWLIST, DomainError, type SandboxWorkspace } from "@rhumbatron/core";
+import { DEFAULT_COMMAND_ALLOWLIST, DomainError, type SandboxWorkspace } from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectAllGone, startedProcesses, startsSleep } from "./host-processes.ts";
 import { createSandbox } from "./index.ts";
 import { type PlainProcessSandbox, plainProcessSandbox } from "./process.ts";
 
@@ -48,95 +49,6 @@ afterAll(async () => {
 
 const node = (script: string, timeoutMs = T) => ws.run({ argv: ["node", "-e", script], timeoutMs });
 
-/** A process as the host sees it: the start time tells it apart from a later process given the same pid. */
-interface HostProcess {
-  pid: number;
-  startTime: string;
-  state: string;
-  args: string;
-}
-
-function hostProcess(pid: number): HostProcess | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-    return { pid, startTime: fields[19] ?? "", state: fields[0] ?? "", args };
-  } catch {
-    return null; // gone while being read
-  }
-}
-
-/** Every host process with `marker` as a word of its command line. */
-function hostProcessesWith(marker: string): HostProcess[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map((name) => hostProcess(Number(name)))
-    .filter((p): p is HostProcess => p?.args.split(/[\s"'[\](),;]+/).includes(marker) === true);
-}
-
-/** Polls `probe` until `ok` holds; the error shows the last value. */
-async function waitUntil<V>(what: string, probe: () => V, ok: (v: V) => boolean, ms = 30_000): Promise<V> {
-  const end = Date.now() + ms;
-  let v = probe();
-  while (!ok(v)) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 20));
-    v = probe();
-  }
-  return v;
-}
-
-/**
- * A script that starts `sleep <marker>` and, once it runs, writes its own and the child's pid to
- * `started-<marker>` in the workspace: the test kills nothing before it knows what is there to kill.
- */
-const startsSleep = (marker: string) =>
-  `const c = require("child_process").spawn("sleep", ["${marker}"]);
-   c.on("spawn", () => require("fs").writeFileSync("started-${marker}", JSON.stringify([process.pid, c.pid])));
-   setInterval(() => {}, 1000);`;
-
-/** The host processes of a command from `startsSleep`, read once the command says its child runs. */
-async function startedProcesses(marker: string, running: Promise<CommandResult>): Promise<HostProcess[]> {
-  let ended: CommandResult | undefined;
-  running.then(
-    (r) => {
-      ended = r;
-    },
-    () => {}, // the caller awaits the run and sees its failure
-  );
-  const reported = await waitUntil(
-    `the command to start sleep ${marker}`,
-    () => {
-      if (ended) throw new Error(`the command ended before its child started: ${JSON.stringify(ended)}`);
-      try {
-        return JSON.parse(readFileSync(join(ws.path, `started-${marker}`), "utf8")) as number[];
-      } catch {
-        return null; // not written yet, or half written
-      }
-    },
-    (pids) => pids !== null,
-  );
-  const found = hostProcessesWith(marker);
-  expect(found.map((p) => p.pid)).toEqual(expect.arrayContaining(reported ?? []));
-  expect(found.map((p) => p.args)).toContain(`sleep ${marker}`);
-  return found;
-}
-
-/** Waits for every one of `procs` to be gone (a zombie has died already); kills and names any survivor. */
-async function expectAllGone(procs: HostProcess[]) {
-  const running = () =>
-    procs.filter((p) => {
-      const now = hostProcess(p.pid);
-      return now !== null && now.startTime === p.startTime && now.state !== "Z";
-    });
-  try {
-    await waitUntil("everything the command started to be gone", running, (left) => left.length === 0, 10_000);
-  } finally {
-    for (const p of running()) process.kill(p.pid, "SIGKILL");
-  }
-}
-
 describe("plain-process fallback sandbox", () => {
   it("says loudly, at creation, that it does not isolate", () => {
     expect(sandbox).toMatchObject({ kind: "process", isolates: false });
@@ -168,7 +80,7 @@ describe("plain-process fallback sandbox", () => {
     const marker = `27.${process.pid}`;
     // The timeout leaves room for the host to find the processes before they are killed.
     const running = node(startsSleep(marker), 3_000);
-    const started = await startedProcesses(marker, running);
+    const started = await startedProcesses(ws.path, marker, running);
     expect(await running).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" });
     await expectAllGone(started);
   });
@@ -177,7 +89,7 @@ describe("plain-process fallback sandbox", () => {
     const marker = `14.${process.pid}`;
     const stop = new AbortController();
     const running = ws.run({ argv: ["node", "-e", startsSleep(marker)], timeoutMs: T, signal: stop.signal });
-    const started = await startedProcesses(marker, running);
+    const started = await startedProcesses(ws.path, marker, running);
     stop.abort();
     expect(await running).toMatchObject({ timedOut: false, exitCode: null, signal: "SIGKILL" });
     await expectAllGone(started);

@@ -236,7 +236,7 @@ describe("the landing queue and approvals", () => {
   const policy = policyFromDocument(defaultPolicyDocument(config), 1);
   const deps = { config, nudger: pgNotifyNudger, now: () => new Date() };
 
-  /** The one outside question landing asks (promotion precondition 8), answered yes for every Candidate. */
+  /** The one outside question landing asks (the composed commit must be in the Candidate fork; core promotion.ts), answered yes for every Candidate. */
   class EveryCommitInFork extends SourceStore {
     override async hasCommit(): Promise<boolean> {
       return true;
