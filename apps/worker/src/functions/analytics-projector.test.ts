@@ -75,11 +75,14 @@ describe("the analytics projector", () => {
       ["outbox-publisher", "analytics-projector"].includes(f.id),
     );
     // No cron timer ever fires here: every run is the start run or a nudge's.
-    running.push(await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs, functions }));
+    const executor = await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs, functions });
+    running.push(executor);
     const projectId = "proj_an1";
     const events = 2 * testConfig.eventRouter.batchSize + 50;
     await writeEvents(projectId, events - 1, testConfig, pgNotifyNudger);
     await waitFor(`${events} metric points`, async () => (await points(projectId)) === events, 150_000);
+    // A run logs its outcome after its last batch commits: the runs are read once they have ended.
+    await executor.idle();
     const nudged = logs.runs("analytics-projector").filter((l) => l.trigger === "nudge");
     expect(nudged.length).toBeGreaterThanOrEqual(1);
   }, 180_000);
