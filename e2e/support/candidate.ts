@@ -19,9 +19,9 @@ export async function waitForVerdict(page: Page, timeoutMs: number): Promise<str
   return (await status.getAttribute("data-status")) ?? "";
 }
 
-/** What the page says went wrong: the rejection and every gap (for assertion messages). */
+/** What the page says went wrong: the decision and every gap (for assertion messages). */
 export async function verdictSummary(page: Page): Promise<string> {
-  const rejection = await page.getByTestId("candidate-rejection").allInnerTexts();
+  const rejection = await page.getByTestId("decision-headline").allInnerTexts();
   const gaps = await page.locator('[data-testid^="gap-"]').allInnerTexts();
   return [...rejection, ...gaps].join(" | ");
 }

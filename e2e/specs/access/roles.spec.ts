@@ -122,7 +122,9 @@ test("a member sees a Candidate that needs approval but cannot approve or promot
     await expect(member.page.getByTestId("current-user")).toContainText(MEMBER.email);
     await expect(member.page.getByTestId("candidate-status")).toHaveAttribute("data-status", "verified");
     await expect(member.page.getByTestId("approval-state")).toHaveText("pending");
-    await expect(member.page.getByTestId("candidate-approval")).toContainText("Waiting for an approver.");
+    await expect(member.page.getByTestId("decision-header").getByTestId("approval-waiting")).toHaveText(
+      "Waiting for an approver.",
+    );
     await expect(member.page.getByTestId("approve-button")).toHaveCount(0);
     await expect(member.page.getByTestId("reject-button")).toHaveCount(0);
     await expect(member.page.getByTestId("promote-button")).toHaveCount(0);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { expect, type Locator, test } from "@playwright/test";
 import { waitForVerdict } from "../../support/candidate.ts";
 import { fillChangeForm, submitChange } from "../../support/change-form.ts";
+import { expectDecision } from "../../support/decision.ts";
 import { brokenCartChange } from "./fixtures/broken-cart.ts";
 
 /** An element's computed colours as sRGB (the page may use oklch; a canvas converts it). */
@@ -44,7 +45,7 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
 
   expect(await waitForVerdict(page, 180_000)).toBe("rejected");
   await expect(page.getByTestId("candidate-status-badge")).toHaveAttribute("data-tone", "fail");
-  await expect(page.getByTestId("candidate-rejection")).toBeVisible();
+  await expect(page.getByTestId("decision-headline")).toHaveText(/^Rejected: /);
 
   // The invariant put the protected check in the plan; it ran, compiled fine, and failed.
   await expect(page.getByTestId("check-build")).toHaveAttribute("data-gap", "none");
@@ -80,9 +81,15 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
   await expect(page.getByTestId("decision-reason").filter({ hasText: "protected-invariant-cart: failed" })).toHaveCount(
     1,
   );
-  await expect(page.getByTestId("promote-button")).toHaveCount(0);
-  await expect(page.getByTestId("approve-button")).toHaveCount(0);
   await expect(page.getByTestId("promote-not-offered")).toBeVisible();
+  // The failing check may be rerun (the policy's budget), or the Tasks retried: both from the header.
+  await expectDecision(page, {
+    state: "rejected",
+    headline: /^Rejected: /,
+    actions: ["rerun", "retry_tasks"],
+    screenshot: "candidate-decision-rejected-by-checks",
+  });
+  await expect(decision.getByTestId("rerun-protected-invariant-cart")).toBeVisible();
 
   // The way on is the same everywhere: the decision names it and links to the Change page, whose
   // status says rejected (never "verifying") and which offers to re-run the Task; the project's

@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { expect, test } from "@playwright/test";
 import { verdictSummary, waitForVerdict } from "../../support/candidate.ts";
 import { fillChangeForm, submitChange } from "../../support/change-form.ts";
+import { expectDecision } from "../../support/decision.ts";
 import { saveScreenshot } from "../../support/screenshots.ts";
 import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
 import { WISHLIST_LINK, WISHLIST_PAGE, wishlistPageChange } from "./fixtures/wishlist-page.ts";
@@ -128,7 +129,7 @@ test("a Change goes from the new-Change form through live Agents, verification, 
     const status = await waitForVerdict(page, 180_000);
     expect(status, await verdictSummary(page)).toBe("verified");
     await expect(page.getByTestId("candidate-live")).toHaveCount(0);
-    await expect(page.getByTestId("gate-promotable")).toHaveText("promotable");
+    await expect(page.getByTestId("gate-promotable")).toHaveText("checks satisfied · waits for approval");
     await expect(page.getByTestId("candidate-gaps-none")).toBeVisible();
     await expect(page.getByTestId("plan-human-gate")).toHaveAttribute("data-human-gate", "true");
     for (const check of HIGH_RISK_CHECKS) {
@@ -157,17 +158,27 @@ test("a Change goes from the new-Change form through live Agents, verification, 
     await expect(page.getByTestId("approve-tree-hash")).toHaveText(candidate.composedTree ?? "");
     await expect(page.getByTestId("approval-state")).toHaveText("pending");
     // The decision first, and only its actions: approve now, Promote once approved.
-    await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_approve");
-    await expect(page.getByTestId("promote-button")).toHaveCount(0);
-    await page.getByTestId("approve-button").click();
+    await expectDecision(page, {
+      state: "ready_to_approve",
+      headline: "Ready to approve: every required check passed",
+      actions: ["approve", "reject"],
+    });
+    await page.getByTestId("decision-header").getByTestId("approve-button").click();
     await expect(page.getByTestId("approval-state")).toHaveText("granted");
     await expect(page.getByTestId("approval-decision")).toContainText(candidate.composedTree?.slice(0, 12) ?? "");
     // People by name, not by ID.
     await expect(page.getByTestId("approval-decided-by")).toHaveText("Demo Admin");
     await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_promote");
     await expect(page.getByTestId("decision-headline")).toContainText("approved by Demo Admin");
+    await expectDecision(page, {
+      state: "ready_to_promote",
+      headline: "Ready to promote: approved by Demo Admin",
+      actions: ["promote"],
+      screenshot: "candidate-decision-approved",
+    });
+    await expect(page.getByTestId("gate-promotable")).toHaveText("promotable");
 
-    await page.getByTestId("promote-button").click();
+    await page.getByTestId("decision-header").getByTestId("promote-button").click();
     await expect(page.getByTestId("promote-outcome")).toHaveAttribute("data-outcome", "promoted", { timeout: 30_000 });
     await expect(page.getByTestId("promote-outcome")).toContainText("S1");
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "promoted");

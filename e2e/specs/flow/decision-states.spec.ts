@@ -1,5 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
-import { saveScreenshot } from "../../support/screenshots.ts";
+import { expectDecision } from "../../support/decision.ts";
 import {
   candidatesOf,
   createChange,
@@ -69,8 +69,12 @@ test("a verified low-risk Candidate whose promotion is refused after a policy ed
       expect(c.approval).toMatchObject({ required: false, state: "not_required" });
       expect(c.decision).toMatchObject({ state: "ready_to_promote", actions: ["promote"] });
       await page.goto(`/projects/${projectId}/candidates/${c.id}`);
-      await expect(page.getByTestId("decision-header")).toHaveAttribute("data-state", "ready_to_promote");
-      await expect(page.getByTestId("decision-action-promote")).toBeVisible();
+      await expectDecision(page, {
+        state: "ready_to_promote",
+        headline: "Ready to promote: every required check passed; no approval needed",
+        actions: ["promote"],
+        screenshot: "candidate-decision-ready-to-promote",
+      });
       return { id: c.id, plan: c.plan };
     });
 
@@ -101,10 +105,13 @@ test("a verified low-risk Candidate whose promotion is refused after a policy ed
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "verified");
     await expect(page.getByTestId("decision-headline")).toHaveText("Blocked: promotion would be refused now");
     await expect(header.getByTestId("decision-reason")).toHaveText([block]);
-    await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
-    await expect(page.getByTestId("promote-button")).toHaveCount(0);
     await expect(page.getByTestId("promote-not-offered")).toContainText("promotion would be refused now");
-    await saveScreenshot(page, "candidate-decision-blocked");
+    await expectDecision(page, {
+      state: "blocked",
+      headline: "Blocked: promotion would be refused now",
+      actions: [],
+      screenshot: "candidate-decision-blocked",
+    });
   });
 });
 
@@ -143,15 +150,17 @@ test("a Candidate whose checks are still running shows verifying, naming the che
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "verifying");
     await expect(page.getByTestId("decision-headline")).toHaveText("Waiting for checks: targeted");
     await expect(header.getByTestId("decision-reason")).toHaveCount(0);
-    await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
-    await expect(page.getByTestId("promote-button")).toHaveCount(0);
-    await expect(page.getByTestId("approve-button")).toHaveCount(0);
     await expect(page.getByTestId("candidate-live")).toBeVisible();
     // The Gate says the check is still running, not that its Evidence is missing, and is not red.
     await expect(page.getByTestId("gate-promotable")).toHaveText("1 check still running");
     await expect(page.getByTestId("gate-promotable")).toHaveAttribute("data-tone", "pending");
     await expect(page.getByTestId("gap-targeted")).toHaveAttribute("data-gap-kind", "running");
-    await saveScreenshot(page, "candidate-decision-verifying");
+    await expectDecision(page, {
+      state: "verifying",
+      headline: "Waiting for checks: targeted",
+      actions: [],
+      screenshot: "candidate-decision-verifying",
+    });
   });
 
   await test.step("the Change is cancelled through the API; the page turns cancelled, with no action", async () => {
@@ -162,19 +171,153 @@ test("a Candidate whose checks are still running shows verifying, naming the che
     await expect(header).toHaveAttribute("data-state", "cancelled", { timeout: PAGE_LIMIT });
     await expect(page.getByTestId("candidate-status")).toHaveAttribute("data-status", "cancelled");
     await expect(page.getByTestId("decision-headline")).toHaveText("Cancelled with its Change");
-    await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
     await expect(page.getByTestId("candidate-live")).toHaveCount(0);
 
     // And so it stays, read afresh.
-    await page.reload();
-    await expect(header).toHaveAttribute("data-state", "cancelled", { timeout: PAGE_LIMIT });
-    await expect(header.locator('[data-testid^="decision-action-"]')).toHaveCount(0);
+    await expectDecision(page, {
+      state: "cancelled",
+      headline: "Cancelled with its Change",
+      actions: [],
+      screenshot: "candidate-decision-cancelled",
+    });
     expect((await candidateView(api, candidateId)).decision).toEqual({
       state: "cancelled",
       headline: "Cancelled with its Change",
       reasons: [],
       actions: [],
     });
-    await saveScreenshot(page, "candidate-decision-cancelled");
   });
+});
+
+/** Runs in the page: notes whether a Promote button was ever in the document, from now on. */
+function watchForPromoteButton() {
+  const w = window as unknown as { e2ePromoteSeen?: boolean };
+  w.e2ePromoteSeen = document.querySelector('[data-testid="promote-button"]') !== null;
+  new MutationObserver(() => {
+    if (document.querySelector('[data-testid="promote-button"]')) w.e2ePromoteSeen = true;
+  }).observe(document.body, { subtree: true, childList: true });
+}
+
+test("an approver's decisions from the header: a rejected tree says so once; an approved Change that lands when ready is promoted by the queue with no Promote button", async ({
+  page,
+}) => {
+  test.setTimeout(2 * VERIFY_LIMIT + 120_000);
+  const api = page.request;
+  const projectId = await provisionedProject(api, "decision-approver");
+  // This project asks a person to approve low-risk Changes too.
+  const policy = await projectPolicy(api, projectId);
+  await updatePolicy(
+    api,
+    projectId,
+    { ...policy.document, humanGateRiskTiers: ["low", "high", "critical"] },
+    policy.version,
+  );
+
+  const verifiedCandidate = (changeId: string) =>
+    waitUntil(
+      "the Candidate verified, waiting for a person",
+      () => newestCandidate(page, changeId),
+      (c) => c?.status === "verified",
+      VERIFY_LIMIT,
+      notVerifying,
+    );
+
+  const rejected =
+    await test.step("a Candidate waiting for a person: approve and reject in the header, nothing else", async () => {
+      const changeId = await createChange(api, projectId, {
+        title: "Add src/decision-rejected.ts",
+        tasks: [writeTask("a", "src/decision-rejected.ts", "export const rejectedByAPerson = true;\n")],
+        land: false,
+      });
+      const c = await verifiedCandidate(changeId);
+      await page.goto(`/projects/${projectId}/candidates/${c?.id}`);
+      await expectDecision(page, {
+        state: "ready_to_approve",
+        headline: "Ready to approve: every required check passed",
+        actions: ["approve", "reject"],
+        screenshot: "candidate-decision-ready-to-approve",
+      });
+      await expect(page.getByTestId("candidate-title")).toHaveText("Add src/decision-rejected.ts");
+
+      const header = page.getByTestId("decision-header");
+      await header.getByTestId("reject-note").fill("e2e: not this tree");
+      await header.getByTestId("reject-button").click();
+      await expect(header).toHaveAttribute("data-state", "rejected", { timeout: PAGE_LIMIT });
+      await expectDecision(page, {
+        state: "rejected",
+        headline: "Rejected: approval rejected: e2e: not this tree",
+        actions: ["retry_tasks"],
+        screenshot: "candidate-decision-rejected-by-a-person",
+      });
+      await expect(page.getByTestId("approval-state")).toHaveText("rejected");
+      return { changeId, candidateId: c?.id ?? "" };
+    });
+
+  await test.step("approved, its Change landing when ready: the queue promotes it and no Promote button ever shows", async () => {
+    const changeId = await createChange(api, projectId, {
+      title: "Add src/decision-landed.ts",
+      tasks: [writeTask("a", "src/decision-landed.ts", "export const landedByTheQueue = true;\n")],
+      land: true,
+    });
+    const c = await verifiedCandidate(changeId);
+    await page.goto(`/projects/${projectId}/candidates/${c?.id}`);
+    const header = page.getByTestId("decision-header");
+    await expect(header).toHaveAttribute("data-state", "ready_to_approve");
+    await expect(header.getByTestId("decision-reason").last()).toHaveText(
+      "once approved, the landing queue promotes it (its Change lands when ready)",
+    );
+    await page.evaluate(watchForPromoteButton);
+    await header.getByTestId("approve-button").click();
+    await expect(header).toHaveAttribute("data-state", "promoted", { timeout: VERIFY_LIMIT });
+    expect(await page.evaluate(() => (window as unknown as { e2ePromoteSeen?: boolean }).e2ePromoteSeen)).toBe(false);
+    await expectDecision(page, {
+      state: "promoted",
+      headline: "Promoted as generation 1 by the landing queue",
+      actions: [],
+      screenshot: "candidate-decision-promoted",
+    });
+    // The time is said once, in the reader's own words, never as a raw ISO string.
+    await expect(page.getByTestId("decision-promoted-at")).not.toHaveText(/\d{4}-\d\d-\d\dT/);
+    await expect(page.getByTestId("candidate-promotion")).not.toContainText(/\d{4}-\d\d-\d\dT\d\d:/);
+  });
+
+  await test.step("the rejected Candidate, its base moved on by that promotion, still shows the way on", async () => {
+    await page.goto(`/projects/${projectId}/candidates/${rejected.candidateId}`);
+    await expectDecision(page, {
+      state: "rejected",
+      headline: "Rejected: approval rejected: e2e: not this tree",
+      actions: ["retry_tasks"],
+      screenshot: "candidate-decision-rejected-moved-base",
+    });
+    await page.getByTestId("decision-header").getByTestId("decision-action-retry_tasks").click();
+    await expect(page).toHaveURL(`/projects/${projectId}/changes/${rejected.changeId}`);
+    await expect(page.getByTestId("change-status")).toHaveText("rejected");
+    await expect(page.getByTestId("retry-task-a")).toBeVisible();
+  });
+});
+
+test("a Change whose Task changes nothing: its page says the Candidate changes no file, not that a patch is missing", async ({
+  page,
+}) => {
+  test.setTimeout(VERIFY_LIMIT + 120_000);
+  const api = page.request;
+  const projectId = await provisionedProject(api, "decision-empty");
+  // The template's .gitignore, written again as it is: the Task's diff is empty.
+  const changeId = await createChange(api, projectId, {
+    title: "Write .gitignore as it is",
+    tasks: [writeTask("a", ".gitignore", "dist/\nnode_modules/\n")],
+    land: false,
+  });
+  const c = await waitUntil(
+    "the Candidate judged",
+    () => newestCandidate(page, changeId),
+    (c) => c !== null && !["created", "verifying"].includes(c.status),
+    VERIFY_LIMIT,
+  );
+  await page.goto(`/projects/${projectId}/candidates/${c?.id}`);
+  await expect(page.getByTestId("changeset-row").getByTestId("changeset-empty")).toHaveText("changes no file");
+  const patch = page.getByTestId("candidate-patch");
+  await expect(patch).toHaveAttribute("data-state", "empty");
+  await expect(patch).toContainText("the composed tree is the base's tree");
+  await expect(page.getByTestId("candidate-composition")).not.toContainText("Patch not stored");
 });

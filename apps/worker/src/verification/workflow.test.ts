@@ -485,7 +485,7 @@ describe("approval and promotion", () => {
     expect(promoted).toMatchObject({ outcome: "promoted", generation: 1, commit: v.commit, tree: v.tree });
     const after = await view();
     expect(after.decision).toMatchObject({ state: "promoted", actions: [] });
-    expect(after.decision.headline).toMatch(/^Promoted as generation 1 by Ada Approver, /);
+    expect(after.decision.headline).toBe("Promoted as generation 1 by Ada Approver");
     expect(after.people).toEqual({ usr_approver: "Ada Approver" });
     expect(await t.db.project.findUniqueOrThrow({ where: { id: v.projectId } })).toMatchObject({
       canonicalGeneration: 1,

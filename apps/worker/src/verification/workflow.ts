@@ -432,14 +432,13 @@ export async function merge(
   return withRepoToken(deps.db, token(fork, "read", "composed"), deps.config, deps.now, async (t) => {
     const tree = await deps.source.treeOf(fork, t, commit);
     const diff = await deps.source.diff(fork, t, candidate.baseCommit, commit);
-    if (diff.patch) {
-      await storePatch(
-        deps.blobs,
-        sourceKeys.candidatePatch(project.id, candidate.id),
-        diff.patch,
-        deps.config.source.patchMaxBytes,
-      );
-    }
+    // Stored even when empty, so the page can say the Candidate changes nothing instead of "not stored".
+    await storePatch(
+      deps.blobs,
+      sourceKeys.candidatePatch(project.id, candidate.id),
+      diff.patch,
+      deps.config.source.patchMaxBytes,
+    );
     const testFiles = (await deps.source.files(fork, t, commit))
       .map((f) => f.path)
       .filter((p) => /\.test\.[tj]sx?$/.test(p));

@@ -36,6 +36,22 @@ describe("the decision a Candidate's reader sees first", () => {
     expect(free).toMatchObject({ state: "ready_to_promote", actions: ["promote"] });
   });
 
+  it("verified and its Change lands when ready: the landing queue promotes it, so no Promote is offered", () => {
+    const approved = { required: true, state: "granted", byName: "Ada" };
+    expect(candidateDecision(facts({ approval: approved, landsByQueue: true }))).toEqual({
+      state: "ready_to_promote",
+      headline: "Approved by Ada: the landing queue promotes it",
+      reasons: ["its Change lands when ready, so the landing queue promotes it in its turn"],
+      actions: [],
+    });
+    const free = { required: false, state: "not_required", byName: null };
+    expect(candidateDecision(facts({ approval: free, landsByQueue: true })).actions).toEqual([]);
+    // Waiting for a person, the approver is told what follows the approval.
+    const pending = candidateDecision(facts({ landsByQueue: true }));
+    expect(pending.actions).toEqual(["approve", "reject"]);
+    expect(pending.reasons.at(-1)).toBe("once approved, the landing queue promotes it (its Change lands when ready)");
+  });
+
   it("verified but refused by a precondition: blocked, every block listed, nothing offered", () => {
     const d = candidateDecision(
       facts({ promotionBlocks: ["the plan used policy-1 v1, the active policy is policy-1 v2"] }),
@@ -83,7 +99,7 @@ describe("the decision a Candidate's reader sees first", () => {
       facts({ status: "promoted", promotion: { generation: 7, at, byName: "Ada Approver" } }),
     );
     expect(promoted).toMatchObject({ state: "promoted", actions: [] });
-    expect(promoted.headline).toBe("Promoted as generation 7 by Ada Approver, 2026-12-02T10:00:00.000Z");
+    expect(promoted.headline).toBe("Promoted as generation 7 by Ada Approver");
     const stale = candidateDecision(facts({ status: "stale", replacedBy: "cand_next" }));
     expect(stale).toMatchObject({ state: "stale", actions: [] });
     expect(stale.headline).toContain("recomposed as cand_next");

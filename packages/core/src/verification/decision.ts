@@ -32,6 +32,8 @@ export interface DecisionFacts {
   replacedBy: string | null;
   /** Checks that may be rerun now (a rejected Candidate). */
   rerunnable: string[];
+  /** Its Change has "land when ready" on: the landing queue promotes it, nobody needs to click. */
+  landsByQueue?: boolean;
 }
 
 export interface CandidateDecision {
@@ -68,10 +70,23 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
         return {
           state: "ready_to_approve",
           headline: "Ready to approve: every required check passed",
-          reasons: f.approval.reasons?.length
-            ? f.approval.reasons.map((r) => `a person approves this exact tree: ${r}`)
-            : ["the policy asks a person to approve this exact tree"],
+          reasons: [
+            ...(f.approval.reasons?.length
+              ? f.approval.reasons.map((r) => `a person approves this exact tree: ${r}`)
+              : ["the policy asks a person to approve this exact tree"]),
+            ...(f.landsByQueue ? ["once approved, the landing queue promotes it (its Change lands when ready)"] : []),
+          ],
           actions: ["approve", "reject"],
+        };
+      }
+      if (f.landsByQueue) {
+        return {
+          state: "ready_to_promote",
+          headline: f.approval.required
+            ? `Approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}: the landing queue promotes it`
+            : "Verified: the landing queue promotes it; no approval needed",
+          reasons: ["its Change lands when ready, so the landing queue promotes it in its turn"],
+          actions: [],
         };
       }
       return {
@@ -94,7 +109,8 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
       return {
         state: "promoted",
         headline: f.promotion
-          ? `Promoted as generation ${f.promotion.generation} by ${f.promotion.byName}, ${f.promotion.at.toISOString()}`
+          ? // The time is beside it on every surface (the page in the reader's time, the CLI in UTC).
+            `Promoted as generation ${f.promotion.generation} by ${f.promotion.byName}`
           : "Promoted",
         reasons: [],
         actions: [],

@@ -49,6 +49,10 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
     orderBy: { createdAt: "desc" },
     select: { id: true },
   });
+  const change = await db.change.findUnique({
+    where: { id: c.changeId },
+    select: { title: true, landWhenReady: true },
+  });
   const decision = candidateDecision({
     status: c.status,
     approval: {
@@ -64,9 +68,12 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
     promotion,
     replacedBy: replacedBy?.id ?? null,
     rerunnable: rerunOptions.filter((o) => o.refusal === null).map((o) => o.checkId),
+    landsByQueue: change?.landWhenReady === true,
   });
   return {
     ...c,
+    /** The Change's title, for the page's heading (null only for a Change deleted since). */
+    changeTitle: change?.title ?? null,
     // In composition order, with each ChangeSet's stored patch reference.
     changeSets: c.changeSetIds.flatMap((id) => changeSets.filter((cs) => cs.id === id)),
     plan,

@@ -1,9 +1,12 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import superjson from "superjson";
 import { candidateTone, isFinalStatus, LIVE_REFETCH_MS } from "../../lib/candidate-view.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { LoadError, Loading } from "../query-state.tsx";
+import { Time } from "../time.tsx";
 import { ApprovalPanel } from "./approval-panel.tsx";
 import { Badge } from "./badges.tsx";
 import { ChecksPanel, PlanPanel } from "./checks-panel.tsx";
@@ -12,12 +15,17 @@ import { ConflictReviewPanel } from "./conflict-review-panel.tsx";
 import { DecisionHeader } from "./decision-header.tsx";
 import { GapsPanel } from "./gaps-panel.tsx";
 import { PromotePanel } from "./promote-panel.tsx";
+import type { CandidateDetail } from "./types.ts";
 
 /**
- * One Candidate: composition, plan, every Evidence record, every gap, approval and promotion. While
- * it is being composed or verified the page asks again every LIVE_REFETCH_MS until a final status.
+ * One Candidate: the decision and its actions first, then every gap, the composition, plan, every
+ * Evidence record, the approval and promotion records. While it is being composed or verified the
+ * page asks again every LIVE_REFETCH_MS until a final status. The rejection's reason is the
+ * decision's headline (shown once).
  */
 export function CandidateView(props: {
+  /** The Candidate as the server read it for the first paint (superjson), or null: fetched here. */
+  initial: string | null;
   tenantId: string;
   projectId: string;
   candidateId: string;
@@ -26,10 +34,12 @@ export function CandidateView(props: {
 }) {
   const { tenantId, projectId, candidateId, canDecide, canRerun } = props;
   const trpc = useTRPC();
+  const [initialData] = useState(() => (props.initial ? superjson.parse<CandidateDetail>(props.initial) : undefined));
   const candidate = useQuery(
     trpc.candidate.get.queryOptions(
       { tenantId, candidateId },
       {
+        initialData,
         refetchInterval: (q) => (q.state.data && isFinalStatus(q.state.data.status) ? false : LIVE_REFETCH_MS),
         retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
       },
@@ -58,7 +68,7 @@ export function CandidateView(props: {
   return (
     <div data-testid="candidate-view" data-state="ready" className="space-y-4">
       <header className="flex flex-wrap items-start justify-between gap-3">
-        <div>
+        <div className="min-w-0">
           <p className="text-sm text-slate-500">
             <a className="underline" href={`/projects/${projectId}/candidates`}>
               Candidates
@@ -68,7 +78,10 @@ export function CandidateView(props: {
               {c.changeId}
             </a>
           </p>
-          <h1 className="font-mono text-lg font-semibold break-all">{c.id}</h1>
+          <h1 data-testid="candidate-title" className="text-lg font-semibold break-words">
+            {c.changeTitle ?? "A Change that no longer exists"}
+          </h1>
+          <p className="font-mono text-xs text-slate-500 break-all">{c.id}</p>
         </div>
         <div className="flex items-center gap-2">
           {live && (
@@ -83,29 +96,33 @@ export function CandidateView(props: {
           </Badge>
         </div>
       </header>
-      <DecisionHeader candidate={c} />
+      <DecisionHeader tenantId={tenantId} candidate={c} canDecide={canDecide} canRerun={canRerun} />
       <p data-testid="candidate-verification" className="text-sm text-slate-600">
         Verification workflow:{" "}
-        {c.verification
-          ? `${c.verification.status}${c.verification.finishedAt ? `, finished ${c.verification.finishedAt.toLocaleString()}` : `, started ${c.verification.startedAt?.toLocaleString() ?? "—"}`}`
-          : "not started"}
+        {c.verification ? (
+          <>
+            {c.verification.status}
+            {c.verification.finishedAt ? (
+              <>
+                , finished <Time value={c.verification.finishedAt} />
+              </>
+            ) : c.verification.startedAt ? (
+              <>
+                , started <Time value={c.verification.startedAt} />
+              </>
+            ) : null}
+          </>
+        ) : (
+          "not started"
+        )}
       </p>
-      {c.rejectionReason && (
-        <p
-          data-testid="candidate-rejection"
-          role="alert"
-          className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900"
-        >
-          Rejected: {c.rejectionReason}
-        </p>
-      )}
+      <GapsPanel candidate={c} />
       <CompositionPanel tenantId={tenantId} candidate={c} live={live} />
       <PlanPanel candidate={c} />
-      <GapsPanel candidate={c} />
       <ConflictReviewPanel candidate={c} />
-      <ChecksPanel candidate={c} rerun={canRerun ? { tenantId } : null} />
-      <ApprovalPanel tenantId={tenantId} candidate={c} canDecide={canDecide} />
-      <PromotePanel tenantId={tenantId} candidate={c} canPromote={canDecide} />
+      <ChecksPanel candidate={c} />
+      <ApprovalPanel candidate={c} />
+      <PromotePanel candidate={c} />
     </div>
   );
 }

@@ -10,9 +10,10 @@ import {
   TONE_CLASSES,
 } from "../../lib/candidate-view.ts";
 import { Empty, Panel } from "../query-state.tsx";
+import { Time } from "../time.tsx";
 import { Badge } from "./badges.tsx";
 import { blobHref } from "./composition-panel.tsx";
-import { RerunCheck } from "./rerun-check.tsx";
+import { RerunRefusal } from "./rerun-check.tsx";
 import type { CandidateDetail, CandidateEvidence } from "./types.ts";
 
 /** The Verification Plan: which policy chose which checks, and whether a person must approve. */
@@ -51,17 +52,10 @@ export function PlanPanel({ candidate }: { candidate: CandidateDetail }) {
 }
 
 /**
- * Every planned check with the gate's verdict and every Evidence record, newest first. A check that
- * can be rerun now (rerunOptions says so) offers the rerun to members; one that cannot says why.
+ * Every planned check with the gate's verdict and every Evidence record, newest first. A failing
+ * check that cannot be rerun says why; the reruns that are allowed are offered in the decision header.
  */
-export function ChecksPanel({
-  candidate,
-  rerun,
-}: {
-  candidate: CandidateDetail;
-  /** Null when the viewer may not rerun checks. */
-  rerun: { tenantId: string } | null;
-}) {
+export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
   const plan = candidate.plan;
   const rows = checkRows<CandidateEvidence>(plan?.checks ?? [], candidate.gate?.verdicts ?? [], candidate.evidence);
   return (
@@ -77,14 +71,10 @@ export function ChecksPanel({
               verdict={row.verdict}
               evidence={row.evidence}
               action={
-                rerun && (
-                  <RerunCheck
-                    tenantId={rerun.tenantId}
-                    candidateId={candidate.id}
-                    option={candidate.rerunOptions.find((o) => o.checkId === row.checkId) ?? null}
-                    failing={row.verdict?.gap === "error" || row.verdict?.gap === "failed"}
-                  />
-                )
+                <RerunRefusal
+                  option={candidate.rerunOptions.find((o) => o.checkId === row.checkId) ?? null}
+                  failing={row.verdict?.gap === "error" || row.verdict?.gap === "failed"}
+                />
               }
             />
           ))}
@@ -199,7 +189,9 @@ function EvidenceItem({
         <span data-testid="evidence-coverage" className="text-slate-600">
           {COVERAGE_LABELS[e.coverage] ?? e.coverage}
         </span>
-        <span className="text-slate-500">{e.completedAt.toLocaleString()}</span>
+        <span className="text-slate-500">
+          <Time value={e.completedAt} />
+        </span>
         {judged && <span className="text-slate-500">(the record the gate judged)</span>}
       </div>
       <div className="mt-1 flex items-center gap-2">

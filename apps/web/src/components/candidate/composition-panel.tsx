@@ -57,7 +57,11 @@ export function CompositionPanel({
               </span>
               <Hash value={cs.commit} />
               <span className="text-slate-500">{cs.paths.length} files</span>
-              {cs.patchRef ? (
+              {cs.paths.length === 0 ? (
+                <span data-testid="changeset-empty" className="text-slate-500">
+                  changes no file
+                </span>
+              ) : cs.patchRef ? (
                 <a className="text-sky-700 underline" href={blobHref(cs.patchRef)} target="_blank" rel="noreferrer">
                   patch ({cs.patchBytes} bytes{cs.patchTruncated ? ", truncated" : ""})
                 </a>
@@ -100,6 +104,17 @@ function CandidatePatch(props: { tenantId: string; candidateId: string; composed
       >
         Patch not stored{composed ? "" : " yet: the Candidate has not been composed"}. Expected at{" "}
         <code className="font-mono text-xs">{patch.data.key}</code>.
+      </div>
+    );
+  }
+  if (patch.data.bytes === 0) {
+    return (
+      <div
+        data-testid="candidate-patch"
+        data-state="empty"
+        className="rounded border border-dashed border-slate-300 p-4 text-sm text-slate-600"
+      >
+        No difference: the composed tree is the base's tree, so this Candidate changes no file.
       </div>
     );
   }

@@ -1,5 +1,11 @@
+"use client";
+
 import type { Tone } from "../../lib/candidate-view.ts";
 import { TONE_CLASSES } from "../../lib/candidate-view.ts";
+import { Time } from "../time.tsx";
+import { ApprovalActions } from "./approval-panel.tsx";
+import { PromoteButton, PromoteOutcome, usePromote } from "./promote-panel.tsx";
+import { RerunCheck } from "./rerun-check.tsx";
 import type { CandidateDetail } from "./types.ts";
 
 const STATE_TONE: Record<CandidateDetail["decision"]["state"], Tone> = {
@@ -13,23 +19,26 @@ const STATE_TONE: Record<CandidateDetail["decision"]["state"], Tone> = {
   cancelled: "neutral",
 };
 
-const ACTION_LABELS: Record<CandidateDetail["decision"]["actions"][number], { label: string; anchor: string }> = {
-  approve: { label: "Approve or reject below", anchor: "#candidate-approval" },
-  reject: { label: "", anchor: "#candidate-approval" },
-  promote: { label: "Promote below", anchor: "#candidate-promotion" },
-  rerun: { label: "Rerun a check below", anchor: "#candidate-checks" },
-  // The Change page holds the Retry buttons (the href is the Change's, set below).
-  retry_tasks: { label: "Retry its Tasks on the Change page", anchor: "" },
-};
-
 /**
- * The decision first: can it be approved, what is it waiting for, what blocks it (each gap and
- * block with its rule), or how it ended. The panels below it hold the details and the only actions
- * this state allows.
+ * The decision first, and the page's one place for what can be done about it: can it be approved,
+ * what is it waiting for, what blocks it (each gap and block with its rule), or how it ended; then
+ * exactly the actions this state allows (approve or reject the tree, promote, rerun a check, retry
+ * the Change's Tasks). The panels below hold the details and records, never a second button.
  */
-export function DecisionHeader({ candidate }: { candidate: CandidateDetail }) {
+export function DecisionHeader({
+  tenantId,
+  candidate,
+  canDecide,
+  canRerun,
+}: {
+  tenantId: string;
+  candidate: CandidateDetail;
+  canDecide: boolean;
+  canRerun: boolean;
+}) {
   const d = candidate.decision;
-  const actions = d.actions.filter((a) => ACTION_LABELS[a].label !== "");
+  const promote = usePromote();
+  const reruns = d.actions.includes("rerun") ? candidate.rerunOptions.filter((o) => o.refusal === null) : [];
   return (
     <section
       data-testid="decision-header"
@@ -48,6 +57,11 @@ export function DecisionHeader({ candidate }: { candidate: CandidateDetail }) {
           </>
         )}
       </p>
+      {candidate.promotion && (
+        <p className="text-sm">
+          <Time value={candidate.promotion.at} testId="decision-promoted-at" />
+        </p>
+      )}
       {d.reasons.length > 0 && (
         <ul data-testid="decision-reasons" className="mt-1 list-disc space-y-0.5 pl-5 text-sm">
           {d.reasons.map((r) => (
@@ -57,19 +71,42 @@ export function DecisionHeader({ candidate }: { candidate: CandidateDetail }) {
           ))}
         </ul>
       )}
-      {actions.length > 0 && (
-        <p data-testid="decision-actions" className="mt-2 flex flex-wrap gap-3 text-sm">
-          {actions.map((a) => (
+      {(d.actions.length > 0 || promote.data || promote.error) && (
+        <div data-testid="decision-actions" className="mt-3 flex flex-wrap items-start gap-3">
+          {d.actions.includes("approve") && (
+            <ApprovalActions tenantId={tenantId} candidate={candidate} canDecide={canDecide} />
+          )}
+          {d.actions.includes("promote") &&
+            (canDecide ? (
+              <PromoteButton
+                pending={promote.isPending}
+                onPromote={() => promote.mutate({ tenantId, candidateId: candidate.id })}
+              />
+            ) : (
+              <p className="text-sm">Only an approver can promote.</p>
+            ))}
+          {reruns.length > 0 &&
+            (canRerun ? (
+              <div data-testid="decision-action-rerun" className="flex w-full flex-col gap-1">
+                {reruns.map((o) => (
+                  <RerunCheck key={o.checkId} tenantId={tenantId} candidateId={candidate.id} option={o} />
+                ))}
+              </div>
+            ) : (
+              <p className="text-sm">A member can rerun {reruns.map((o) => o.checkId).join(", ")}.</p>
+            ))}
+          {d.actions.includes("retry_tasks") && (
+            // The Tasks, their attempts and the Retry buttons live on the Change page.
             <a
-              key={a}
-              data-testid={`decision-action-${a}`}
-              className="underline"
-              href={a === "retry_tasks" ? `../changes/${candidate.changeId}` : ACTION_LABELS[a].anchor}
+              data-testid="decision-action-retry_tasks"
+              className="text-sm underline"
+              href={`/projects/${candidate.projectId}/changes/${candidate.changeId}`}
             >
-              {ACTION_LABELS[a].label}
+              Retry its Tasks on the Change page
             </a>
-          ))}
-        </p>
+          )}
+          <PromoteOutcome result={promote.data} error={promote.error?.message ?? null} />
+        </div>
       )}
     </section>
   );

@@ -1,4 +1,4 @@
-import { gapStyle, TONE_CLASSES } from "../../lib/candidate-view.ts";
+import { gapStyle, TONE_CLASSES, type Tone } from "../../lib/candidate-view.ts";
 import { Empty, Panel } from "../query-state.tsx";
 import { Badge } from "./badges.tsx";
 import type { CandidateDetail } from "./types.ts";
@@ -36,16 +36,30 @@ function Verdict({ candidate, failing, running }: { candidate: CandidateDetail; 
         {running} check{running === 1 ? "" : "s"} still running
       </Badge>
     );
-  return gate.promotable ? (
-    <Badge tone="pass" testId="gate-promotable">
-      promotable
-    </Badge>
-  ) : (
-    <Badge tone="fail" testId="gate-promotable">
-      not promotable
+  // No gap: what that means depends on the decision, and the badge never says more than it.
+  const settled = SATISFIED[candidate.decision.state];
+  if (!gate.promotable || !settled)
+    return (
+      <Badge tone="fail" testId="gate-promotable">
+        not promotable
+      </Badge>
+    );
+  return (
+    <Badge tone={settled.tone} testId="gate-promotable">
+      {settled.text}
     </Badge>
   );
 }
+
+/** The badge of a gate with no gap, by decision state (only a Candidate ready to promote is "promotable"). */
+const SATISFIED: Partial<Record<CandidateDetail["decision"]["state"], { tone: Tone; text: string }>> = {
+  verifying: { tone: "pending", text: "no gap so far" },
+  ready_to_promote: { tone: "pass", text: "promotable" },
+  ready_to_approve: { tone: "pending", text: "checks satisfied · waits for approval" },
+  blocked: { tone: "fail", text: "checks satisfied · promotion blocked" },
+  rejected: { tone: "fail", text: "no gap · rejected: the decision says why" },
+  promoted: { tone: "pass", text: "checks satisfied · promoted" },
+};
 
 /**
  * Every gap the gate lists, by kind. Promotion is refused while there is one. While the checks

@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Panel } from "../query-state.tsx";
+import { Time } from "../time.tsx";
 import { Badge } from "./badges.tsx";
 import type { CandidateDetail, PromoteResult } from "./types.ts";
 
@@ -21,64 +22,71 @@ function outcomeText(r: PromoteResult): string {
 
 const OUTCOME_TONE = { promoted: "pass", alreadyPromoted: "neutral", stale: "warn", blocked: "fail" } as const;
 
-/** Promotion: every block is listed when it is refused, and the outcome is always shown. */
-/** Why the Promote button is not offered, by decision state, in words that match the header above. */
+/** Why there is no Promote button, by decision state, in words that match the decision at the top. */
 const NOT_PROMOTABLE_BECAUSE: Partial<Record<CandidateDetail["decision"]["state"], string>> = {
   verifying: "its checks are still running",
-  ready_to_approve: "it waits for a person to approve this exact tree (Approval, below)",
-  blocked: "promotion would be refused now (the reasons are in the decision above)",
-  rejected: "it was rejected (the decision above says why and how to go on)",
+  ready_to_approve: "it waits for a person to approve this exact tree (at the top of the page)",
+  blocked: "promotion would be refused now (the reasons are in the decision at the top)",
+  rejected: "it was rejected (the decision at the top says why and how to go on)",
   stale: "its base is no longer the canonical generation",
   cancelled: "it was cancelled with its Change",
 };
 
-export function PromotePanel({
-  tenantId,
-  candidate,
-  canPromote,
-}: {
-  tenantId: string;
-  candidate: CandidateDetail;
-  canPromote: boolean;
-}) {
+/** The promotion's record, or why the Candidate is not promoted (the button is in the decision header). */
+export function PromotePanel({ candidate }: { candidate: CandidateDetail }) {
+  const offered = candidate.decision.actions.includes("promote");
+  const queued = candidate.decision.state === "ready_to_promote" && !offered;
+  return (
+    <Panel title="Promotion" testId="candidate-promotion">
+      {candidate.promotion ? (
+        <p data-testid="promotion-record" className="text-sm">
+          Promoted as generation <span className="font-mono">S{candidate.promotion.generation}</span> by{" "}
+          {candidate.promotion.byName}, <Time value={candidate.promotion.at} />.
+        </p>
+      ) : offered ? (
+        <p className="text-sm text-slate-600">Ready: promote it at the top of the page.</p>
+      ) : (
+        <p data-testid="promote-not-offered" className="text-sm text-slate-600">
+          Not promoted yet:{" "}
+          {queued
+            ? "the landing queue promotes it in its turn (its Change lands when ready)"
+            : (NOT_PROMOTABLE_BECAUSE[candidate.decision.state] ?? candidate.decision.headline)}
+        </p>
+      )}
+    </Panel>
+  );
+}
+
+/** The Promote button and what the last click returned (kept by the header, which outlives the button). */
+export function usePromote() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const promote = useMutation(
+  return useMutation(
     trpc.candidate.promote.mutationOptions({
       onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.candidate.get.queryKey() }),
     }),
   );
-  const result = promote.data;
-  // Offered only in the state that allows it (the API refuses the rest with its reason).
-  const offered = candidate.decision.actions.includes("promote");
+}
+
+export function PromoteButton(props: { onPromote: () => void; pending: boolean }) {
   return (
-    <Panel title="Promotion" testId="candidate-promotion">
-      {candidate.promotion && (
-        <p data-testid="promotion-record" className="mb-2 text-sm">
-          Promoted as generation <span className="font-mono">S{candidate.promotion.generation}</span> by{" "}
-          {candidate.promotion.byName}, {candidate.promotion.at.toLocaleString()}.
-        </p>
-      )}
-      {!offered && !candidate.promotion && !result && (
-        <p data-testid="promote-not-offered" className="text-sm text-slate-600">
-          Not promotable now: {NOT_PROMOTABLE_BECAUSE[candidate.decision.state] ?? candidate.decision.headline}
-        </p>
-      )}
-      {!offered ? null : canPromote ? (
-        <button
-          type="button"
-          data-testid="promote-button"
-          disabled={promote.isPending}
-          onClick={() => promote.mutate({ tenantId, candidateId: candidate.id })}
-          className="rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50"
-        >
-          {promote.isPending ? "Promoting…" : "Promote"}
-        </button>
-      ) : (
-        <p className="text-sm text-slate-600">Only an approver can promote.</p>
-      )}
+    <button
+      type="button"
+      data-testid="promote-button"
+      disabled={props.pending}
+      onClick={props.onPromote}
+      className="rounded bg-slate-900 px-3 py-1.5 text-sm font-medium text-white disabled:opacity-50"
+    >
+      {props.pending ? "Promoting…" : "Promote"}
+    </button>
+  );
+}
+
+export function PromoteOutcome({ result, error }: { result: PromoteResult | undefined; error: string | null }) {
+  return (
+    <>
       {result && (
-        <div className="mt-3 space-y-2">
+        <div className="space-y-1">
           <p data-testid="promote-outcome" data-outcome={result.outcome} className="text-sm">
             <Badge tone={OUTCOME_TONE[result.outcome]}>{result.outcome}</Badge> {outcomeText(result)}
           </p>
@@ -93,11 +101,11 @@ export function PromotePanel({
           )}
         </div>
       )}
-      {promote.isError && (
-        <p data-testid="promote-error" role="alert" className="mt-2 text-sm text-red-800">
-          {promote.error.message}
+      {error && (
+        <p data-testid="promote-error" role="alert" className="text-sm text-red-800">
+          {error}
         </p>
       )}
-    </Panel>
+    </>
   );
 }

@@ -7,20 +7,17 @@ import type { CandidateDetail } from "./types.ts";
 type RerunOption = CandidateDetail["rerunOptions"][number];
 
 /**
- * Rerun one check of a rejected Candidate. Offered only when the server's rule allows it now; for a
- * failing check that cannot be rerun the row says why (no reruns left, the Candidate moved on…).
+ * Rerun one check of a rejected Candidate, from the decision header. Offered only when the server's
+ * rule allows it now (the decision lists the check as rerunnable).
  */
 export function RerunCheck({
   tenantId,
   candidateId,
   option,
-  failing,
 }: {
   tenantId: string;
   candidateId: string;
-  option: RerunOption | null;
-  /** The gate's verdict for this check is an error or a failure. */
-  failing: boolean;
+  option: RerunOption;
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -29,17 +26,8 @@ export function RerunCheck({
       onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.candidate.get.queryKey() }),
     }),
   );
-  if (!option) return null;
-  if (option.refusal !== null) {
-    if (!failing) return null;
-    return (
-      <p data-testid={`rerun-unavailable-${option.checkId}`} className="mt-1 text-xs opacity-80">
-        Rerun not available: {option.refusal}
-      </p>
-    );
-  }
   return (
-    <div className="mt-2 flex flex-wrap items-center gap-2 text-xs">
+    <span className="inline-flex flex-wrap items-center gap-2 text-xs">
       <button
         type="button"
         data-testid={`rerun-${option.checkId}`}
@@ -47,7 +35,7 @@ export function RerunCheck({
         onClick={() => rerun.mutate({ tenantId, candidateId, checkId: option.checkId })}
         className="rounded border border-slate-300 bg-white px-2 py-1 font-medium text-slate-800 hover:bg-slate-50 disabled:opacity-50"
       >
-        {rerun.isPending ? "Starting the rerun…" : "Rerun this check"}
+        {rerun.isPending ? `Starting the rerun of ${option.checkId}…` : `Rerun ${option.checkId}`}
       </button>
       <span className="opacity-80">
         {option.limit - option.used} of {option.limit} reruns left; the new Evidence is listed beside the old
@@ -57,6 +45,16 @@ export function RerunCheck({
           {rerun.error.message}
         </span>
       )}
-    </div>
+    </span>
+  );
+}
+
+/** Under a failing check that cannot be rerun now: why (no reruns left, the Candidate moved on…). */
+export function RerunRefusal({ option, failing }: { option: RerunOption | null; failing: boolean }) {
+  if (!option || option.refusal === null || !failing) return null;
+  return (
+    <p data-testid={`rerun-unavailable-${option.checkId}`} className="mt-1 text-xs opacity-80">
+      Rerun not available: {option.refusal}
+    </p>
   );
 }

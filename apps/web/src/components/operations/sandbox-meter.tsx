@@ -120,6 +120,14 @@ function Usage({ meter }: { meter: SandboxMeterReading }) {
   );
 }
 
+/** "18000 s = 5 h" for the number in the field, or null while it is not a number of seconds. */
+export function secondsInHours(value: string): string | null {
+  const seconds = Number(value.trim());
+  if (value.trim() === "" || !Number.isFinite(seconds) || seconds < 0) return null;
+  const hours = Math.round((seconds / 3600) * 10) / 10;
+  return `${seconds} s = ${hours} h`;
+}
+
 /** The tenant's own monthly budget in seconds (admins); checked here with the server's own schema. */
 function SandboxBudgetForm({ tenantId, current }: { tenantId: string; current: number }) {
   const trpc = useTRPC();
@@ -175,7 +183,8 @@ function SandboxBudgetForm({ tenantId, current }: { tenantId: string; current: n
         </SubmitButton>
       </div>
       <p className="text-xs text-slate-500">
-        Applies from the next agent run or Candidate check, this month included (72000 s = 20 h).
+        Applies from the next agent run or Candidate check, this month included
+        {secondsInHours(value) && <span data-testid="sandbox-budget-hours"> ({secondsInHours(value)})</span>}.
       </p>
       {error && (
         <p role="alert" data-testid="sandbox-budget-error" className="text-red-800">

@@ -1,6 +1,7 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
 import { CandidateView } from "../../../../../components/candidate/candidate-page.tsx";
 import { shellNotice } from "../../../../../components/shell-notice.tsx";
+import { serverQuery } from "../../../../../server/server-query.ts";
 import { loadShell } from "../../../../../server/shell.ts";
 
 export const dynamic = "force-dynamic";
@@ -14,9 +15,13 @@ export default async function CandidatePage({
   const shell = await loadShell();
   const notice = shellNotice(shell, "viewer");
   if (notice || shell.kind !== "ready") return notice;
+  const tenantId = shell.tenant.tenantId;
+  // Rendered with its data on the server: an approver sees the decision on first paint.
+  const initial = await serverQuery((api) => api.candidate.get({ tenantId, candidateId }));
   return (
     <CandidateView
-      tenantId={shell.tenant.tenantId}
+      initial={initial}
+      tenantId={tenantId}
       projectId={projectId}
       candidateId={candidateId}
       // The buttons show for approvers and above; the procedures check the role again on every call.
