@@ -26,9 +26,10 @@ export interface ClosedWatch {
 /**
  * Reads the Candidate's status every `everyMs` while its checks run; once it is closed, every
  * command running in the watched workspaces is stopped (its process group killed, as on a
- * timeout) and every later command refuses to start, with CandidateClosed, so its Evidence step
- * fails instead of recording what a killed check printed. Without this a cancelled Change's
- * verification ran its checks to their timeouts, holding the Sandbox.
+ * timeout) and every later command refuses to start, with CandidateClosed. The check step
+ * (workflow.ts, checkStep) throws CandidateClosed on instead of recording what a killed check
+ * printed, so nothing is recorded for it: neither a failure nor an error. Without this a cancelled
+ * Change's verification ran its checks to their timeouts, holding the Sandbox.
  */
 export function watchCandidateClosed(db: Db, candidateId: string, everyMs: number): ClosedWatch {
   const controller = new AbortController();

@@ -55,7 +55,7 @@ export async function runCheckRerun(deps: VerificationDeps, claimed: ClaimedWork
   const ws = await deps.sandbox.open({ projectId: project.id, dirName: dirForCandidate(candidate.id) });
   try {
     await v.run.step("restore", () => restoreComposition(deps, input, ws, commit));
-    await checkAndRecordStep(v, ws, commit, check, rerunTag(rerunId));
+    await checkAndRecordStep(v, ws, commit, check, { tag: rerunTag(rerunId) });
   } finally {
     await settleStep(v, reserved);
     await ws.remove().catch(() => {});

@@ -104,7 +104,8 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   if (!merged.ok) return done(merged.outcome);
   const plan = await planStep(v, merged);
   await conflictReviewStep(v, merged, () => composable(deps, input.changeSets));
-  // A Candidate closed while its checks run (its Change cancelled) stops them at once.
+  // A Candidate closed while its checks run (its Change cancelled, or it went stale) stops them at
+  // once; nothing more is recorded for it, so a stopped check is never Evidence of a failure.
   const watch = watchCandidateClosed(deps.db, candidate.id, CLOSED_POLL_MS);
   const checked = watch.workspace(ws);
   try {
@@ -113,7 +114,7 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
       {
         config: deps.config,
         recorded: async (check) => (await v.run.done(`evidence:${check.id}`)) !== null,
-        record: (own, check) => checkAndRecordStep(v, own, merged.commit, check),
+        record: (own, check) => checkAndRecordStep(v, own, merged.commit, check, { closed: watch.check }),
         restore: () => ensureWorkingCopy(deps, ws, candidateFork(candidate.id), merged.commit),
       },
       checked,
@@ -310,16 +311,29 @@ function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Pr
   });
 }
 
-/** Steps `check:<id>` and `evidence:<id>`: one planned check run, its Evidence recorded with its Event. */
+/** How one check runs: a rerun's tag, and how a first verification learns that its Candidate closed. */
+export interface CheckRunOptions {
+  /** `r1`, `r2`…: a rerun's record sits beside the earlier ones. */
+  tag?: string;
+  /** Throws CandidateClosed once the Candidate was closed (stale or cancelled) while its checks run. */
+  closed?: () => void;
+}
+
+/**
+ * Steps `check:<id>` and `evidence:<id>`: one planned check run, its Evidence recorded with its
+ * Event. A check stopped because its Candidate closed records nothing (closed-watch.ts): it throws
+ * CandidateClosed out of both steps.
+ */
 export async function checkAndRecordStep(
   v: VerificationRun,
   ws: SandboxWorkspace,
   commit: string,
   check: PlannedCheck,
-  tag?: string,
+  o: CheckRunOptions = {},
 ) {
   const { deps, run, input, ids } = v;
-  const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check, tag));
+  const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check, o));
+  o.closed?.();
   await run.txStep(`evidence:${check.id}`, (ctx) =>
     recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
   );
@@ -488,20 +502,30 @@ export async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorks
   );
 }
 
-/** One check on the composed commit; a check that throws is an error with nothing checked (a gap, never a pass). */
+/**
+ * One check on the composed commit; a check that throws is an error with nothing checked (a gap,
+ * never a pass). A check whose Candidate closed while it ran was stopped, not failed: whatever it
+ * returned or threw then (a killed command, a browser flow whose app was killed) is no result of
+ * the code, so CandidateClosed is thrown instead and nothing is recorded (README: Verification,
+ * approval and promotion, step 6).
+ */
 export async function checkStep(
   deps: VerificationDeps,
   input: VerificationInput,
   ws: SandboxWorkspace,
   commit: string,
   check: PlannedCheck,
-  tag?: string,
+  { tag, closed }: CheckRunOptions = {},
 ): Promise<SerializedEvidence> {
   const started = deps.now();
   try {
     await ensureWorkingCopy(deps, ws, candidateFork(input.candidate.id), commit);
-    return await runCheck(deps, input, ws, check, started, tag);
+    const e = await runCheck(deps, input, ws, check, started, tag);
+    closed?.();
+    return e;
   } catch (err) {
+    if (err instanceof CandidateClosed) throw err;
+    closed?.();
     const e = evidenceFrom(input.candidate.id, check, started, deps.now(), {
       status: "error",
       coverage: "not_checked",
