@@ -12,6 +12,7 @@ import {
   isFinalStatus,
   reviewStatusBadge,
   TONE_CLASSES,
+  unrecordedCheck,
 } from "./candidate-view.ts";
 
 const GREEN = /emerald|green/;
@@ -65,6 +66,21 @@ describe("candidate status", () => {
     expect(durationAgainstTimeout(1_200, 120)).toEqual({ label: "1.2 s of 120 s", share: 0.01, over: false });
     expect(durationAgainstTimeout(130_000, 120)).toMatchObject({ label: "2 min 10 s of 120 s", share: 1, over: true });
     expect(durationAgainstTimeout(450, 5).label).toBe("450 ms of 5 s");
+  });
+});
+
+describe("a planned check with no Evidence", () => {
+  it("is running while the Candidate verifies, and stopped (neither passed nor failed) once it went stale or was cancelled", () => {
+    for (const status of ["created", "verifying"]) {
+      expect(unrecordedCheck(status), status).toMatchObject({ kind: "running", tone: "pending" });
+    }
+    for (const status of ["stale", "cancelled"]) {
+      const stopped = unrecordedCheck(status);
+      expect(stopped, status).toMatchObject({ kind: "stopped", tone: "neutral", label: "stopped" });
+      expect(stopped?.meaning, status).toMatch(/nothing is recorded for it\. It neither passed nor failed\.$/);
+    }
+    // A finished verification with a check that has no record: the gate's gap says it.
+    for (const status of ["verified", "rejected", "promoted"]) expect(unrecordedCheck(status), status).toBeNull();
   });
 });
 

@@ -8,6 +8,7 @@ import {
   evidenceTone,
   gapStyle,
   TONE_CLASSES,
+  unrecordedCheck,
 } from "../../lib/candidate-view.ts";
 import { Empty, Panel } from "../query-state.tsx";
 import { Time } from "../time.tsx";
@@ -67,6 +68,7 @@ export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
           {rows.map((row) => (
             <CheckItem
               key={row.checkId}
+              candidateStatus={candidate.status}
               check={row.check}
               verdict={row.verdict}
               evidence={row.evidence}
@@ -85,11 +87,13 @@ export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
 }
 
 function CheckItem({
+  candidateStatus,
   check,
   verdict,
   evidence,
   action,
 }: {
+  candidateStatus: string;
   check: PlannedCheck | null;
   verdict: CheckVerdict | null;
   evidence: CandidateEvidence[];
@@ -97,20 +101,26 @@ function CheckItem({
 }) {
   const checkId = check?.id ?? evidence[0]?.checkId ?? "unknown";
   const judged = evidence.find((e) => e.id === verdict?.evidenceId) ?? evidence[0] ?? null;
+  // A planned check with no record is still running, or was stopped with its Candidate (stale or
+  // cancelled) and recorded nothing: said so, never as a failure.
+  const unrecorded = check && evidence.length === 0 && !verdict?.satisfied ? unrecordedCheck(candidateStatus) : null;
   // Records of a check the plan does not name prove nothing: neutral, never green.
-  const tone = check
-    ? checkTone({
-        gap: verdict?.gap ?? null,
-        satisfied: verdict?.satisfied ?? false,
-        evidenceStatus: judged?.status ?? null,
-      })
-    : "neutral";
+  const tone = unrecorded
+    ? unrecorded.tone
+    : check
+      ? checkTone({
+          gap: verdict?.gap ?? null,
+          satisfied: verdict?.satisfied ?? false,
+          evidenceStatus: judged?.status ?? null,
+        })
+      : "neutral";
   const gap = verdict?.gap ?? null;
   return (
     <li
       data-testid={`check-${checkId}`}
       data-status={judged?.status ?? "none"}
       data-gap={gap ?? (verdict?.satisfied ? "none" : check ? "missing" : "unplanned")}
+      data-unrecorded={unrecorded?.kind}
       className={`rounded border p-3 ${TONE_CLASSES[tone]}`}
     >
       <div className="flex flex-wrap items-center justify-between gap-2">
@@ -121,6 +131,10 @@ function CheckItem({
         <div className="flex items-center gap-2">
           {verdict?.satisfied ? (
             <Badge tone="pass">satisfied</Badge>
+          ) : unrecorded ? (
+            <Badge tone={unrecorded.tone} testId="check-unrecorded">
+              {unrecorded.label}
+            </Badge>
           ) : check ? (
             <Badge tone={gapStyle(gap ?? "missing").tone}>gap: {gapStyle(gap ?? "missing").label}</Badge>
           ) : (
@@ -135,7 +149,11 @@ function CheckItem({
           {check.reason ? ` · ${check.reason}` : ""}
         </p>
       )}
-      {verdict && !verdict.satisfied && <p className="mt-1 text-xs">{verdict.detail}</p>}
+      {unrecorded ? (
+        <p className="mt-1 text-xs">{unrecorded.meaning}</p>
+      ) : (
+        verdict && !verdict.satisfied && <p className="mt-1 text-xs">{verdict.detail}</p>
+      )}
       {action}
       {evidence.length === 0 ? (
         <p className="mt-2 text-xs opacity-75">No Evidence recorded.</p>
