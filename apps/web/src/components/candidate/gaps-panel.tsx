@@ -1,4 +1,4 @@
-import { gapStyle, TONE_CLASSES, type Tone } from "../../lib/candidate-view.ts";
+import { gapStyle, TONE_CLASSES, type Tone, unrecordedCheck } from "../../lib/candidate-view.ts";
 import { Empty, Panel } from "../query-state.tsx";
 import { Badge } from "./badges.tsx";
 import type { CandidateDetail } from "./types.ts";
@@ -67,10 +67,18 @@ const SATISFIED: Partial<Record<CandidateDetail["decision"]["state"], { tone: To
  */
 export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
   const gate = candidate.gate;
-  const verifying = candidate.status === "created" || candidate.status === "verifying";
-  const running = verifying ? candidate.gaps.filter((g) => (g.gap ?? "missing") === "missing") : [];
+  // A check with no Evidence is running while the Candidate verifies, stopped once it went stale
+  // or was cancelled: shown as such, never as a missing gap.
+  const unrecorded = unrecordedCheck(candidate.status);
+  const running = unrecorded ? candidate.gaps.filter((g) => (g.gap ?? "missing") === "missing") : [];
   const failing = candidate.gaps.filter((g) => !running.includes(g));
-  const verdict = <Verdict candidate={candidate} failing={failing.length} running={running.length} />;
+  const verdict = (
+    <Verdict
+      candidate={candidate}
+      failing={failing.length}
+      running={unrecorded?.kind === "running" ? running.length : 0}
+    />
+  );
   return (
     <Panel title="Gate" testId="candidate-gaps" actions={verdict}>
       {!gate ? (
@@ -81,17 +89,18 @@ export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
         </p>
       ) : (
         <ul className="space-y-2">
-          {running.map((g) => (
-            <li
-              key={`running:${g.checkId}`}
-              data-testid={`gap-${g.checkId}`}
-              data-gap-kind="running"
-              className={`rounded border p-2 text-sm ${TONE_CLASSES.pending}`}
-            >
-              <span className="font-mono font-medium">{g.checkId}</span>: <strong>Running</strong> — no Evidence yet;
-              the check has not finished
-            </li>
-          ))}
+          {unrecorded &&
+            running.map((g) => (
+              <li
+                key={`${unrecorded.kind}:${g.checkId}`}
+                data-testid={`gap-${g.checkId}`}
+                data-gap-kind={unrecorded.kind}
+                className={`rounded border p-2 text-sm ${TONE_CLASSES[unrecorded.tone]}`}
+              >
+                <span className="font-mono font-medium">{g.checkId}</span>:{" "}
+                <strong className="capitalize">{unrecorded.label}</strong> — {unrecorded.meaning}
+              </li>
+            ))}
           {failing.map((g) => {
             const style = gapStyle(g.gap ?? "missing");
             return (
