@@ -156,7 +156,11 @@ describe("auth errors", () => {
       outcome: "blocked",
       blocks: ["the composed commit is not in the Candidate fork"],
     });
-    expect((await client.listCandidates(SHOP)).map((x) => x.id)).toContain(VERIFIED);
+    // Each listed with its Change's title (a field added beside the Candidate's own).
+    expect((await client.listCandidates(SHOP)).find((x) => x.id === VERIFIED)).toMatchObject({
+      changeId: "chg_sdk_v",
+      changeTitle: "Change chg_sdk_v",
+    });
   });
 });
 

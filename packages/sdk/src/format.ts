@@ -78,7 +78,8 @@ export function formatWatchEnd(r: WatchResult): string {
 export function formatCandidates(list: CandidateSummary[]): string {
   if (list.length === 0) return "no Candidates in this project";
   return table([
-    ["ID", "STATUS", "CHANGE", "BASE", "TREE", "CREATED"],
+    // The Change's title last: the columns before it stay where scripts read them.
+    ["ID", "STATUS", "CHANGE", "BASE", "TREE", "CREATED", "TITLE"],
     ...list.map((c) => [
       c.id,
       c.status,
@@ -86,6 +87,7 @@ export function formatCandidates(list: CandidateSummary[]): string {
       `gen ${c.baseGeneration}`,
       c.composedTree ?? "-",
       iso(c.createdAt),
+      c.changeTitle ?? "-",
     ]),
   ]);
 }

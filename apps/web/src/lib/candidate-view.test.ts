@@ -1,6 +1,7 @@
 import { GAP_KINDS, type PlannedCheck } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
 import {
+  ageLabel,
   candidateTone,
   checkRows,
   checkTone,
@@ -121,5 +122,18 @@ describe("conflict-review findings", () => {
     }
     expect(reviewStatusBadge("failed")).toEqual({ tone: "warn", text: "review failed" });
     expect(reviewStatusBadge("skipped").tone).not.toBe("pass");
+  });
+});
+
+describe("ageLabel", () => {
+  const now = new Date("2026-03-10T12:00:00Z");
+  const before = (ms: number) => new Date(now.getTime() - ms);
+  it("says how long ago in the largest whole unit, and just now under a minute (or for a clock ahead)", () => {
+    expect(ageLabel(before(59_000), now)).toBe("just now");
+    expect(ageLabel(before(-5_000), now)).toBe("just now");
+    expect(ageLabel(before(60_000), now)).toBe("1 min ago");
+    expect(ageLabel(before(59 * 60_000), now)).toBe("59 min ago");
+    expect(ageLabel(before(3 * 3_600_000 + 59 * 60_000), now)).toBe("3 h ago");
+    expect(ageLabel(before(49 * 3_600_000), now)).toBe("2 d ago");
   });
 });

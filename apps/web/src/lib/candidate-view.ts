@@ -133,6 +133,16 @@ export function formatMs(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
 }
 
+/** How long ago `then` was, as a list reads it: "just now", "5 min ago", "3 h ago", "2 d ago". */
+export function ageLabel(then: Date, now: Date): string {
+  const minutes = Math.floor((now.getTime() - then.getTime()) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return `${Math.floor(hours / 24)} d ago`;
+}
+
 /** "1.2 s of 120 s", with the share of the timeout used and whether it was passed. */
 export function durationAgainstTimeout(durationMs: number, timeoutSeconds: number) {
   const limitMs = timeoutSeconds * 1_000;

@@ -38,10 +38,12 @@ beforeAll(async () => {
 });
 
 describe("candidate.list and candidate.get", () => {
-  it("show a viewer the tenant's Candidates with their ChangeSets in composition order", async () => {
+  it("show a viewer the tenant's Candidates with their Change's title, and their ChangeSets in composition order", async () => {
     const viewer = callerAs(t.db, emailFor("viewer"));
-    expect((await viewer.candidate.list({ tenantId: ACME.tenantId, projectId: shop })).map((c) => c.id)).toEqual([
-      "cand_0123456789abcdef",
+    const list = await viewer.candidate.list({ tenantId: ACME.tenantId, projectId: shop });
+    // Each with its Change's title beside the ID (a field added for the list; the rest is unchanged).
+    expect(list.map((c) => [c.id, c.changeId, c.changeTitle])).toEqual([
+      ["cand_0123456789abcdef", "chg_w", "Wishlist"],
     ]);
     const c = await viewer.candidate.get({ tenantId: ACME.tenantId, candidateId: "cand_0123456789abcdef" });
     expect(c).toMatchObject({ status: "created", baseGeneration: 0, verification: null });

@@ -14,14 +14,27 @@ import { activeVerificationPolicy } from "./project-policy.ts";
 import { candidateRerunOptions } from "./rerun.ts";
 import { evidenceOf } from "./workflow-state.ts";
 
-/** A tenant's Candidates; another tenant's are NOT_FOUND. */
+/**
+ * A tenant's Candidates, newest first, each with its Change's title (`changeTitle`, null if the
+ * Change is not found) beside the Candidate's own columns; another tenant's are NOT_FOUND.
+ */
 export async function listCandidates(db: Db, q: { tenantId: string; projectId: string; limit: number }) {
   const project = await db.project.findFirst({
     where: { id: q.projectId, tenantId: q.tenantId },
     select: { id: true },
   });
   if (!project) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
-  return db.candidate.findMany({ where: { projectId: q.projectId }, orderBy: { createdAt: "desc" }, take: q.limit });
+  const candidates = await db.candidate.findMany({
+    where: { projectId: q.projectId },
+    orderBy: { createdAt: "desc" },
+    take: q.limit,
+  });
+  const changes = await db.change.findMany({
+    where: { id: { in: [...new Set(candidates.map((c) => c.changeId))] }, projectId: q.projectId },
+    select: { id: true, title: true },
+  });
+  const titles = new Map(changes.map((c) => [c.id, c.title]));
+  return candidates.map((c) => ({ ...c, changeTitle: titles.get(c.changeId) ?? null }));
 }
 
 /** `config` for the project's active policy (its rerun budget: the reruns each check still has). */

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { candidateTone, isFinalStatus, LIVE_REFETCH_MS } from "../../lib/candidate-view.ts";
+import { ageLabel, candidateTone, isFinalStatus, LIVE_REFETCH_MS } from "../../lib/candidate-view.ts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, LoadError, Loading } from "../query-state.tsx";
 import { Badge, Hash } from "./badges.tsx";
@@ -35,6 +35,7 @@ export function CandidateList({ tenantId, projectId }: { tenantId: string; proje
       <Empty testId="candidate-list">No Candidates yet: one is composed when a Change’s Tasks all complete.</Empty>
     );
   }
+  const now = new Date();
   return (
     <ul
       data-testid="candidate-list"
@@ -45,25 +46,47 @@ export function CandidateList({ tenantId, projectId }: { tenantId: string; proje
         <li
           key={c.id}
           data-testid="candidate-row"
-          className="flex flex-wrap items-center justify-between gap-3 px-4 py-3"
+          data-candidate-id={c.id}
+          className="flex items-start justify-between gap-3 px-4 py-3"
         >
-          <div className="min-w-0">
+          {/* What a reader looks for first: the Change it is a Candidate of; the ID is the small print. */}
+          <div className="min-w-0 flex-1">
             <a
-              className="font-mono text-sm font-medium text-sky-800 underline"
+              data-testid="candidate-change"
+              className={`font-medium break-words text-sky-800 hover:underline ${c.changeTitle ? "" : "font-mono text-sm"}`}
+              href={`/projects/${projectId}/changes/${c.changeId}`}
+            >
+              {c.changeTitle ?? c.changeId}
+            </a>
+            <div className="mt-0.5 text-xs text-slate-600">
+              <span data-testid="candidate-base">on S{c.baseGeneration}</span> ·{" "}
+              <time
+                data-testid="candidate-age"
+                dateTime={c.createdAt.toISOString()}
+                title={c.createdAt.toLocaleString()}
+              >
+                {ageLabel(c.createdAt, now)}
+              </time>{" "}
+              · {c.changeSetIds.length} {c.changeSetIds.length === 1 ? "ChangeSet" : "ChangeSets"} ·{" "}
+              <span className="whitespace-nowrap">
+                tree <Hash value={c.composedTree} />
+              </span>
+            </div>
+            <a
+              data-testid="candidate-id"
+              className="mt-0.5 block font-mono text-[11px] break-all text-slate-500 underline"
               href={`/projects/${projectId}/candidates/${c.id}`}
             >
               {c.id}
             </a>
-            <div className="text-xs text-slate-500">
-              Change <span className="font-mono">{c.changeId}</span> · {c.changeSetIds.length} ChangeSets · on S
-              {c.baseGeneration} · tree <Hash value={c.composedTree} /> · {c.createdAt.toLocaleString()}
-            </div>
           </div>
-          <Badge tone={candidateTone(c.status)}>
-            <span data-testid="candidate-row-status" data-status={c.status}>
-              {c.status}
-            </span>
-          </Badge>
+          <div className="shrink-0">
+            <Badge tone={candidateTone(c.status)}>
+              <span data-testid="candidate-row-status" data-status={c.status}>
+                {c.status}
+              </span>
+            </Badge>
+          </div>
         </li>
       ))}
     </ul>

@@ -1,0 +1,123 @@
+import { type APIRequestContext, expect, type Page, request, test } from "@playwright/test";
+import { DEMO_ADMIN_STATE } from "../../support/auth.ts";
+import { saveScreenshot } from "../../support/screenshots.ts";
+import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
+import { createChange, provisionedProject, waitForPromoted, writeTask } from "../landing/fixtures/landing-api.ts";
+
+/**
+ * What an approver reads in lists, at a laptop's width and at a phone's: the Candidates list names
+ * each Candidate's Change, the header's items each sit on one line, and the generations' chart and
+ * table show the same generations, level with each other, with nothing cut. The data is made through
+ * the real product: a project of its own whose two low-risk Changes (titles longer than a chart box)
+ * land when ready (the landing queue promotes them; README: Landing).
+ */
+
+const VIEWPORTS = [
+  { name: "laptop", width: 1366, height: 768 },
+  { name: "phone", width: 390, height: 844 },
+] as const;
+
+/** Several verifications one after another (a build and the tests each) on a busy machine. */
+const LANDING_LIMIT = 420_000;
+
+const PREFIX = "approver-lists";
+const TITLES = [
+  "Answer the slow checkout page within two hundred milliseconds",
+  "Show the wishlist count beside the cart in the page header",
+];
+
+interface CandidateSummary {
+  id: string;
+  changeId: string;
+  status: string;
+  baseGeneration: number;
+}
+
+const query = <T>(api: APIRequestContext, path: string, input: Record<string, unknown>) =>
+  trpcQuery(api, path, { tenantId: DEMO_TENANT, ...input }).then((r) => trpcData<T>(r));
+
+/**
+ * This spec's project with both Changes promoted (S2). A project an earlier attempt of this file
+ * already landed is used again: a failed test restarts the worker, and the data is the same.
+ */
+async function landedProject(api: APIRequestContext): Promise<string> {
+  const projects = await query<{ id: string; name: string; canonicalGeneration: number }[]>(api, "projects.list", {});
+  const done = projects.find((p) => p.name.startsWith(`${PREFIX}-`) && p.canonicalGeneration >= TITLES.length);
+  if (done) return done.id;
+  const projectId = await provisionedProject(api, PREFIX);
+  const ids = await Promise.all(
+    TITLES.map((title, i) =>
+      createChange(api, projectId, {
+        title,
+        tasks: [writeTask("a", `src/lists-${i}.ts`, `export const lists_${i} = ${i};\n`)],
+        land: true,
+      }),
+    ),
+  );
+  await waitForPromoted(api, projectId, ids, LANDING_LIMIT);
+  return projectId;
+}
+
+let projectId = "";
+
+test.beforeAll(async () => {
+  test.setTimeout(LANDING_LIMIT + 120_000);
+  const api = await request.newContext({ baseURL: test.info().project.use.baseURL, storageState: DEMO_ADMIN_STATE });
+  try {
+    projectId = await landedProject(api);
+  } finally {
+    await api.dispose();
+  }
+});
+
+/** The page's own horizontal overflow: how far the document is wider than the viewport (0: none). */
+async function pageOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const root = document.scrollingElement ?? document.documentElement;
+    return root.scrollWidth - window.innerWidth;
+  });
+}
+
+for (const vp of VIEWPORTS) {
+  test.describe(`at ${vp.width}x${vp.height}`, () => {
+    test.use({ viewport: { width: vp.width, height: vp.height } });
+
+    test("the Candidates list leads with each Candidate's Change title, linked, then its state, base and age", async ({
+      page,
+    }) => {
+      const candidates = await query<CandidateSummary[]>(page.request, "candidate.list", { projectId });
+      expect(candidates.length).toBeGreaterThanOrEqual(TITLES.length);
+      const titles = new Map<string, string>();
+      for (const c of candidates) {
+        titles.set(
+          c.changeId,
+          (await query<{ title: string }>(page.request, "change.get", { changeId: c.changeId })).title,
+        );
+      }
+
+      await page.goto(`/projects/${projectId}/candidates`);
+      await expect(page.getByTestId("candidate-list")).toHaveAttribute("data-state", "ready");
+      const rows = page.getByTestId("candidate-row");
+      await expect(rows).toHaveCount(candidates.length);
+      for (const [i, c] of candidates.entries()) {
+        const row = rows.nth(i);
+        const change = row.getByTestId("candidate-change");
+        await expect(change).toHaveText(titles.get(c.changeId) ?? "");
+        await expect(change).toHaveAttribute("href", `/projects/${projectId}/changes/${c.changeId}`);
+        await expect(row.getByTestId("candidate-row-status")).toHaveAttribute("data-status", c.status);
+        await expect(row.getByTestId("candidate-base")).toHaveText(`on S${c.baseGeneration}`);
+        await expect(row.getByTestId("candidate-age")).toHaveText(/ago|just now/);
+        const id = row.getByTestId("candidate-id");
+        await expect(id).toHaveText(c.id);
+        await expect(id).toHaveAttribute("href", `/projects/${projectId}/candidates/${c.id}`);
+        // The title is read first and the ID is the small print: before it, and in smaller type.
+        const [titleBox, idBox] = [await change.boundingBox(), await id.boundingBox()];
+        expect(titleBox && idBox && titleBox.y < idBox.y, "the Change title sits above the Candidate ID").toBe(true);
+        const size = (el: Element) => Number.parseFloat(getComputedStyle(el).fontSize);
+        expect(await id.evaluate(size)).toBeLessThan(await change.evaluate(size));
+      }
+      expect(await pageOverflow(page), "the Candidates page scrolls sideways").toBeLessThanOrEqual(0);
+      await saveScreenshot(page, `approver-candidates-${vp.name}`);
+    });
+  });
+}
