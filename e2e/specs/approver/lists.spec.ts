@@ -119,5 +119,37 @@ for (const vp of VIEWPORTS) {
       expect(await pageOverflow(page), "the Candidates page scrolls sideways").toBeLessThanOrEqual(0);
       await saveScreenshot(page, `approver-candidates-${vp.name}`);
     });
+
+    test("the header's items never wrap inside themselves, and the page never scrolls sideways", async ({ page }) => {
+      await page.goto("/");
+      const header = page.getByTestId("app-header");
+      await expect(header.getByTestId("nav-projects")).toBeVisible();
+      // Every link and button of the header: the product name, the nav, the settings, Sign out.
+      const items = header.locator("a, button");
+      expect(await items.count()).toBeGreaterThanOrEqual(8);
+      // Each item's box is one line high: its height without padding and border is under two lines.
+      const lines = await items.evaluateAll((els) =>
+        els.map((el) => {
+          const s = getComputedStyle(el);
+          const inner =
+            el.getBoundingClientRect().height -
+            ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce(
+              (sum, k) => sum + Number.parseFloat(s[k as "paddingTop"]),
+              0,
+            );
+          return { text: (el.textContent ?? "").trim(), lines: Math.round(inner / Number.parseFloat(s.lineHeight)) };
+        }),
+      );
+      expect(lines.filter((l) => l.lines !== 1)).toEqual([]);
+      if (vp.width <= 400) {
+        expect(await pageOverflow(page), "the page scrolls sideways").toBeLessThanOrEqual(0);
+        // Usable on a phone: every item is on the screen, not pushed off its edge.
+        for (const box of await items.evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON()))) {
+          expect(box.right).toBeLessThanOrEqual(vp.width);
+          expect(box.left).toBeGreaterThanOrEqual(0);
+        }
+      }
+      await saveScreenshot(page, `approver-header-${vp.name}`);
+    });
   });
 }

@@ -30,7 +30,7 @@ export function SignOutButton() {
         data-testid="sign-out"
         onClick={() => void onClick()}
         disabled={pending}
-        className="rounded border border-slate-300 px-2 py-1 text-xs text-slate-700 hover:bg-slate-100 disabled:opacity-60"
+        className="rounded border border-slate-300 px-2 py-1 text-xs whitespace-nowrap text-slate-700 hover:bg-slate-100 disabled:opacity-60"
       >
         {pending ? "Signing out…" : "Sign out"}
       </button>

@@ -22,7 +22,7 @@ export function InboxLink({ tenantId }: { tenantId: string }) {
       data-testid="nav-inbox"
       data-unread={unread.isSuccess ? n : undefined}
       aria-label={n > 0 ? `Inbox, ${n} unread` : "Inbox"}
-      className="inline-flex items-center gap-1 hover:text-slate-900 hover:underline"
+      className="inline-flex items-center gap-1 whitespace-nowrap hover:text-slate-900 hover:underline"
     >
       Inbox
       {n > 0 && (
