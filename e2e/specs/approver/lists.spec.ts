@@ -151,5 +151,55 @@ for (const vp of VIEWPORTS) {
       }
       await saveScreenshot(page, `approver-header-${vp.name}`);
     });
+
+    test("the generations chart and table show the same generations, level, with no label cut", async ({ page }) => {
+      await page.goto(`/projects/${projectId}`);
+      await expect(page.getByTestId("generation-timeline")).toHaveAttribute("data-state", "ready");
+      const graph = page.getByTestId("generation-graph");
+      await expect(graph.locator("svg").first()).toBeVisible();
+      const rows = page.locator('[data-testid^="generation-S"]');
+      const labels = await rows.evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")?.slice(11) ?? ""));
+      expect(labels).toEqual(Array.from({ length: TITLES.length + 1 }, (_, i) => `S${TITLES.length - i}`));
+      // Every title is in the table whole.
+      for (const title of TITLES) await expect(page.getByTestId("generation-timeline")).toContainText(title);
+
+      // The chart's text: every piece of it, with where it sits on the page.
+      const texts = await graph.evaluate((root) => {
+        const out: { text: string; y: number }[] = [];
+        for (const svg of root.matches("svg") ? [root] : Array.from(root.querySelectorAll("svg"))) {
+          const walk = document.createTreeWalker(svg, NodeFilter.SHOW_TEXT);
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            const text = (n.textContent ?? "").trim();
+            if (!text) continue;
+            const range = document.createRange();
+            range.selectNodeContents(n);
+            const r = range.getBoundingClientRect();
+            out.push({ text, y: r.top + r.height / 2 });
+          }
+        }
+        return out;
+      });
+      expect(
+        texts.filter((t) => /(…|\.\.\.)$/.test(t.text)),
+        "chart text cut with an ellipsis",
+      ).toEqual([]);
+      for (const label of labels) {
+        const node = texts.find((t) => t.text === label);
+        expect(node, `${label} in the chart`).toBeDefined();
+        const row = await page.getByTestId(`generation-${label}`).boundingBox();
+        // Level with its row of the table: the chart and the table read across.
+        expect(node && row && node.y >= row.y && node.y <= row.y + row.height, `${label} level with its row`).toBe(
+          true,
+        );
+      }
+      // The rest of the page loaded (its lists, the policy, the releases) before measuring its width.
+      await expect(page.getByTestId("change-list")).toHaveAttribute("data-state", "ready");
+      await expect(page.getByTestId("policy-summary")).toHaveAttribute("data-state", "ready");
+      for (const id of ["landing-queue", "releases", "index-status"]) {
+        await expect(page.getByTestId(id)).not.toHaveAttribute("data-state", /loading|error/);
+      }
+      expect(await pageOverflow(page), "the project page scrolls sideways").toBeLessThanOrEqual(0);
+      await saveScreenshot(page, `approver-generations-${vp.name}`);
+    });
   });
 }
