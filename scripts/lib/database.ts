@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
 import { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "@rhumbatron/db";
 import pg from "pg";
@@ -7,7 +8,19 @@ import { isPortFree } from "./ports.ts";
 export interface DatabaseHandle {
   url: string;
   embedded: boolean;
+  /** Stops the embedded server running now (nothing for DATABASE_URL's). */
   stop(): Promise<void>;
+  /** Only when the embedded Postgres is in use: the one this process started (scripts/lib/watch-postgres.ts). */
+  embeddedServer?: EmbeddedHandle;
+}
+
+export interface EmbeddedHandle {
+  /** Its data folder; `postmaster.pid` there names the server process serving it now. */
+  pgDataDir: string;
+  /** The server process this process started last. */
+  postmaster(): ChildProcess;
+  /** Starts the server again in the same folder on the same port (after it exited); its new process. */
+  restart(): Promise<ChildProcess>;
 }
 
 /** Fails fast with a clear message when the server cannot be reached (never hangs). */
@@ -48,14 +61,16 @@ export async function openDatabase(options: {
     );
   }
   const dataDir = resolve(join(options.dataDir, "postgres"));
-  let server: EmbeddedServer;
-  try {
-    server = await startEmbeddedPostgres({
+  const start = () =>
+    startEmbeddedPostgres({
       dataDir,
       port: options.embeddedPort,
       persistent: options.persistent ?? true,
       ...(options.log ? { onLog: options.log } : {}),
     });
+  let server: EmbeddedServer;
+  try {
+    server = await start();
   } catch (err) {
     const reason = err instanceof Error && err.message ? err.message : "the server exited during start-up";
     throw new StartupError(
@@ -64,5 +79,19 @@ export async function openDatabase(options: {
   }
   const database = options.database ?? "rhumbatron";
   await ensureDatabase(server.url("postgres"), database);
-  return { url: server.url(database), embedded: true, stop: () => server.stop() };
+  const exited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null;
+  return {
+    url: server.url(database),
+    embedded: true,
+    // A server that has exited already would make the library wait for an exit event that never comes.
+    stop: async () => (exited(server.postmaster) ? undefined : server.stop()),
+    embeddedServer: {
+      pgDataDir: dataDir,
+      postmaster: () => server.postmaster,
+      restart: async () => {
+        server = await start();
+        return server.postmaster;
+      },
+    },
+  };
 }

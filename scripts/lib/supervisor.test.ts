@@ -1,10 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { checkReachable, type DatabaseHandle, type EmbeddedHandle, openDatabase } from "./database.ts";
+import { freePort } from "./ports.ts";
+import { runningPostmaster, stopPostmaster } from "./postmaster.ts";
 import { type Managed, startProcess } from "./processes.ts";
 import { RESTART_POLICY, type RestartPolicy } from "./restart-policy.ts";
 import { type RestartEvent, type SupervisedProcess, Supervisor } from "./supervisor.ts";
+import { watchEmbeddedPostgres } from "./watch-postgres.ts";
 
 // Real processes (node -e), real signals. Nothing waits on a sleep: each test waits for the event
 // it is about (a restart, the give-up, an exit) under vitest's one outer limit.
@@ -158,6 +162,81 @@ describe("Supervisor (npm start's restarts)", () => {
       const settled = await Promise.race([s.gaveUp.then(() => "gave up"), Promise.resolve("pending")]);
       expect(settled).toBe("pending");
       expect(restarts).toEqual([]);
+    },
+    OUTER_LIMIT,
+  );
+});
+
+// The embedded Postgres `npm start` starts, watched like web and worker (watch-postgres.ts): a real
+// server in a folder of its own, its postmaster killed by PID.
+describe("the embedded Postgres, watched like web and worker", () => {
+  const opened: { dir: string; db: DatabaseHandle; watch?: Supervisor }[] = [];
+  afterEach(async () => {
+    for (const { dir, db, watch } of opened.splice(0)) {
+      await watch?.stop();
+      await db.stop();
+      const left = runningPostmaster(join(dir, "postgres"));
+      if (left !== null) await stopPostmaster(left);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  async function embedded(policy: RestartPolicy) {
+    const dir = mkdtempSync(join(tmpdir(), "supervisor-pg-"));
+    // mkdtemp makes it private; the embedded Postgres runs as its own user when we are root.
+    chmodSync(dir, 0o755);
+    const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, embeddedPort: await freePort() });
+    const entry: (typeof opened)[number] = { dir, db };
+    opened.push(entry);
+    const lines: string[] = [];
+    const watch = watchEmbeddedPostgres(db.embeddedServer as EmbeddedHandle, { log: (l) => lines.push(l), policy });
+    entry.watch = watch;
+    const pgDataDir = join(dir, "postgres");
+    return { db, watch, lines, postmaster: () => runningPostmaster(pgDataDir) };
+  }
+
+  /** Kills the running postmaster by PID; resolves once another one serves the folder and answers a query. */
+  async function killAndAwaitRestart(pg: Awaited<ReturnType<typeof embedded>>): Promise<number> {
+    const before = pg.postmaster() as number;
+    process.kill(before, "SIGKILL");
+    await until(() => ![null, before].includes(pg.postmaster()));
+    for (;;) {
+      const answered = await checkReachable(pg.db.url, 2_000).then(
+        () => true,
+        () => false,
+      );
+      if (answered) return pg.postmaster() as number;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  it(
+    "restarts its postmaster after a SIGKILL, with the restart policy's delay, and says so in one line",
+    async () => {
+      const pg = await embedded(RESTART_POLICY);
+      const first = pg.postmaster();
+      expect(first).toBe(pg.db.embeddedServer?.postmaster().pid);
+      const second = await killAndAwaitRestart(pg);
+      expect(second).not.toBe(first);
+      expect(second).toBe(pg.db.embeddedServer?.postmaster().pid);
+      expect(pg.lines).toEqual([
+        "the embedded Postgres crashed: killed by SIGKILL; restarting it in 1 s (restart 1 of at most 5 within 60 s)",
+      ]);
+    },
+    OUTER_LIMIT,
+  );
+
+  it(
+    "gives up in one line once the policy's restarts are used up",
+    async () => {
+      const pg = await embedded({ ...RESTART_POLICY, maxRestarts: 1 });
+      await killAndAwaitRestart(pg);
+      process.kill(pg.postmaster() as number, "SIGKILL");
+      expect(await pg.watch.gaveUp).toBe(
+        "the embedded Postgres crashed again: killed by SIGKILL; it was restarted 1 times within 60 s already, so it is not restarted again",
+      );
+      expect(pg.lines).toHaveLength(1);
+      await until(() => pg.postmaster() === null);
     },
     OUTER_LIMIT,
   );

@@ -11,9 +11,10 @@ import {
 } from "./restart-policy.ts";
 
 /**
- * Keeps `npm start`'s web and worker processes running: a crashed one is restarted after a backoff
- * (scripts/lib/restart-policy.ts); past the restart limit, or when a process exits cleanly on its own
- * (exit code 0: it chose to stop), the supervisor gives up and its owner stops everything.
+ * Keeps `npm start`'s web and worker processes, and its embedded Postgres, running: a crashed one is
+ * restarted after a backoff (scripts/lib/restart-policy.ts); past the restart limit, or when a
+ * process exits cleanly on its own (exit code 0: it chose to stop), the supervisor gives up and its
+ * owner stops everything.
  *
  * Written here rather than taken from npm: forever-monitor (the maintained-looking option) pulls in
  * chokidar 2 and async 1 and has no rolling restart window; respawn and pm2 either lack the window or
@@ -22,8 +23,19 @@ import {
  */
 export interface SupervisedProcess {
   name: string;
-  /** Starts (or starts again) the process; called once at first and once per restart. */
-  start: () => Managed;
+  /**
+   * Starts (or starts again) the process; called once at first and once per restart. A start that
+   * takes a while (the embedded Postgres) returns a promise: its rejection counts as a crash, and
+   * null means there is nothing of ours to watch any more (the supervisor leaves that slot alone).
+   */
+  start: () => Managed | Promise<Managed | null>;
+  /** Stops it; default: SIGTERM to its process group, SIGKILL after the grace period (stopProcess). */
+  stop?: (p: Managed) => Promise<void>;
+  /**
+   * A clean exit (code 0) is restarted like a crash instead of ending supervision: a Postgres exits 0
+   * when someone else stops it (a fast shutdown), and nothing works without it.
+   */
+  restartCleanExit?: boolean;
 }
 
 export interface RestartEvent {
@@ -47,7 +59,9 @@ export interface SupervisorOptions {
 
 interface Slot {
   spec: SupervisedProcess;
-  current: Managed;
+  current?: Managed;
+  /** A start in progress (an asynchronous one). */
+  starting?: Promise<void>;
   startedAt: number;
   history: RestartHistory;
   timer?: NodeJS.Timeout;
@@ -88,22 +102,53 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const slot of this.slots) clearTimeout(slot.timer);
-    await Promise.all(this.slots.map((slot) => stopProcess(slot.current, this.options.graceMs)));
+    // A start in progress finishes first, so what it started is stopped too.
+    await Promise.all(this.slots.map((slot) => slot.starting));
+    await Promise.all(
+      this.slots.map(({ spec, current }) =>
+        !current ? undefined : spec.stop ? spec.stop(current) : stopProcess(current, this.options.graceMs),
+      ),
+    );
   }
 
-  private launch(slot: Slot): void {
-    const managed = slot.spec.start();
-    slot.current = managed;
+  /** Starts the slot's process; the caller says whether this is a restart (onRestarted). */
+  private launch(slot: Slot, restart = false): void {
     slot.startedAt = this.now();
-    void managed.exit.then((reason) => this.exited(slot, managed, reason));
+    const started = slot.spec.start();
+    if (!(started instanceof Promise)) {
+      this.watch(slot, started, restart);
+      return;
+    }
+    const starting: Promise<void> = started
+      .then(
+        (managed) => {
+          if (managed) this.watch(slot, managed, restart);
+        },
+        (err: unknown) => {
+          const error = err instanceof Error && err.message ? err.message : String(err);
+          this.exited(slot, undefined, { code: 1, signal: null, error });
+        },
+      )
+      .finally(() => {
+        if (slot.starting === starting) slot.starting = undefined;
+      });
+    slot.starting = starting;
   }
 
-  private exited(slot: Slot, managed: Managed, reason: ExitReason): void {
+  private watch(slot: Slot, managed: Managed, restart: boolean): void {
+    slot.current = managed;
+    void managed.exit.then((reason) => this.exited(slot, managed, reason));
+    if (restart && !this.stopping) this.options.onRestarted?.({ name: slot.spec.name, pid: managed.child.pid });
+  }
+
+  /** The slot's process exited, or (`managed` undefined) could not be started. */
+  private exited(slot: Slot, managed: Managed | undefined, reason: ExitReason): void {
     if (this.stopping || this.done || slot.current !== managed) return;
     // What the process started is not needed any more (tsx runs the worker in a child of its own).
-    if (managed.child.pid !== undefined) signalGroup(managed.child.pid, "SIGKILL");
+    if (managed?.child.pid !== undefined) signalGroup(managed.child.pid, "SIGKILL");
+    slot.current = undefined;
     const { name } = slot.spec;
-    if (reason.code === 0 && !reason.error) {
+    if (reason.code === 0 && !reason.error && !slot.spec.restartCleanExit) {
       this.giveUp(`${name} exited on its own (${describeExit(reason)})`);
       return;
     }
@@ -123,8 +168,7 @@ export class Supervisor {
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
       if (this.stopping || this.done) return;
-      this.launch(slot);
-      this.options.onRestarted?.({ name, pid: slot.current.child.pid });
+      this.launch(slot, true);
     }, decision.delayMs);
   }
 

