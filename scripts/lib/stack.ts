@@ -182,6 +182,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const env = {
       ...o.env,
       DATABASE_URL: db.url,
+      RHUMBATRON_EMBEDDED_DB: db.embedded ? "1" : "0",
       PORT: String(o.port),
       HOST: host,
       NEXT_TELEMETRY_DISABLED: "1",

@@ -41,6 +41,17 @@ export const settingsSchema = z.object({
   RHUMBATRON_EXECUTOR: z.preprocess(emptyToUndefined, z.enum(EXECUTOR_KINDS).default("local")),
   RHUMBATRON_DATA_DIR: z.preprocess(emptyToUndefined, z.string().default(".data")),
   RHUMBATRON_EMBEDDED_PG_PORT: z.preprocess(emptyToUndefined, port.default(54329)),
+  /**
+   * Set by `npm start` for web and worker when DATABASE_URL is its embedded Postgres (which it
+   * restarts by itself), so what they say about an outage points at the log, not at DATABASE_URL.
+   */
+  RHUMBATRON_EMBEDDED_DB: z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(["1", "0"], { error: "must be 1 or 0" })
+      .default("0")
+      .transform((v) => v === "1"),
+  ),
   RHUMBATRON_WORKER_PORT: z.preprocess(emptyToUndefined, port.default(3030)),
   /** 0 picks any free port (tests). */
   RHUMBATRON_GIT_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3031)),

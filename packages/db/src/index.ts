@@ -27,6 +27,7 @@ export * from "./queries/project-overview.ts";
 export * from "./queries/projects.ts";
 export * from "./queries/releases.ts";
 export * from "./queues/index.ts";
+export * from "./reachability.ts";
 export * from "./release/release-state.ts";
 export * from "./reviews/index.ts";
 export * from "./sandbox/budget.ts";

@@ -5,7 +5,7 @@ import { composeHealth, type HealthInputs, healthHttpStatus } from "./health.ts"
 const now = new Date("2026-03-01T12:00:00.000Z");
 const STALE_AFTER = 30;
 const dbOk: DatabaseHealth = { status: "ok", appliedMigrations: 3 };
-const dbDown: DatabaseHealth = { status: "error", error: "connect ECONNREFUSED 127.0.0.1:5432", appliedMigrations: 0 };
+const dbDown: DatabaseHealth = { status: "error", error: "connection refused", failure: "down", appliedMigrations: 0 };
 
 function beat(secondsAgo: number): WorkerHealth {
   return {
@@ -25,6 +25,8 @@ const inputs = (over: Partial<HealthInputs>): HealthInputs => ({
   heartbeat: beat(10),
   now,
   heartbeatStaleSeconds: STALE_AFTER,
+  databaseAt: "127.0.0.1:54329",
+  embeddedDatabase: true,
   ...over,
 });
 
@@ -74,12 +76,34 @@ describe("composeHealth", () => {
     const report = composeHealth(inputs({ database: dbDown, heartbeat: null }));
     expect(report.status).toBe("unavailable");
     expect(report.problems).toHaveLength(1);
-    expect(report.problems[0]).toMatch(/^database: cannot be reached \(connect ECONNREFUSED/);
+    expect(report.problems[0]).toBe(
+      "database: the database at 127.0.0.1:54329 does not answer (connection refused); npm start restarts its embedded Postgres by itself — if it keeps failing, see the log",
+    );
     expect(healthHttpStatus(report)).toBe(503);
     expect(composeHealth(inputs({ database: dbDown })).status).toBe("unavailable");
   });
 
   it("reports the configured executor", () => {
     expect(composeHealth(inputs({ executor: "inngest" })).executor).toBe("inngest");
+  });
+
+  it("names the server DATABASE_URL points at, and says to check it, only when the user set it", () => {
+    const report = composeHealth(
+      inputs({ database: dbDown, embeddedDatabase: false, databaseAt: "db.example.com:5432" }),
+    );
+    expect(report.problems).toEqual([
+      "database: the database at db.example.com:5432 does not answer (connection refused); check that it runs and that DATABASE_URL names it",
+    ]);
+  });
+
+  it("tells a refused login and a failed query from a server that does not answer", () => {
+    const refused: DatabaseHealth = { ...dbDown, error: "the password was refused", failure: "refused" };
+    expect(composeHealth(inputs({ database: refused })).problems).toEqual([
+      "database: the database at 127.0.0.1:54329 refuses the connection (the password was refused); see the log of npm start",
+    ]);
+    const failed: DatabaseHealth = { ...dbDown, error: 'relation "x" does not exist', failure: "error" };
+    expect(composeHealth(inputs({ database: failed, embeddedDatabase: false })).problems).toEqual([
+      `database: the database at 127.0.0.1:54329 answered with an error (relation "x" does not exist); check DATABASE_URL and the server's log`,
+    ]);
   });
 });

@@ -25,6 +25,30 @@ export interface HealthInputs {
   now: Date;
   /** config.worker.heartbeatStaleSeconds */
   heartbeatStaleSeconds: number;
+  /** The database's `host:port` (databaseAddress: never the user or password). */
+  databaseAt: string;
+  /** Whether it is `npm start`'s embedded Postgres (RHUMBATRON_EMBEDDED_DB), which npm start restarts by itself. */
+  embeddedDatabase: boolean;
+}
+
+/** The database's problem line: what is wrong in words, and what to do. */
+export function databaseProblem(inputs: Pick<HealthInputs, "database" | "databaseAt" | "embeddedDatabase">): string {
+  const { database, databaseAt, embeddedDatabase } = inputs;
+  const error = database.error ?? "no answer";
+  const what =
+    database.failure === "down"
+      ? `does not answer (${error})`
+      : database.failure === "refused"
+        ? `refuses the connection (${error})`
+        : `answered with an error (${error})`;
+  const todo = embeddedDatabase
+    ? database.failure === "down"
+      ? "npm start restarts its embedded Postgres by itself — if it keeps failing, see the log"
+      : "see the log of npm start"
+    : database.failure === "down"
+      ? "check that it runs and that DATABASE_URL names it"
+      : "check DATABASE_URL and the server's log";
+  return `database: the database at ${databaseAt} ${what}; ${todo}`;
 }
 
 /**
@@ -45,9 +69,7 @@ export function composeHealth(inputs: HealthInputs): HealthReport {
     : null;
   const problems: string[] = [];
   if (inputs.database.status !== "ok") {
-    problems.push(
-      `database: cannot be reached (${inputs.database.error ?? "no answer"}); check that Postgres runs and DATABASE_URL points at it`,
-    );
+    problems.push(databaseProblem(inputs));
   } else if (!worker) {
     problems.push("worker: no worker has ever beaten; start it (npm start starts it with the web app)");
   } else if (worker.stale) {

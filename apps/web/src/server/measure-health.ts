@@ -1,11 +1,9 @@
 import type { DatabaseHealth, WorkerHealth } from "@rhumbatron/db";
-import { databaseHealth, latestWorkerHeartbeat } from "@rhumbatron/db";
+import { databaseAddress, databaseHealth, failedDatabaseHealth, latestWorkerHeartbeat } from "@rhumbatron/db";
 import { getDb } from "./db.ts";
 import { composeHealth, type HealthReport } from "./health.ts";
 import { serverConfig, serverSettings } from "./settings.ts";
 import { VERSION } from "./version.ts";
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Measures the database and the newest worker heartbeat now: GET /api/health and the operations page. */
 export async function measureHealth(): Promise<HealthReport> {
@@ -18,7 +16,7 @@ export async function measureHealth(): Promise<HealthReport> {
     // An unmigrated database has no heartbeat table yet: that is "no worker", not a failed probe.
     if (database.status === "ok") heartbeat = await latestWorkerHeartbeat(db).catch(() => null);
   } catch (err) {
-    database = { status: "error", error: message(err), appliedMigrations: 0 };
+    database = failedDatabaseHealth(err);
   }
   return composeHealth({
     version: VERSION,
@@ -27,5 +25,7 @@ export async function measureHealth(): Promise<HealthReport> {
     heartbeat,
     now: new Date(),
     heartbeatStaleSeconds: serverConfig().worker.heartbeatStaleSeconds,
+    databaseAt: settings.DATABASE_URL ? databaseAddress(settings.DATABASE_URL) : "(DATABASE_URL is not set)",
+    embeddedDatabase: settings.RHUMBATRON_EMBEDDED_DB,
   });
 }

@@ -1,10 +1,25 @@
 import type { Db } from "../client.ts";
 import { countAppliedMigrations } from "../migrate.ts";
+import { databaseErrorText, unreachable } from "../reachability.ts";
 
 export interface DatabaseHealth {
   status: "ok" | "error";
+  /** In words, never the driver's output: why the server does not answer, or the error it answered with. */
   error?: string;
+  /**
+   * With status "error": "down" when the server does not answer, "refused" when it answers but
+   * refuses the connection (a password, a database name), "error" when a query failed.
+   */
+  failure?: "down" | "refused" | "error";
   appliedMigrations: number;
+}
+
+/** The health of a database that failed with `err`. */
+export function failedDatabaseHealth(err: unknown): DatabaseHealth {
+  const why = unreachable(err);
+  if (why)
+    return { status: "error", error: why.reason, failure: why.answered ? "refused" : "down", appliedMigrations: 0 };
+  return { status: "error", error: databaseErrorText(err), failure: "error", appliedMigrations: 0 };
 }
 
 export interface WorkerHealth {
@@ -23,7 +38,7 @@ export async function databaseHealth(db: Db): Promise<DatabaseHealth> {
     const appliedMigrations = await countAppliedMigrations((sql) => db.$queryRawUnsafe<{ n: number }[]>(sql));
     return { status: "ok", appliedMigrations };
   } catch (err) {
-    return { status: "error", error: err instanceof Error ? err.message : String(err), appliedMigrations: 0 };
+    return failedDatabaseHealth(err);
   }
 }
 
