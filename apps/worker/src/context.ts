@@ -10,6 +10,7 @@ import type {
 import type { Db, Nudger } from "@rhumbatron/db";
 import type { Logger } from "pino";
 import type { WorkerIdentity } from "./identity.ts";
+import type { DatabaseOutage } from "./outage.ts";
 import type { SourceStore } from "./source/store.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./verification/browser-check.ts";
 
@@ -45,5 +46,10 @@ export interface WorkerContext {
   /** The project template new repositories start from; the bundled one when absent. */
   templateDir?: string;
   logger: Logger;
+  /**
+   * Where loops report their failures, so a database outage is one line, not one per loop per tick
+   * (outage.ts); absent: each failure is logged as it comes.
+   */
+  outage?: DatabaseOutage;
   worker: WorkerIdentity;
 }

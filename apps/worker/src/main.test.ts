@@ -1,69 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { startWorkerProcess } from "./test-process.ts";
 
 const t = useTestDatabase();
-const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-const mainPath = fileURLToPath(new URL("./main.ts", import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), "rh-worker-main-"));
 
-/** Workers a test started; one still running after its test (it failed midway) is killed. */
-const started: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of started.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
-
-/** The worker as an operator runs it: a separate process with only the environment we give it. */
-function startWorker(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", mainPath], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? "", RHUMBATRON_GIT_PORT: "0", RHUMBATRON_DATA_DIR: dataDir, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.push(child);
-  const out = { stdout: "", stderr: "" };
-  // Every JSON line the worker printed, kept from the start: a wait for a line that arrived in the
-  // same chunk as an earlier one (a busy machine coalesces writes) finds it here.
-  const lines: Record<string, unknown>[] = [];
-  const waiters = new Set<() => void>();
-  let partial = "";
-  child.stdout?.on("data", (c) => {
-    out.stdout += c;
-    partial += c;
-    const complete = partial.split("\n");
-    partial = complete.pop() ?? "";
-    for (const raw of complete) if (raw.trim()) lines.push(JSON.parse(raw) as Record<string, unknown>);
-    for (const w of [...waiters]) w();
-  });
-  child.stderr?.on("data", (c) => {
-    out.stderr += c;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  /** The first line that matches, whenever it was printed; the worker exiting first fails with its output. */
-  const line = (match: (l: Record<string, unknown>) => boolean) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(match);
-        if (found) {
-          waiters.delete(check);
-          resolve(found);
-        }
-      };
-      waiters.add(check);
-      check();
-      void exited.then((code) => {
-        if (!waiters.has(check)) return;
-        waiters.delete(check);
-        reject(new Error(`the worker exited (${code}) first:\n${out.stdout}\n${out.stderr}`));
-      });
-    });
-  return { child, out, exited, line };
-}
+const startWorker = (env: Record<string, string>) => startWorkerProcess(env, dataDir);
 
 describe("worker main", () => {
   it("prints one clear line and exits 1 on a bad setting", async () => {

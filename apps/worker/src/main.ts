@@ -10,7 +10,7 @@ import {
   requiresIsolation,
   type Settings,
 } from "@rhumbatron/core";
-import { blobStoreFromSettings, checkRepoToken, createDb } from "@rhumbatron/db";
+import { blobStoreFromSettings, checkRepoToken, createDb, databaseAddress } from "@rhumbatron/db";
 import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
@@ -22,6 +22,7 @@ import { buildFunctions, functionsForHost } from "./functions/index.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { nudgerFor } from "./nudger.ts";
+import { DatabaseOutage } from "./outage.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
 import { SourceStore } from "./source/store.ts";
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
   const db = createDb(settings.DATABASE_URL);
+  // Every loop below reports its failures here: a database outage is one line, and one when it is back.
+  const outage = new DatabaseOutage({ logger, databaseAt: databaseAddress(settings.DATABASE_URL) });
   const nudger = nudgerFor(settings);
   const blobs = blobStoreFromSettings(settings);
   // Source, Sandbox and Agents.
@@ -106,7 +109,7 @@ async function main(): Promise<void> {
       `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,
     ),
   );
-  const deps = { db, config, logger, worker, now: () => new Date(), functions: hosted };
+  const deps = { db, config, logger, outage, worker, now: () => new Date(), functions: hosted };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"
       ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
@@ -119,8 +122,8 @@ async function main(): Promise<void> {
 
   // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
   // so what they held (leases, Agent runs, workflow instances) is picked up at once.
-  const beating = await startBeating({ db, config, worker, now: () => new Date(), logger }).catch((err: unknown) =>
-    fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
+  const beating = await startBeating({ db, config, worker, now: () => new Date(), logger, outage }).catch(
+    (err: unknown) => fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
   );
 
   // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.

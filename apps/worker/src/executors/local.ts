@@ -50,6 +50,7 @@ export class LocalExecutor implements Executor {
             channels,
             logger,
             backoff: options.listenerBackoff ?? DEFAULT_LISTENER_BACKOFF,
+            ...(options.outage ? { outage: options.outage } : {}),
             onNudge: (channel, payload) => this.onNudge(channel, payload ?? DEFAULT_RUN_KEY),
             // Nudges sent while disconnected are lost: drain every nudged function once.
             onReconnect: () => {

@@ -1,6 +1,7 @@
 import { NUDGE_CHANNEL_PREFIX, pgNudgeChannel } from "@rhumbatron/db";
 import pg from "pg";
 import type { Logger } from "pino";
+import type { DatabaseOutage } from "../outage.ts";
 import { errorMessage } from "./run.ts";
 
 export interface Backoff {
@@ -17,6 +18,8 @@ export interface NudgeListenerOptions {
   onReconnect(): void;
   logger: Logger;
   backoff: Backoff;
+  /** Where connection failures are reported first (outage.ts): an outage is one line, not one per attempt. */
+  outage?: DatabaseOutage;
 }
 
 /**
@@ -30,6 +33,8 @@ export class NudgeListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private stopped = false;
+  /** The connection dropped during a database outage: the outage's lines tell it, not ours. */
+  private quiet = false;
 
   constructor(private readonly options: NudgeListenerOptions) {}
 
@@ -54,7 +59,10 @@ export class NudgeListener {
     const { databaseUrl, channels, logger } = this.options;
     const client = new pg.Client({ connectionString: databaseUrl, application_name: "rhumbatron-worker-nudges" });
     // Without an error listener a dropped connection would crash the process; 'end' follows it.
-    client.on("error", (err) => logger.warn({ error: errorMessage(err) }, "nudge listener connection error"));
+    client.on("error", (err) => {
+      if (!this.options.outage?.failed(err, { fromConnection: true }))
+        logger.warn({ error: errorMessage(err) }, "nudge listener connection error");
+    });
     try {
       await client.connect();
       // Channel names are validated identifiers (pgNudgeChannel), so interpolating them is safe.
@@ -75,7 +83,9 @@ export class NudgeListener {
     if (this.client !== client) return;
     this.client = undefined;
     if (this.stopped) return;
-    this.options.logger.warn("nudge listener disconnected; reconnecting");
+    this.quiet = this.options.outage?.active ?? false;
+    if (this.quiet) this.options.logger.debug("nudge listener disconnected; reconnecting");
+    else this.options.logger.warn("nudge listener disconnected; reconnecting");
     this.scheduleReconnect();
   }
 
@@ -91,6 +101,8 @@ export class NudgeListener {
   /** Never throws: a failure schedules the next attempt. */
   private async reconnect(): Promise<void> {
     if (this.stopped) return;
+    const { outage, logger, channels } = this.options;
+    const began = outage?.now();
     try {
       const client = await this.open();
       if (this.stopped) {
@@ -99,14 +111,15 @@ export class NudgeListener {
       }
       this.client = client;
       this.failures = 0;
-      this.options.logger.info({ channels: this.options.channels }, "nudge listener reconnected");
+      const endedOutage = began !== undefined && outage?.reached(began);
+      if (endedOutage || this.quiet) logger.debug({ channels }, "nudge listener reconnected");
+      else logger.info({ channels }, "nudge listener reconnected");
+      this.quiet = false;
       this.options.onReconnect();
     } catch (err) {
       this.failures++;
-      this.options.logger.warn(
-        { error: errorMessage(err), failures: this.failures },
-        "nudge listener reconnect failed",
-      );
+      if (!outage?.failed(err, { fromConnection: true }))
+        logger.warn({ error: errorMessage(err), failures: this.failures }, "nudge listener reconnect failed");
       this.scheduleReconnect();
     }
   }

@@ -3,7 +3,8 @@ import type { WorkerContext } from "../context.ts";
 import type { RunTrigger, WorkerFunction } from "../functions/types.ts";
 
 /** What both executors hand to every run. */
-export type RunDeps = Pick<WorkerContext, "db" | "config" | "logger" | "worker" | "now">;
+export type RunDeps = Pick<WorkerContext, "db" | "config" | "logger" | "worker" | "now"> &
+  Partial<Pick<WorkerContext, "outage">>;
 
 /** The one structured line logged per run. */
 export interface RunRecord {
@@ -32,6 +33,8 @@ export async function runFunction(
   const logger = deps.logger.child({ function: fn.id, trigger, key });
   // Monotonic clock for durations; the injected `now` is domain time and may be fixed in tests.
   const started = performance.now();
+  const outage = deps.outage;
+  const began = outage?.now();
   let outcome: Omit<RunOutcome, "record">;
   try {
     outcome = {
@@ -43,6 +46,7 @@ export async function runFunction(
         key,
         trigger,
         worker: deps.worker,
+        ...(outage ? { outage } : {}),
       }),
     };
   } catch (failure) {
@@ -54,8 +58,11 @@ export async function runFunction(
       ? { function: fn.id, trigger, key, durationMs, outcome: "error", error: errorMessage(outcome.failure) }
       : { function: fn.id, trigger, key, durationMs, outcome: "ok" };
   // A finished run is routine (every tick has several): debug. What it did worth telling is logged by
-  // the function itself at info; a failure always shows.
-  if (record.outcome === "ok") deps.logger.debug(record, "run finished");
+  // the function itself at info; a failure always shows, but a database outage only once (outage.ts).
+  if (record.outcome === "ok") {
+    if (began !== undefined) outage?.reached(began);
+    deps.logger.debug(record, "run finished");
+  } else if ("failure" in outcome && outage?.failed(outcome.failure)) deps.logger.debug(record, "run failed");
   else deps.logger.error(record, "run failed");
   return { record, ...outcome };
 }

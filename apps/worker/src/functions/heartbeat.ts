@@ -2,6 +2,7 @@ import type { RhumbatronConfig } from "@rhumbatron/core";
 import { type Db, markWorkerStopped, reapDeadWorkersOnHost, recordBeat } from "@rhumbatron/db";
 import type { Logger } from "pino";
 import type { WorkerIdentity } from "../identity.ts";
+import type { DatabaseOutage } from "../outage.ts";
 import type { FunctionContext, WorkerFunction } from "./types.ts";
 
 export interface HeartbeatResult {
@@ -76,15 +77,22 @@ export async function startBeating(deps: {
   now: () => Date;
   logger: Logger;
   isRunning?: (pid: number) => boolean;
+  /** Where a failed beat is reported first (outage.ts): a database outage is one line, not one per beat. */
+  outage?: DatabaseOutage;
 }): Promise<Beating> {
-  const { db, worker, now, logger } = deps;
+  const { db, worker, now, logger, outage } = deps;
   const reaped = await reapDeadWorkersOnHost(db, worker, deps.isRunning ?? processRunning, now());
   if (reaped.length > 0) logger.info({ reaped }, "earlier worker processes on this host are gone; their work is free");
   await beat(db, worker, now());
   let beating: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    beating = beat(db, worker, now()).catch((err: unknown) =>
-      logger.warn({ error: err instanceof Error ? err.message : String(err) }, "heartbeat failed"),
+    const began = outage?.now();
+    beating = beat(db, worker, now()).then(
+      () => began !== undefined && outage?.reached(began),
+      (err: unknown) => {
+        if (!outage?.failed(err))
+          logger.warn({ error: err instanceof Error ? err.message : String(err) }, "heartbeat failed");
+      },
     );
   }, deps.config.worker.heartbeatSeconds * 1000);
   timer.unref();

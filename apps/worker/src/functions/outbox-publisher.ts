@@ -11,14 +11,16 @@ export function outboxPublisherFunction(config: RhumbatronConfig, nudger: Nudger
     id: "outbox-publisher",
     triggers: { cron: config.streams.sweepCron, nudge: OUTBOX_NUDGE_CHANNEL },
     retries: 3,
-    async handler({ db, now, logger }) {
+    async handler({ db, now, logger, outage }) {
       const r = await publishDue(db, {
         config,
         sink: postgresStreamSink,
         nudger,
         now,
-        onBatchFailed: (err) =>
-          logger.warn({ err }, "the outbox batch failed; publishing one project at a time this run"),
+        onBatchFailed: (err) => {
+          if (!outage?.failed(err))
+            logger.warn({ err }, "the outbox batch failed; publishing one project at a time this run");
+        },
       });
       // Bounded per project and run: a project that filled its quota has more rows, so run again soon.
       const more = r.projects.some((p) => p.published >= config.outbox.maxRowsPerProjectPerPublish);

@@ -2,6 +2,7 @@ import type { RhumbatronConfig } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
 import type { Logger } from "pino";
 import type { WorkerIdentity } from "../identity.ts";
+import type { DatabaseOutage } from "../outage.ts";
 
 /** What started a run; logged with every run. */
 export type RunTrigger = "cron" | "nudge" | "start" | "manual";
@@ -24,6 +25,8 @@ export interface FunctionContext {
   trigger: RunTrigger;
   /** The worker process running this function. */
   worker: WorkerIdentity;
+  /** Where a failure the function logs itself is reported first (outage.ts); absent in tests. */
+  outage?: DatabaseOutage;
 }
 
 /**
