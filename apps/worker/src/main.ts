@@ -10,7 +10,7 @@ import {
   requiresIsolation,
   type Settings,
 } from "@rhumbatron/core";
-import { blobStoreFromSettings, checkRepoToken, createDb, databaseAddress } from "@rhumbatron/db";
+import { blobStoreFromSettings, checkRepoToken, createDb, databaseAddress, unreachable } from "@rhumbatron/db";
 import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
@@ -144,7 +144,14 @@ async function main(): Promise<void> {
       logger.info("worker stopped");
       process.exit(0);
     } catch (err) {
-      logger.error({ error: errorMessage(err) }, "worker did not stop cleanly");
+      // The database gone (an outage, or npm start stopping after its Postgres gave up): one line in words.
+      const down = unreachable(err);
+      logger.error(
+        { error: down ? down.reason : errorMessage(err) },
+        down
+          ? `worker did not stop cleanly: the database ${down.answered ? "refuses the connection" : "does not answer"} (${down.reason}), so it could not record the stop; other workers take over its work after ${config.worker.takeoverSeconds} s`
+          : "worker did not stop cleanly",
+      );
       process.exit(1);
     }
   };

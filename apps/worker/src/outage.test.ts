@@ -113,4 +113,22 @@ describe("the worker while its database is down", () => {
     expect(failed.map((l) => l.function)).toEqual(["missing-table", "missing-table", "missing-table"]);
     expect(loud).toHaveLength(4);
   });
+
+  it("says in one line why it could not stop cleanly when the database is gone", async () => {
+    const url = (server as EmbeddedServer).url("rhumbatron");
+    const w = startWorkerProcess({ DATABASE_URL: url }, join(dir, "data"));
+    await w.line((l) => msg(l) === "worker started");
+    process.kill((server as EmbeddedServer).postmaster.pid as number, "SIGKILL");
+    await w.line((l) => msg(l).startsWith("database unreachable: "));
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(1);
+    await startServer();
+    const errors = w.lines.filter((l) => Number(l.level) >= 50);
+    expect(errors.map(msg)).toEqual([
+      expect.stringMatching(
+        /^worker did not stop cleanly: the database does not answer \(.+\), so it could not record the stop; other workers take over its work after \d+ s$/,
+      ),
+    ]);
+    expect(JSON.stringify(w.lines.filter((l) => Number(l.level) >= 30))).not.toMatch(/Invalid `|"stack"/);
+  });
 });
