@@ -102,8 +102,11 @@ async function expectOneWidth(page: Page, want: DecisionExpectation, vp: (typeof
   // No label that says another state.
   const status = (await page.getByTestId("candidate-status").getAttribute("data-status")) ?? "";
   expect(STATUSES[want.state], `the status badge says ${status} ${at}`).toContain(status);
-  const live = want.state === "verifying";
-  await expect(page.getByTestId("candidate-live"), `the live marker ${at}`).toHaveCount(live ? 1 : 0);
+  // Live while checks run; a Candidate the landing queue is about to promote is followed live too.
+  if (want.state !== "ready_to_promote") {
+    const live = want.state === "verifying";
+    await expect(page.getByTestId("candidate-live"), `the live marker ${at}`).toHaveCount(live ? 1 : 0);
+  }
   const gate = page.getByTestId("gate-promotable");
   if ((await gate.count()) > 0 && want.state !== "ready_to_promote") {
     await expect(gate, `only a Candidate ready to promote is called promotable ${at}`).not.toHaveText("promotable");

@@ -3,6 +3,7 @@ import { expectDecision } from "../../support/decision.ts";
 import {
   candidatesOf,
   createChange,
+  landingQueue,
   overview,
   provisionedProject,
   waitUntil,
@@ -268,7 +269,19 @@ test("an approver's decisions from the header: a rejected tree says so once; an 
     );
     await page.evaluate(watchForPromoteButton);
     await header.getByTestId("approve-button").click();
-    await expect(header).toHaveAttribute("data-state", "promoted", { timeout: VERIFY_LIMIT });
+    await waitUntil(
+      "the approved Candidate promoted by the landing queue",
+      async () => ({ candidate: await candidateView(api, c?.id ?? ""), queue: await landingQueue(api, projectId) }),
+      (s) => s.candidate.status === "promoted",
+      VERIFY_LIMIT,
+      (s) => {
+        const entry = s.queue.find((e) => e.changeId === changeId);
+        return entry && entry.waitingFor !== "landing" && entry.waitingFor !== "approval"
+          ? `${entry.waitingFor}: ${entry.detail}`
+          : null;
+      },
+    );
+    await expect(header).toHaveAttribute("data-state", "promoted", { timeout: PAGE_LIMIT });
     expect(await page.evaluate(() => (window as unknown as { e2ePromoteSeen?: boolean }).e2ePromoteSeen)).toBe(false);
     await expectDecision(page, {
       state: "promoted",

@@ -18,6 +18,15 @@ import { PromotePanel } from "./promote-panel.tsx";
 import type { CandidateDetail } from "./types.ts";
 
 /**
+ * Whether the page keeps asking: while the Candidate is composed or verified, and while the landing
+ * queue is about to promote it (verified, ready, and its Change lands when ready: no Promote offered).
+ */
+function followsLive(c: Pick<CandidateDetail, "status" | "decision">): boolean {
+  if (!isFinalStatus(c.status)) return true;
+  return c.decision.state === "ready_to_promote" && !c.decision.actions.includes("promote");
+}
+
+/**
  * One Candidate: the decision and its actions first, then every gap, the composition, plan, every
  * Evidence record, the approval and promotion records. While it is being composed or verified the
  * page asks again every LIVE_REFETCH_MS until a final status. The rejection's reason is the
@@ -40,7 +49,7 @@ export function CandidateView(props: {
       { tenantId, candidateId },
       {
         initialData,
-        refetchInterval: (q) => (q.state.data && isFinalStatus(q.state.data.status) ? false : LIVE_REFETCH_MS),
+        refetchInterval: (q) => (q.state.data && !followsLive(q.state.data) ? false : LIVE_REFETCH_MS),
         retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
       },
     ),
@@ -64,7 +73,7 @@ export function CandidateView(props: {
   if (c.projectId !== projectId) {
     return <LoadError testId="candidate-view" what="the Candidate" message="it belongs to another project" />;
   }
-  const live = !isFinalStatus(c.status);
+  const live = followsLive(c);
   return (
     <div data-testid="candidate-view" data-state="ready" className="space-y-4">
       <header className="flex flex-wrap items-start justify-between gap-3">
