@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
-import { type CommandResult, DomainError } from "@rhumbatron/core";
+import { type CommandResult, DomainError, outputCutLine } from "@rhumbatron/core";
 
 /**
  * Spawns one process in its own process group with a hard timeout and an output cap. Both
@@ -59,7 +59,7 @@ function capture(stream: Readable, max: number) {
       const t = Buffer.concat(tail);
       const kept = t.subarray(Math.max(0, t.length - tailMax));
       const cut = seen - headLen - kept.length;
-      const middle = cut > 0 ? `\n… ${cut} bytes cut (output cap ${max} bytes) …\n` : "";
+      const middle = cut > 0 ? `\n${outputCutLine(cut, max)}\n` : "";
       return `${Buffer.concat(head).toString("utf8")}${middle}${kept.toString("utf8")}`;
     },
     truncated: () => seen > max,

@@ -2,6 +2,7 @@ export * from "./candidate-status.ts";
 export * from "./compatibility.ts";
 export * from "./composition.ts";
 export * from "./decision.ts";
+export * from "./failure-excerpt.ts";
 export * from "./gate.ts";
 export * from "./interdiff.ts";
 export * from "./landing.ts";
