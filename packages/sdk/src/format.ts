@@ -139,7 +139,11 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   }
   lines.push("", "gaps:");
   if (c.gaps.length === 0) lines.push(c.gate ? "  none" : "  the gate has not run");
-  for (const g of c.gaps) lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
+  for (const g of c.gaps) {
+    lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
+    // The failure's first lines (the compiler error, the failing test), before anyone opens the log.
+    lines.push(...(g.excerpt ?? []).map((l) => `      > ${l}`));
+  }
   lines.push("", ...formatConflictReview(c.conflictReview));
   const open = c.decision.actions.includes("approve");
   // A pending approval of a Candidate that left verification is closed: nobody can decide it any more.

@@ -93,7 +93,7 @@ describe("checkRows", () => {
   it("lists planned checks in plan order with every record newest first, then records of unplanned checks", () => {
     const rows = checkRows(
       [check("unit"), check("build")],
-      [{ checkId: "build", satisfied: true, gap: null, evidenceId: "e2", detail: "satisfied" }],
+      [{ checkId: "build", satisfied: true, gap: null, evidenceId: "e2", detail: "satisfied", excerpt: [] }],
       [ev("e1", "build", 1), ev("e2", "build", 2), ev("e3", "extra", 3)],
     );
     expect(rows.map((r) => [r.checkId, r.evidence.map((e) => e.id), r.verdict?.satisfied ?? null])).toEqual([

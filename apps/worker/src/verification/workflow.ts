@@ -13,6 +13,7 @@ import {
   dirForCandidate,
   type EvidenceRecord,
   type FileChangeKind,
+  failureExcerpt,
   gateRequiredChecks,
   humanGateApplies,
   type PlannedCheck,
@@ -551,6 +552,7 @@ export function evidenceFrom(
     durationMs?: number;
     command?: string | null;
     outputTail?: string | null;
+    excerpt?: string[] | null;
   },
   outputKey: string | null = null,
   attachments: string[] = [],
@@ -567,6 +569,7 @@ export function evidenceFrom(
     outputKey,
     command: r.command ?? null,
     outputTail: r.outputTail ?? null,
+    excerpt: r.excerpt ?? null,
     attachments,
     detail: r.detail,
     completedAt: ended.toISOString(),
@@ -585,6 +588,7 @@ function compositionEvidence(candidateId: string, lines: string[], now: Date): N
     metrics: {},
     outputKey: null,
     detail: lines.join("\n"),
+    excerpt: null,
     completedAt: now,
   };
 }
@@ -703,6 +707,12 @@ async function readCommandRun({ deps, input, ws, check, started, save }: CheckRu
       command: check.argv.join(" "),
       // A reader of a failure sees its end inline; a pass needs none (the full log is one click away).
       outputTail: reading.status === "pass" ? null : lastLines(log, OUTPUT_TAIL_LINES),
+      // And its first lines, from the whole output now (the tail may have lost them), when the command
+      // itself failed; a contract comparison that failed on a clean exit says why in its detail.
+      excerpt:
+        reading.status !== "pass" && (r.exitCode !== 0 || r.timedOut)
+          ? failureExcerpt(`${r.stdout}\n${r.stderr}`)
+          : null,
     },
     out,
   );

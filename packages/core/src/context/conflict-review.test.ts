@@ -54,7 +54,7 @@ describe("parseConflictReviewAnswer", () => {
 describe("judging and the gate", () => {
   const gate: GateResult = {
     promotable: true,
-    verdicts: [{ checkId: "build", satisfied: true, gap: null, evidenceId: "ev_1", detail: "satisfied" }],
+    verdicts: [{ checkId: "build", satisfied: true, gap: null, evidenceId: "ev_1", detail: "satisfied", excerpt: [] }],
     gaps: [],
   };
 
@@ -89,6 +89,7 @@ describe("judging and the gate", () => {
         gap: "blocking_finding",
         evidenceId: "f1",
         detail: "x is declared twice (cites ctx_1, ctx_2)",
+        excerpt: [],
       },
     ]);
     const blocked = withReviewGaps(gate, findings);

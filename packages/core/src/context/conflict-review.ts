@@ -183,6 +183,7 @@ export function reviewGaps(findings: readonly RecordedFinding[]): CheckVerdict[]
       gap: "blocking_finding",
       evidenceId: f.id,
       detail: `${f.message} (cites ${f.citations.join(", ")})`,
+      excerpt: [],
     }));
 }
 

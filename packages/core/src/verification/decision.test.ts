@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { candidateDecision, type DecisionFacts } from "./decision.ts";
+import { OUTPUT_CUT_NOTE } from "./failure-excerpt.ts";
 import { RETRY_TASKS_HINT } from "./landing.ts";
 
 const facts = (o: Partial<DecisionFacts>): DecisionFacts => ({
@@ -90,6 +91,33 @@ describe("the decision a Candidate's reader sees first", () => {
     expect(candidateDecision(facts({ status: "rejected", gaps, rerunnable: ["unit"] })).actions).toEqual([
       "rerun",
       "retry_tasks",
+    ]);
+  });
+
+  it("rejected: a failed check's reason names its first failure line, marked when a Sandbox cut came before it", () => {
+    const gaps = [
+      {
+        checkId: "build",
+        gap: "failed",
+        detail: "the check failed: exited with 2",
+        excerpt: [
+          "src/cart.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+          "src/a.ts(1,1): …",
+        ],
+      },
+      {
+        checkId: "unit",
+        gap: "failed",
+        detail: "the check failed: exited with 1",
+        excerpt: [OUTPUT_CUT_NOTE, "not ok 4 - sums"],
+      },
+      { checkId: "contract", gap: "failed", detail: "undeclared routes: GET /x", excerpt: [] },
+    ];
+    expect(candidateDecision(facts({ status: "rejected", rejectionReason: "3 gaps", gaps })).reasons).toEqual([
+      "build: failed: the check failed: exited with 2 — src/cart.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+      "unit: failed: the check failed: exited with 1 — … not ok 4 - sums",
+      "contract: failed: undeclared routes: GET /x",
+      `to go on: ${RETRY_TASKS_HINT}`,
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { excerptHead } from "./failure-excerpt.ts";
 import { RETRY_TASKS_HINT } from "./landing.ts";
 
 /**
@@ -24,7 +25,8 @@ export interface DecisionFacts {
   approval: { required: boolean; state: string; byName: string | null; reasons?: string[] };
   /** The checks of the plan and whether the gate found their Evidence (null: not judged yet). */
   checks: { checkId: string; recorded: boolean }[];
-  gaps: { checkId: string; gap: string | null; detail: string }[];
+  /** `excerpt`: a failed check's first failure lines (the gate's); the first is named in the reason. */
+  gaps: { checkId: string; gap: string | null; detail: string; excerpt?: readonly string[] }[];
   rejectionReason: string | null;
   /** What promotion would refuse now (the rules promotion applies, read afresh each time). */
   promotionBlocks: string[];
@@ -45,7 +47,10 @@ export interface CandidateDecision {
 }
 
 export function candidateDecision(f: DecisionFacts): CandidateDecision {
-  const gapLines = f.gaps.map((g) => `${g.checkId}: ${g.gap ?? "gap"}: ${g.detail}`);
+  const gapLines = f.gaps.map((g) => {
+    const first = excerptHead(g.excerpt ?? []);
+    return `${g.checkId}: ${g.gap ?? "gap"}: ${g.detail}${first ? ` — ${first}` : ""}`;
+  });
   switch (f.status) {
     case "created":
     case "verifying": {

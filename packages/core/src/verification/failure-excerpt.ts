@@ -58,6 +58,17 @@ export function failureExcerpt(output: string, maxLines = EXCERPT_MAX_LINES): st
   return withCutNotes(picked, maxLines).map(cutWidth);
 }
 
+/**
+ * The excerpt's first line for a one-line reason: its first line of output, marked `… ` when a
+ * Sandbox cut came before it (an earlier failure may be missing); null for an empty excerpt.
+ */
+export function excerptHead(excerpt: readonly string[]): string | null {
+  const i = excerpt.findIndex((l) => l !== OUTPUT_CUT_NOTE);
+  const line = excerpt[i]?.trim();
+  if (!line) return null;
+  return i > 0 ? `… ${line}` : line;
+}
+
 function linesOf(output: string): Line[] {
   const raw = output.replace(ANSI, "").split("\n");
   const lines: Line[] = [];

@@ -22,6 +22,8 @@ const rec = (checkId: string, o: Partial<EvidenceRecord> = {}): EvidenceRecord =
   completedAt: t(1),
   metrics: checkId === "performance" ? { p95Ms: 10 } : {},
   outputKey: null,
+  detail: "",
+  excerpt: null,
   ...o,
 });
 const allPass = () => plan.checks.map((c) => rec(c.id));
@@ -53,6 +55,30 @@ describe("gateRequiredChecks", () => {
     const g = gateRequiredChecks(plan, records());
     expect(g.promotable).toBe(false);
     expect(g.gaps.map((x) => x.gap)).toEqual([kind]);
+  });
+
+  it("a failed or erroring check's gap says how it ended and carries its first failure lines; other gaps none", () => {
+    const excerpt = ["src/cart.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'."];
+    const with_ = (o: Partial<EvidenceRecord>) =>
+      gateRequiredChecks(
+        plan,
+        allPass().map((r) => (r.checkId === "build" ? { ...r, ...o } : r)),
+      ).gaps;
+    expect(with_({ status: "fail", detail: "exited with 2", excerpt })).toEqual([
+      expect.objectContaining({ gap: "failed", detail: "the check failed: exited with 2", excerpt }),
+    ]);
+    expect(with_({ status: "error", detail: "timed out after 120 s", excerpt })).toEqual([
+      expect.objectContaining({ gap: "error", detail: "the check could not run: timed out after 120 s", excerpt }),
+    ]);
+    expect(with_({ status: "error", detail: "the check could not run: no workspace", excerpt: null })[0]?.detail).toBe(
+      "the check could not run: no workspace",
+    );
+    // A record from before details were kept still reads as before.
+    expect(with_({ status: "fail", detail: "", excerpt: null })).toEqual([
+      expect.objectContaining({ gap: "failed", detail: "the check failed", excerpt: [] }),
+    ]);
+    expect(with_({ status: "skipped", detail: "no browser runs left", excerpt })[0]?.excerpt).toEqual([]);
+    expect(with_({ coverage: "checked_no_signal", excerpt })[0]?.excerpt).toEqual([]);
   });
 
   it("reads the latest record; on a tie a non-passing record wins", () => {
@@ -91,6 +117,8 @@ describe("gateRequiredChecks", () => {
           completedAt: t(r.at),
           metrics: (r.p95 === undefined ? {} : { p95Ms: r.p95 }) as Record<string, number>,
           outputKey: null,
+          detail: "",
+          excerpt: null,
         }));
         const g = gateRequiredChecks(plan, records);
         if (g.promotable) {

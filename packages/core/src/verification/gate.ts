@@ -20,6 +20,10 @@ export interface EvidenceRecord {
   completedAt: Date;
   metrics: Record<string, number>;
   outputKey: string | null;
+  /** How the check ended in its reader's words ("exited with 1; 3 passed, 0 skipped, 1 failed"). */
+  detail: string;
+  /** The failure's first lines (failure-excerpt.ts) when the command did not pass; null otherwise. */
+  excerpt: string[] | null;
 }
 
 export const GAP_KINDS = [
@@ -42,6 +46,8 @@ export interface CheckVerdict {
   gap: GapKind | null;
   evidenceId: string | null;
   detail: string;
+  /** A failed, erroring or timed-out check's first failure lines (the compiler error, the failing test); else empty. */
+  excerpt: string[];
 }
 
 export interface GateResult {
@@ -52,19 +58,24 @@ export interface GateResult {
 
 /** The flowchart for one record. */
 export function judge(check: PlannedCheck, e: EvidenceRecord | undefined): CheckVerdict {
-  const v = (gap: GapKind | null, detail: string): CheckVerdict => ({
+  const v = (gap: GapKind | null, detail: string, excerpt: string[] = []): CheckVerdict => ({
     checkId: check.id,
     satisfied: gap === null,
     gap,
     evidenceId: e?.id ?? null,
     detail,
+    excerpt,
   });
   if (!e) return v("missing", "no Evidence recorded");
+  // A check that did not pass says how it ended and what it printed first, not only that it failed.
+  // (A detail that already says it, as the worker's "the check could not run: …", is not said twice.)
+  const ended = (what: string) => (!e.detail ? what : e.detail.startsWith(what) ? e.detail : `${what}: ${e.detail}`);
+  const excerpt = e.excerpt ?? [];
   if (e.durationMs > check.timeoutSeconds * 1000)
-    return v("timed_out", `took ${e.durationMs} ms, limit ${check.timeoutSeconds} s`);
+    return v("timed_out", `took ${e.durationMs} ms, limit ${check.timeoutSeconds} s`, excerpt);
   if (e.status === "skipped") return v("skipped", "the check was skipped");
-  if (e.status === "error") return v("error", "the check could not run");
-  if (e.status === "fail") return v("failed", "the check failed");
+  if (e.status === "error") return v("error", ended("the check could not run"), excerpt);
+  if (e.status === "fail") return v("failed", ended("the check failed"), excerpt);
   if (e.coverage === "not_checked") return v("not_checked", "passed without checking anything");
   if (e.coverage === "checked_no_signal") return v("no_signal", "ran but gave no signal");
   if (check.metric) {

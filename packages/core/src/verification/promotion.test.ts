@@ -24,6 +24,8 @@ const passing = plan.checks.map((c) => ({
   completedAt: new Date(0),
   metrics: {},
   outputKey: null,
+  detail: "",
+  excerpt: null,
 }));
 
 const facts = (o: Partial<PromotionFacts> = {}): PromotionFacts => ({

@@ -158,6 +158,8 @@ export async function recordEvidence(
         outputKey: e.outputKey,
         command: e.command ?? null,
         outputTail: e.outputTail ?? null,
+        // One line each: the excerpt's lines never hold a newline (failure-excerpt.ts).
+        outputExcerpt: e.excerpt?.length ? e.excerpt.join("\n") : null,
         attachments: e.attachments ?? [],
         detail: e.detail.slice(0, 4000),
         completedAt: e.completedAt,
@@ -193,6 +195,8 @@ export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string):
     completedAt: r.completedAt,
     metrics: r.metrics as Record<string, number>,
     outputKey: r.outputKey,
+    detail: r.detail,
+    excerpt: r.outputExcerpt === null ? null : r.outputExcerpt.split("\n"),
   }));
 }
 

@@ -113,6 +113,15 @@ export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
               >
                 <span className="font-mono font-medium">{g.checkId}</span>: <strong>{style.label}</strong> —{" "}
                 {style.meaning} <span className="opacity-80">({g.detail})</span>
+                {/* The failure's first lines (the compiler error, the failing test), without scrolling to the log. */}
+                {g.excerpt?.length ? (
+                  <pre
+                    data-testid={`gap-excerpt-${g.checkId}`}
+                    className="mt-1 overflow-x-auto whitespace-pre rounded bg-white/70 p-2 font-mono text-xs text-slate-800"
+                  >
+                    {g.excerpt.join("\n")}
+                  </pre>
+                ) : null}
               </li>
             );
           })}
