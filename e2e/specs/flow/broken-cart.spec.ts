@@ -63,6 +63,10 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
   const gap = page.getByTestId("gap-protected-invariant-cart");
   await expect(gap).toHaveAttribute("data-gap-kind", "failed");
   await expect(gap).toContainText("Failed");
+  // The gap shows the failure's first lines: the failing invariant test, without scrolling to the log.
+  await expect(gap.getByTestId("gap-excerpt-protected-invariant-cart")).toContainText(
+    /holds over seeded|removing every/,
+  );
   await expect(page.getByTestId("gate-promotable")).toHaveAttribute("data-tone", "fail");
 
   // Shown as a failure: red text on a red-tinted background with a red border, never green.
