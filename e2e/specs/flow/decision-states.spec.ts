@@ -239,6 +239,13 @@ test("an approver's decisions from the header: a rejected tree says so once; an 
         screenshot: "candidate-decision-ready-to-approve",
       });
       await expect(page.getByTestId("candidate-title")).toHaveText("Add src/decision-rejected.ts");
+      // The rule that asks for a person is named, and the Promotion panel says what it waits for.
+      await expect(page.getByTestId("decision-reason")).toHaveText([
+        `a person approves this exact tree: ${policy.policyId} gates low risk`,
+      ]);
+      await expect(page.getByTestId("promote-not-offered")).toHaveText(
+        "Not promoted yet: it waits for a person to approve this exact tree (at the top of the page)",
+      );
 
       const header = page.getByTestId("decision-header");
       await header.getByTestId("reject-note").fill("e2e: not this tree");

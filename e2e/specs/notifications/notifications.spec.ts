@@ -106,6 +106,10 @@ test.describe("a project webhook", () => {
       await trpcMutation(page.request, "projects.create", { tenantId: DEMO_TENANT, name }),
     );
     await page.goto(`/projects/${projectId}`);
+    // The new project's page fills in as the worker provisions it (panels appear, the page moves):
+    // the link is clicked once it has, so the click lands on it.
+    await expect(page.getByTestId("project-status")).toHaveText("active", { timeout: 60_000 });
+    await expect(page.getByTestId("project-generation")).toHaveText("S0");
     await page.getByTestId("webhooks-link").click();
     await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/webhooks$`));
 
