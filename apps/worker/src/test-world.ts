@@ -32,6 +32,7 @@ import { provisionHandler } from "./source/handlers.ts";
 import { SourceStore } from "./source/store.ts";
 import { captureLogs, startNudgeOnlyExecutor } from "./testing.ts";
 import { runBrowserCheck } from "./verification/browser-check.ts";
+import type { VerificationDeps } from "./verification/workflow.ts";
 
 /**
  * Test support only: a real source store, blob folder and Sandbox in a temporary folder, projects
@@ -64,6 +65,33 @@ export async function testWorld(
   return { db, dir, root, config, store, blobs, sandbox, logs, deps };
 }
 export type TestWorld = Awaited<ReturnType<typeof testWorld>>;
+
+/** A browser check that fails the test if the plan asks for one (the plans used here do not). */
+export const noBrowserCheck: VerificationDeps["browserCheck"] = async () => {
+  throw new Error("the browser check is not expected here");
+};
+
+/**
+ * The verification workflow's parts on this world's store, Sandbox and blobs: what each
+ * verification test passes to runVerification, with the parts a test changes given in `o`.
+ */
+export function verificationDeps(
+  w: TestWorld,
+  o: Partial<Pick<VerificationDeps, "policy" | "browserCheck" | "sandbox" | "reviewer">> = {},
+): VerificationDeps {
+  return {
+    db: w.db,
+    config: w.config,
+    nudger: pgNotifyNudger,
+    now: () => new Date(),
+    source: w.store,
+    sandbox: o.sandbox ?? w.sandbox,
+    blobs: w.blobs,
+    browserCheck: o.browserCheck ?? noBrowserCheck,
+    ...(o.policy ? { policy: o.policy } : {}),
+    ...(o.reviewer ? { reviewer: o.reviewer } : {}),
+  };
+}
 
 export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Promise<string> {
   const projectId = `proj_${randomUUID()}`;

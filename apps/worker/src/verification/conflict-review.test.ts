@@ -1,7 +1,6 @@
 import { type ContextItem, candidateFork, conflictReviewIds, parseSettings } from "@rhumbatron/core";
 import {
   getCandidate,
-  pgNotifyNudger,
   promoteCandidate,
   recordConflictReview,
   type SourceProbe,
@@ -13,7 +12,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openAiConflictReviewer } from "../agents/conflict-reviewer.ts";
 import { type FakeModel, say, startFakeModel } from "../agents/fake-model.ts";
 import { conflictReviewerFromSettings } from "../agents/provider-from-settings.ts";
-import { candidateFor, fastChecksPolicy, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
+import {
+  candidateFor,
+  fastChecksPolicy,
+  provisionedProject,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
 
@@ -32,20 +38,7 @@ beforeEach(() => model.reset());
 const reviewer = () => openAiConflictReviewer({ baseUrl: model.baseUrl, model: "reviewer-test", timeoutMs: 10_000 });
 
 function verifier(w: TestWorld, withReviewer: VerificationDeps["reviewer"] | null = reviewer()): VerificationDeps {
-  return {
-    db: t.db,
-    config: w.config,
-    nudger: pgNotifyNudger,
-    now: () => new Date(),
-    source: w.store,
-    sandbox: w.sandbox,
-    blobs: w.blobs,
-    policy: fastChecksPolicy(),
-    browserCheck: async () => {
-      throw new Error("the browser check is not expected here");
-    },
-    ...(withReviewer ? { reviewer: withReviewer } : {}),
-  };
+  return verificationDeps(w, { policy: fastChecksPolicy(), ...(withReviewer ? { reviewer: withReviewer } : {}) });
 }
 
 const probe = (w: TestWorld): SourceProbe => ({

@@ -1,8 +1,8 @@
 import { type CheckId, DEFAULT_POLICY, type VerificationPolicy } from "@rhumbatron/core";
-import { getCandidate, pgNotifyNudger } from "@rhumbatron/db";
+import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
+import { candidateFor, provisionedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
 
@@ -21,19 +21,7 @@ const onlyChecks = (checks: CheckId[], commands: VerificationPolicy["commands"] 
   commands,
 });
 
-const verifier = (w: TestWorld, policy: VerificationPolicy): VerificationDeps => ({
-  db: t.db,
-  config: w.config,
-  nudger: pgNotifyNudger,
-  now: () => new Date(),
-  source: w.store,
-  sandbox: w.sandbox,
-  blobs: w.blobs,
-  policy,
-  browserCheck: async () => {
-    throw new Error("the browser check is not expected here");
-  },
-});
+const verifier = (w: TestWorld, policy: VerificationPolicy): VerificationDeps => verificationDeps(w, { policy });
 
 async function rejectedView(w: TestWorld, candidateId: string, policy: VerificationPolicy) {
   const [r] = await drainVerifications(verifier(w, policy));

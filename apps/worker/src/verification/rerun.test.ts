@@ -1,9 +1,15 @@
 import { candidateFork, DomainError, RETRY_TASKS_HINT, type Sandbox, type SandboxWorkspace } from "@rhumbatron/core";
-import { candidateRerunOptions, evidenceOf, pgNotifyNudger, requestCheckRerun } from "@rhumbatron/db";
+import { candidateRerunOptions, evidenceOf, requestCheckRerun } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, fastChecksPolicy, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
-import type { BrowserCheckResult } from "./browser-check.ts";
+import {
+  candidateFor,
+  fastChecksPolicy,
+  provisionedProject,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
 
@@ -39,20 +45,7 @@ function losesFirstRunOf(sandbox: Sandbox, argv: string[]): Sandbox {
 }
 
 function verifier(w: TestWorld, sandbox: Sandbox = w.sandbox, policy = fastChecksPolicy()): VerificationDeps {
-  const noBrowser = async (): Promise<BrowserCheckResult> => {
-    throw new Error("no browser check here");
-  };
-  return {
-    db: t.db,
-    config: w.config,
-    nudger: pgNotifyNudger,
-    now: () => new Date(),
-    source: w.store,
-    sandbox,
-    blobs: w.blobs,
-    policy,
-    browserCheck: noBrowser,
-  };
+  return verificationDeps(w, { sandbox, policy });
 }
 
 const member = { tenantId: "ten_a", actorId: "usr_member" };

@@ -15,7 +15,7 @@ import {
 } from "@rhumbatron/db";
 import { useTestDatabase, waitFor } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
+import { candidateFor, provisionedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
@@ -61,17 +61,7 @@ const noBrowser = async (): Promise<BrowserCheckResult> => {
 const verifier = (
   w: TestWorld,
   o: { policy?: VerificationPolicy; browserCheck?: VerificationDeps["browserCheck"] } = {},
-): VerificationDeps => ({
-  db: t.db,
-  config: w.config,
-  nudger: pgNotifyNudger,
-  now: () => new Date(),
-  source: w.store,
-  sandbox: w.sandbox,
-  blobs: w.blobs,
-  policy: o.policy ?? policy,
-  browserCheck: o.browserCheck ?? noBrowser,
-});
+): VerificationDeps => verificationDeps(w, { policy: o.policy ?? policy, browserCheck: o.browserCheck ?? noBrowser });
 
 const oneFile = (path: string) => ({
   key: "a",

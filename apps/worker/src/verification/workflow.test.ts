@@ -14,7 +14,6 @@ import {
   consumeQueue,
   decideCandidateApproval,
   getCandidate,
-  pgNotifyNudger,
   promoteCandidate,
   type SourceProbe,
   sandboxMeterScope,
@@ -27,7 +26,7 @@ import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
 import { testedNode } from "../test-nodes.ts";
-import { candidateFor, provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
+import { candidateFor, provisionedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
@@ -55,17 +54,7 @@ function verifier(
   policy?: VerificationPolicy,
   browserCheck: VerificationDeps["browserCheck"] = noBrowser,
 ): VerificationDeps {
-  return {
-    db: t.db,
-    config: w.config,
-    nudger: pgNotifyNudger,
-    now: () => new Date(),
-    source: w.store,
-    sandbox: w.sandbox,
-    blobs: w.blobs,
-    ...(policy ? { policy } : {}),
-    browserCheck,
-  };
+  return verificationDeps(w, { ...(policy ? { policy } : {}), browserCheck });
 }
 
 const probe = (w: TestWorld): SourceProbe => ({
