@@ -1,4 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
+import type { DecisionAction, DecisionState } from "@rhumbatron/core";
 import { saveScreenshot } from "./screenshots.ts";
 
 /**
@@ -10,17 +11,8 @@ import { saveScreenshot } from "./screenshots.ts";
  * decision (no "Loading…" first paint).
  */
 
-export type DecisionState =
-  | "verifying"
-  | "ready_to_approve"
-  | "ready_to_promote"
-  | "blocked"
-  | "rejected"
-  | "promoted"
-  | "stale"
-  | "cancelled";
-
-export type ActionControl = "approve" | "reject" | "promote" | "rerun" | "retry_tasks";
+/** The controls the header offers, one per action the decision lists. */
+export type ActionControl = DecisionAction;
 
 const CONTROL_TEST_ID: Record<ActionControl, string> = {
   approve: "approve-button",
