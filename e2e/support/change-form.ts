@@ -1,4 +1,5 @@
 import { expect, type Page } from "@playwright/test";
+import { hydrated } from "./hydrated.ts";
 
 /** One step of a Task's scripted edit plan, as the new-Change form edits it. */
 export type StepSpec =
@@ -32,6 +33,7 @@ export interface ChangeSpec {
 export async function fillChangeForm(page: Page, change: ChangeSpec): Promise<void> {
   const form = page.getByTestId("new-change-form");
   await expect(form).toBeVisible();
+  await hydrated(page);
   await form.getByTestId("change-title-input").fill(change.title);
   await form.getByTestId("change-description-input").fill(change.description ?? "");
   await form.getByTestId("risk-tier-select").selectOption(change.riskTier);

@@ -1,5 +1,6 @@
 import { expect, type Page, test } from "@playwright/test";
 import type { DecisionAction, DecisionState } from "@rhumbatron/core";
+import { hydrated } from "./hydrated.ts";
 import { saveScreenshot } from "./screenshots.ts";
 
 /**
@@ -70,6 +71,8 @@ export async function expectDecision(page: Page, want: DecisionExpectation): Pro
     for (const vp of VIEWPORTS) {
       await page.setViewportSize({ width: vp.width, height: vp.height });
       await page.reload();
+      // The actions are server-rendered: they answer a click once React has taken over.
+      await hydrated(page);
       await expectOneWidth(page, want, vp);
       if (want.screenshot) await saveScreenshot(page, `${want.screenshot}-${vp.name}`);
     }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
+import { hydrated } from "../../support/hydrated.ts";
 import { saveScreenshot } from "../../support/screenshots.ts";
 import { DEMO_TENANT, trpcData, trpcMutation, trpcQuery } from "../../support/trpc.ts";
 import { type Receiver, startReceiver } from "./fixtures/receiver.ts";
@@ -110,8 +111,10 @@ test.describe("a project webhook", () => {
     // the link is clicked once it has, so the click lands on it.
     await expect(page.getByTestId("project-status")).toHaveText("active", { timeout: 60_000 });
     await expect(page.getByTestId("project-generation")).toHaveText("S0");
+    await hydrated(page);
     await page.getByTestId("webhooks-link").click();
     await expect(page).toHaveURL(new RegExp(`/projects/${projectId}/webhooks$`));
+    await hydrated(page);
 
     const form = page.getByTestId("webhook-form");
     await form.getByLabel("Payload URL").fill(receiver.url);

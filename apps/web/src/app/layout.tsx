@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AppHeader } from "../components/app-header.tsx";
+import { HydratedMark } from "../components/hydrated-mark.tsx";
 import { SandboxNotice } from "../components/sandbox-notice.tsx";
 import { loadShell } from "../server/shell.ts";
 import { TRPCReactProvider } from "../trpc/client.tsx";
@@ -17,6 +18,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
     <html lang="en">
       <body className="min-h-screen bg-slate-50 font-sans text-slate-900 antialiased">
         <TRPCReactProvider>
+          <HydratedMark />
           <AppHeader shell={shell} />
           <SandboxNotice shell={shell} />
           <main className="mx-auto max-w-5xl px-6 py-8">{children}</main>
