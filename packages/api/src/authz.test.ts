@@ -58,6 +58,11 @@ const SAMPLES: Record<string, Sample> = {
   "tenants.mine": { scope: "user" },
   "projects.list": { scope: "tenant", minimum: "viewer", input: {} },
   "projects.create": { scope: "tenant", minimum: "admin", input: { name: "authz-new" } },
+  "projects.import": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { name: "authz-imported", from: "https://git.example.com/team/shop.git", branch: "main" },
+  },
   // The seeded project is still provisioning.
   "projects.archive": {
     scope: "tenant",

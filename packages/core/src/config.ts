@@ -112,6 +112,10 @@ export const configSchema = z
       gitRequestMaxBytes: positiveInt,
       forkRetentionDays: positiveInt,
       forksSweepCron: cron,
+      /** An imported repository (README: Bring your repository) larger than this on disk fails its import. */
+      importMaxBytes: positiveInt,
+      /** An imported repository whose imported branch head holds more files than this fails its import. */
+      importMaxFiles: positiveInt,
     }),
     sandbox: z.object({
       openWorkspacesPerChange: positiveInt,
@@ -328,6 +332,8 @@ const base: RhumbatronConfig = {
     gitRequestMaxBytes: 16 * 1024 * 1024,
     forkRetentionDays: 7,
     forksSweepCron: "0 3 * * *",
+    importMaxBytes: 200 * 1024 * 1024,
+    importMaxFiles: 20_000,
   },
   sandbox: {
     openWorkspacesPerChange: 4,

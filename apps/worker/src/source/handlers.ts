@@ -5,6 +5,7 @@ import {
   canonicalRepo,
   DomainError,
   type HandlerResult,
+  parseImportSource,
   workspaceFork,
 } from "@rhumbatron/core";
 import {
@@ -12,11 +13,13 @@ import {
   type Db,
   recordCandidateForkDeleted,
   recordProjectProvisioned,
+  recordProjectProvisionFailed,
   recordWorkspaceForkDeleted,
   withRepoToken,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "./code-store.ts";
+import { ImportRefused } from "./import.ts";
 import { readTemplate } from "./template.ts";
 
 export type SourceHandlerDeps = Pick<
@@ -25,27 +28,53 @@ export type SourceHandlerDeps = Pick<
 >;
 
 /**
- * project.provision (integration queue): creates the canonical repository from the project
- * template, fills the code store for S0, records generation 0 and activates the project with
- * project.created. Every step is idempotent, so a redelivery after a crash finishes the job.
+ * project.provision (integration queue): creates the canonical repository, from the project
+ * template or, for an imported project, from its source's history (README: Bring your repository);
+ * fills the code store for S0, records generation 0 and activates the project with project.created.
+ * Every step is idempotent, so a redelivery after a crash finishes the job.
+ *
+ * An import that cannot succeed (ImportRefused: empty, no such branch or folder, over a limit,
+ * refused by the server) fails the project at once with the reason and is acked, never retried.
+ * Anything else (a connection refused, a server error) is retried by the queue; its last delivery
+ * fails the project instead of dead-lettering the command, so the project never stays provisioning.
  */
+type Provisioned = { commit: string; tree: string } | { failed: string } | { alreadyFailed: true };
+
 export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
   return {
     commandTypes: ["project.provision"],
     // Git and the code store, with no transaction open; then the rows.
-    async prepare({ command }) {
+    async prepare({ command, message }): Promise<Provisioned> {
       const projectId = command.projectId;
       const repo = canonicalRepo(projectId);
-      const project = await deps.db.project.findUnique({ where: { id: projectId }, select: { id: true } });
+      const project = await deps.db.project.findUnique({
+        where: { id: projectId },
+        select: { id: true, status: true, sourceKind: true, sourceUrl: true, sourceBranch: true },
+      });
       if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
-      const files = await readTemplate(deps.templateDir);
-      const s0 = await withRepoToken(
-        deps.db,
-        { repo, mode: "write", purpose: "provision" },
-        deps.config,
-        deps.now,
-        (token) => deps.source.provision(repo, token, files, "S0: project template"),
-      );
+      if (project.status === "failed") return { alreadyFailed: true };
+      let s0: { commit: string; tree: string };
+      if (project.sourceKind === "import") {
+        try {
+          s0 = await importSource(deps, repo, project.sourceUrl ?? "", project.sourceBranch);
+        } catch (err) {
+          const reason = err instanceof Error ? err.message : String(err);
+          if (err instanceof ImportRefused) return { failed: reason };
+          const retries = deps.config.queues.policies[message.queue].maxRetries;
+          if (message.deliveries > retries)
+            return { failed: `could not read ${project.sourceUrl} after ${message.deliveries} attempts: ${reason}` };
+          throw err;
+        }
+      } else {
+        const files = await readTemplate(deps.templateDir);
+        s0 = await withRepoToken(
+          deps.db,
+          { repo, mode: "write", purpose: "provision" },
+          deps.config,
+          deps.now,
+          (token) => deps.source.provision(repo, token, files, "S0: project template"),
+        );
+      }
       await withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, (token) =>
         publishCodeStore({
           store: deps.source,
@@ -60,15 +89,36 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
       return { commit: s0.commit, tree: s0.tree };
     },
     async handle(ctx): Promise<HandlerResult> {
-      const s0 = ctx.prepared as { commit: string; tree: string };
+      const p = ctx.prepared as Provisioned;
+      if ("alreadyFailed" in p) return "done";
+      if ("failed" in p) {
+        await recordProjectProvisionFailed(ctx, { projectId: ctx.command.projectId, reason: p.failed });
+        return "done";
+      }
       await recordProjectProvisioned(
         ctx,
-        { projectId: ctx.command.projectId, commit: s0.commit, tree: s0.tree, causedBy: ctx.command.commandId },
+        { projectId: ctx.command.projectId, commit: p.commit, tree: p.tree, causedBy: ctx.command.commandId },
         deps,
       );
       return "done";
     },
   };
+}
+
+/** Clones an imported project's source into its canonical repository (SourceStore.importRepository). */
+async function importSource(
+  deps: SourceHandlerDeps,
+  repo: string,
+  url: string,
+  branch: string | null,
+): Promise<{ commit: string; tree: string }> {
+  const parsed = parseImportSource(url);
+  // The API stored only what this accepts; a row written otherwise is refused the same way.
+  if (!parsed.ok) throw new ImportRefused(parsed.message);
+  const limits = { maxBytes: deps.config.source.importMaxBytes, maxFiles: deps.config.source.importMaxFiles };
+  return withRepoToken(deps.db, { repo, mode: "write", purpose: "import" }, deps.config, deps.now, (token) =>
+    deps.source.importRepository(repo, token, parsed.source, branch, limits),
+  );
 }
 
 /** The repository names one project's rows derive (never a listing of the namespace). */

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DomainError, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
+import { DomainError, type ImportSource, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
 import git from "isomorphic-git";
 import { type ComposeConflict, composeChangeSets } from "./compose.ts";
@@ -16,6 +16,7 @@ import {
   type TreeEntry,
   writeFilesAsTree,
 } from "./git-objects.ts";
+import { type ImportLimits, importHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
 
 /**
@@ -77,6 +78,39 @@ export class SourceStore {
     await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
     await fs.promises.rename(tmp, gitdir);
     return { commit, tree };
+  }
+
+  /**
+   * Creates the canonical repository from another repository's history (README: Bring your
+   * repository): main is the imported branch's head as it is, the same commit, every commit of its
+   * history there. Built in a temporary folder and moved into place, so a failure (ImportRefused or
+   * any other) leaves nothing behind; a repeat returns main's commit.
+   */
+  async importRepository(
+    repo: string,
+    token: string,
+    source: ImportSource,
+    branch: string | null,
+    limits: ImportLimits,
+  ): Promise<{ commit: string; tree: string }> {
+    const gitdir = await this.allow(token, repo, "write");
+    if (await this.exists(repo)) {
+      const commit = await git.resolveRef({ fs, gitdir, ref: MAIN });
+      return { commit, tree: (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree };
+    }
+    await mkdir(this.deps.root, { recursive: true });
+    const tmp = `${gitdir}.importing-${process.pid}`;
+    await rm(tmp, { recursive: true, force: true });
+    try {
+      await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
+      const { commit } = await importHistory(tmp, source, branch, limits);
+      await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
+      const tree = (await git.readCommit({ fs, gitdir: tmp, oid: commit })).commit.tree;
+      await fs.promises.rename(tmp, gitdir);
+      return { commit, tree };
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   }
 
   async head(repo: string, token: string): Promise<string> {

@@ -1,3 +1,4 @@
+import { recordProjectProvisionFailed, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -114,5 +115,121 @@ describe("projects.create and cloneAccess", () => {
     await expect(
       viewer.projects.cloneAccess({ tenantId: ACME.tenantId, projectId: "proj_00000000-0000-4000-8000-00000000a002" }),
     ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+  });
+});
+
+describe("projects.import", () => {
+  const rowCounts = async () => [await t.db.project.count(), await t.db.queueMessage.count()];
+
+  it("lets an admin import a repository: the row keeps the source without credentials, and provisioning is queued", async () => {
+    const admin = callerAs(t.db, emailFor("admin"));
+    const { projectId } = await admin.projects.import({
+      tenantId: ACME.tenantId,
+      name: "imported-shop",
+      from: "https://git.example.com/team/shop.git",
+      branch: "release/2026",
+    });
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "provisioning",
+      sourceKind: "import",
+      sourceUrl: "https://git.example.com/team/shop.git",
+      sourceBranch: "release/2026",
+      failureReason: null,
+    });
+    expect(await t.db.queueMessage.count({ where: { commandType: "project.provision", projectId } })).toBe(1);
+    const local = await admin.projects.import({
+      tenantId: ACME.tenantId,
+      name: "from-disk",
+      from: "/srv/git/shop.git",
+    });
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: local.projectId } })).toMatchObject({
+      sourceUrl: "/srv/git/shop.git",
+      sourceBranch: null,
+    });
+  });
+
+  it.each([
+    ["an ssh URL", "ssh://git@example.com/team/shop.git", /ssh:\/\/ URLs are not accepted/],
+    ["a git:// URL", "git://example.com/team/shop.git", /git:\/\/ URLs are not accepted/],
+    ["an scp-like address", "git@example.com:team/shop.git", /not a URL nor an absolute path/],
+    ["a relative path", "../shop", /not a URL nor an absolute path/],
+    ["a bare name", "shop", /not a URL nor an absolute path/],
+    ["a file:// URL of another host", "file://fileserver/srv/shop.git", /another host/],
+    ["an ftp URL", "ftp://example.com/shop.git", /ftp:\/\/ URLs are not accepted/],
+  ])("refuses %s with BAD_REQUEST naming what is accepted, and writes nothing", async (_, from, says) => {
+    const before = await rowCounts();
+    const err = await rejection(
+      callerAs(t.db, emailFor("admin")).projects.import({ tenantId: ACME.tenantId, name: "refused", from }),
+    );
+    expect(err.code).toBe("BAD_REQUEST");
+    const message = (err.cause as z.ZodError).issues.map((i) => i.message).join("; ");
+    expect(message).toMatch(says);
+    expect(message).toContain("an http:// or https:// URL, a file:// URL or an absolute path on the server");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("refuses a URL carrying credentials, saying they are not taken this way yet, and writes nothing", async () => {
+    for (const from of ["https://ada:s3cret@git.example.com/shop.git", "https://tok@git.example.com/shop.git"]) {
+      const before = await rowCounts();
+      const err = await rejection(
+        callerAs(t.db, emailFor("admin")).projects.import({ tenantId: ACME.tenantId, name: "refused", from }),
+      );
+      expect(err.code).toBe("BAD_REQUEST");
+      expect(err.message).toContain("credentials are not taken this way yet");
+      expect(err.message).not.toContain("s3cret");
+      expect(await rowCounts()).toEqual(before);
+    }
+  });
+
+  it("refuses a branch name git would not accept, and writes nothing", async () => {
+    const before = await rowCounts();
+    const err = await rejection(
+      callerAs(t.db, emailFor("admin")).projects.import({
+        tenantId: ACME.tenantId,
+        name: "refused",
+        from: "https://git.example.com/shop.git",
+        branch: "a..b",
+      }),
+    );
+    expect(err.code).toBe("BAD_REQUEST");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it.each(ROLES.filter((r) => r !== "admin"))("refuses a %s with FORBIDDEN and writes nothing", async (role) => {
+    const before = await rowCounts();
+    const err = await rejection(
+      callerAs(t.db, emailFor(role)).projects.import({
+        tenantId: ACME.tenantId,
+        name: "not-mine",
+        from: "https://git.example.com/shop.git",
+      }),
+    );
+    expect(err.code).toBe("FORBIDDEN");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("shows a failed import's reason in the overview and the list", async () => {
+    const admin = callerAs(t.db, emailFor("admin"));
+    const { projectId } = await admin.projects.import({
+      tenantId: ACME.tenantId,
+      name: "will-fail",
+      from: "/srv/git/nothing-here",
+    });
+    await withTransaction(t.db, (ctx) =>
+      recordProjectProvisionFailed(ctx, {
+        projectId,
+        reason: "/srv/git/nothing-here does not exist on the worker's host",
+      }),
+    );
+    const viewer = callerAs(t.db, emailFor("viewer"));
+    const { project } = await viewer.projects.overview({ tenantId: ACME.tenantId, projectId });
+    expect(project).toMatchObject({
+      status: "failed",
+      sourceKind: "import",
+      sourceUrl: "/srv/git/nothing-here",
+      failureReason: "/srv/git/nothing-here does not exist on the worker's host",
+    });
+    const listed = (await viewer.projects.list({ tenantId: ACME.tenantId })).find((p) => p.id === projectId);
+    expect(listed).toMatchObject({ status: "failed", failureReason: expect.stringContaining("does not exist") });
   });
 });

@@ -1,9 +1,18 @@
-import { canonicalRepo, DomainError, idSchema, releaseTargetSchema, safeText } from "@rhumbatron/core";
+import {
+  branchName,
+  canonicalRepo,
+  DomainError,
+  idSchema,
+  importFromSchema,
+  releaseTargetSchema,
+  safeText,
+} from "@rhumbatron/core";
 import {
   archiveProject,
   createProject,
   type Db,
   getProjectOverview,
+  importProject,
   issueRepoToken,
   listProjectIndexes,
   listProjects,
@@ -26,6 +35,22 @@ export const projectsRouter = router({
   create: tenantProcedure("admin")
     .input(z.object({ name: projectName }))
     .mutation(({ ctx, input }) => createProject(ctx.db, { tenantId: input.tenantId, name: input.name }, ctx.services)),
+  /**
+   * A new project whose generation 0 is another repository's history (README: Bring your
+   * repository): `from` is an http(s) URL, a file:// URL or an absolute path the worker can read,
+   * without credentials; `branch` defaults to the source's HEAD branch. Anything else is refused
+   * (BAD_REQUEST, naming what is accepted) before anything is written. The worker's project.provision
+   * clones it; a source it cannot import leaves the project failed with the reason.
+   */
+  import: tenantProcedure("admin")
+    .input(z.object({ name: projectName, from: importFromSchema, branch: branchName.optional() }))
+    .mutation(({ ctx, input }) =>
+      importProject(
+        ctx.db,
+        { tenantId: input.tenantId, name: input.name, from: input.from, branch: input.branch ?? null },
+        ctx.services,
+      ),
+    ),
   /**
    * Archives the project (admins manage projects): status archived, project.archived, and
    * project.cleanup to delete its repositories and stored source. A repeat changes nothing.

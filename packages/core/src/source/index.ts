@@ -1,1 +1,2 @@
+export * from "./import-source.ts";
 export * from "./names.ts";

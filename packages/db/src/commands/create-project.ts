@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { commandIds, DomainError } from "@rhumbatron/core";
+import { commandIds, DomainError, parseImportSource } from "@rhumbatron/core";
 import { z } from "zod";
 import type { Db } from "../client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
@@ -12,6 +12,12 @@ export const projectName = z
   .max(100)
   .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and '-', starting with a letter or digit");
 
+/** An imported project's source: the URL or absolute path (no credentials) and the branch (none: HEAD's). */
+export interface ImportedSource {
+  url: string;
+  branch?: string | null;
+}
+
 /**
  * A new project starts `provisioning`; project.provision (integration queue) creates its canonical
  * repository from the template at S0 and makes it `active`. Both in one transaction: the command
@@ -19,7 +25,7 @@ export const projectName = z
  */
 export async function createProjectIn(
   ctx: TxContext,
-  p: { tenantId: string; name: string },
+  p: { tenantId: string; name: string; source?: ImportedSource },
   deps: EnqueueDeps,
 ): Promise<string> {
   const name = projectName.parse(p.name);
@@ -29,7 +35,12 @@ export async function createProjectIn(
   });
   if (taken) throw new DomainError("CONFLICT", `a project named ${name} already exists in this tenant`);
   const projectId = `proj_${randomUUID()}`;
-  await ctx.tx.project.create({ data: { id: projectId, tenantId: p.tenantId, name, status: "provisioning" } });
+  const source = p.source
+    ? { sourceKind: "import", sourceUrl: p.source.url, sourceBranch: p.source.branch ?? null }
+    : { sourceKind: "template" };
+  await ctx.tx.project.create({
+    data: { id: projectId, tenantId: p.tenantId, name, status: "provisioning", ...source },
+  });
   await enqueueCommand(
     ctx,
     { commandId: commandIds.provision(projectId), commandType: "project.provision", projectId, payload: {} },
@@ -44,4 +55,22 @@ export async function createProject(
   deps: EnqueueDeps,
 ): Promise<{ projectId: string }> {
   return withTransaction(db, async (ctx) => ({ projectId: await createProjectIn(ctx, p, deps) }));
+}
+
+/**
+ * A project whose generation 0 is another repository's history (README: Bring your repository):
+ * the row keeps the source (kind import, the URL without credentials, the branch) and
+ * project.provision clones it. `from` is read again here, so no caller can store what the API refuses.
+ */
+export async function importProject(
+  db: Db,
+  p: { tenantId: string; name: string; from: string; branch?: string | null },
+  deps: EnqueueDeps,
+): Promise<{ projectId: string }> {
+  const parsed = parseImportSource(p.from);
+  if (!parsed.ok) throw new DomainError("INVALID_INPUT", parsed.message);
+  const source = { url: parsed.source.url, branch: p.branch ?? null };
+  return withTransaction(db, async (ctx) => ({
+    projectId: await createProjectIn(ctx, { tenantId: p.tenantId, name: p.name, source }, deps),
+  }));
 }

@@ -7,7 +7,18 @@ import { actorName, namesOf, userIdsOf } from "./people.ts";
 export async function projectOfTenant(db: Db, tenantId: string, projectId: string) {
   const project = await db.project.findFirst({
     where: { id: projectId, tenantId },
-    select: { id: true, name: true, status: true, canonicalGeneration: true, createdAt: true, updatedAt: true },
+    select: {
+      id: true,
+      name: true,
+      status: true,
+      canonicalGeneration: true,
+      createdAt: true,
+      updatedAt: true,
+      sourceKind: true,
+      sourceUrl: true,
+      sourceBranch: true,
+      failureReason: true,
+    },
   });
   if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
   return project;

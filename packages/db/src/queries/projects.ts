@@ -7,6 +7,8 @@ export interface ProjectSummary {
   status: ProjectStatus;
   canonicalGeneration: number;
   createdAt: Date;
+  /** Why provisioning failed (status failed); null otherwise. */
+  failureReason: string | null;
 }
 
 /** A tenant's projects, newest first. Archived projects are listed last. */
@@ -14,7 +16,7 @@ export async function listProjects(db: Db, tenantId: string): Promise<ProjectSum
   const rows = await db.project.findMany({
     where: { tenantId },
     orderBy: [{ createdAt: "desc" }, { id: "asc" }],
-    select: { id: true, name: true, status: true, canonicalGeneration: true, createdAt: true },
+    select: { id: true, name: true, status: true, canonicalGeneration: true, createdAt: true, failureReason: true },
   });
   return [...rows.filter((r) => r.status !== "archived"), ...rows.filter((r) => r.status === "archived")];
 }

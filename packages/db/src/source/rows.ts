@@ -40,6 +40,22 @@ export async function recordProjectProvisioned(
   return { activated: true };
 }
 
+/**
+ * A project still provisioning whose source cannot become generation 0 (an import that cannot be
+ * read, is empty, lacks the branch or is over the limits): status failed with the reason, which
+ * the project page and projects.overview show. No generation is written. A repeat changes nothing.
+ */
+export async function recordProjectProvisionFailed(
+  ctx: TxContext,
+  p: { projectId: string; reason: string },
+): Promise<{ failed: boolean }> {
+  const r = await ctx.tx.project.updateMany({
+    where: { id: p.projectId, status: "provisioning" },
+    data: { status: "failed", failureReason: p.reason.slice(0, 2000) },
+  });
+  return { failed: r.count === 1 };
+}
+
 const indexRowId = () => `pidx_${randomUUID().replace(/-/g, "")}`;
 
 /** A generation's search index was built and stored at `indexKey`. */

@@ -1,0 +1,313 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { canonicalRepo, loadConfig, type RhumbatronConfig, sourceKeys } from "@rhumbatron/core";
+import { consumeQueue, importProject } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type TestWorld, testWorld } from "../test-world.ts";
+import { provisionHandler } from "./handlers.ts";
+
+/**
+ * Importing a repository (README: Bring your repository) through the real path: importProject
+ * writes the row and project.provision, the integration queue delivers it to provisionHandler, which
+ * reads the source with isomorphic-git into the canonical repository. Command-line git builds the
+ * sources and is the independent oracle for what canonical holds.
+ */
+const t = useTestDatabase();
+const TENANT = "ten_import";
+
+/** Command-line git with no user or system configuration, fixed identities and dates. */
+function cli(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.name=Ada", "-c", "user.email=ada@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_DATE: "2026-01-02T03:04:05Z",
+      GIT_COMMITTER_DATE: "2026-01-02T03:04:05Z",
+    },
+  }).trim();
+}
+
+const base = mkdtempSync(join(tmpdir(), "rh-import-src-"));
+
+/** A working repository whose default branch is master: 3 commits, and a branch `feature` with one more. */
+function masterRepo(): string {
+  const dir = join(base, "shop");
+  mkdirSync(dir);
+  cli(dir, "init", "-q", "-b", "master");
+  writeFileSync(join(dir, "README.md"), "# Shop\n");
+  cli(dir, "add", ".");
+  cli(dir, "commit", "-q", "-m", "first");
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "cart.js"), "export const cart = [];\n");
+  cli(dir, "add", ".");
+  cli(dir, "commit", "-q", "-m", "second");
+  writeFileSync(join(dir, "src", "cart.js"), "export const cart = [1];\n");
+  writeFileSync(join(dir, "run.sh"), "#!/bin/sh\necho hi\n", { mode: 0o755 });
+  cli(dir, "add", ".");
+  cli(dir, "commit", "-q", "-m", "third");
+  cli(dir, "checkout", "-q", "-b", "feature");
+  writeFileSync(join(dir, "feature.txt"), "on the feature branch\n");
+  cli(dir, "add", ".");
+  cli(dir, "commit", "-q", "-m", "feature work");
+  cli(dir, "checkout", "-q", "master");
+  return dir;
+}
+
+let source = "";
+let w: TestWorld;
+
+beforeAll(async () => {
+  source = masterRepo();
+  w = await testWorld(t.db);
+  await t.db.tenant.create({ data: { id: TENANT, slug: TENANT, name: TENANT } });
+});
+
+let n = 0;
+/** Imports `from` as a new project and delivers its project.provision once; returns the project's ID and the delivery. */
+async function importAndProvision(from: string, opts: { branch?: string; world?: TestWorld } = {}) {
+  const world = opts.world ?? w;
+  const { projectId } = await importProject(
+    t.db,
+    { tenantId: TENANT, name: `imported-${++n}`, from, branch: opts.branch ?? null },
+    world.deps,
+  );
+  const run = await consumeQueue(t.db, "integration", [provisionHandler(world.deps)], { ...world.deps, owner: "t" });
+  return { projectId, run };
+}
+
+const projectRow = (id: string) => t.db.project.findUniqueOrThrow({ where: { id } });
+
+/** Everything in the namespace folder named after the project's canonical repository (a temporary included). */
+const leftovers = (world: TestWorld, projectId: string) => {
+  try {
+    return readdirSync(world.root).filter((f) => f.startsWith(canonicalRepo(projectId)));
+  } catch {
+    return [];
+  }
+};
+
+/** What canonical holds, read by command-line git from a clone of it. */
+function cloneOfCanonical(world: TestWorld, projectId: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "rh-import-clone-"));
+  cli(dir, "clone", "-q", world.store.gitdir(canonicalRepo(projectId)), "c");
+  return join(dir, "c");
+}
+
+async function expectImported(projectId: string, branch: string) {
+  const head = cli(source, "rev-parse", branch);
+  const project = await projectRow(projectId);
+  expect(project).toMatchObject({ status: "active", sourceKind: "import", failureReason: null });
+  const canonical = w.store.gitdir(canonicalRepo(projectId));
+  // main is the source's head itself: the same commit id, no commit of ours on top.
+  expect(cli(canonical, "--git-dir", canonical, "rev-parse", "refs/heads/main")).toBe(head);
+  const clone = cloneOfCanonical(w, projectId);
+  expect(cli(clone, "log", "--format=%H %s")).toBe(cli(source, "log", "--format=%H %s", branch));
+  // Nothing else was brought along: main alone, no remote-tracking refs, no hooks run or kept.
+  expect(cli(canonical, "--git-dir", canonical, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main");
+  const generations = await t.db.canonicalGeneration.findMany({ where: { projectId } });
+  const tree = cli(source, "rev-parse", `${branch}^{tree}`);
+  expect(generations).toMatchObject([{ generation: 0, commit: head, tree }]);
+  // The code store holds the head's files, each blob under its id.
+  const code = await w.blobs.get(sourceKeys.code(projectId, tree));
+  const files = JSON.parse(new TextDecoder().decode(code?.body)) as Record<string, string>;
+  const listed = Object.fromEntries(
+    cli(source, "ls-tree", "-r", branch)
+      .split("\n")
+      .map((line) => {
+        const [meta, path] = line.split("\t");
+        return [path, meta?.split(" ")[2]];
+      }),
+  );
+  expect(files).toEqual(listed);
+  const cart = await w.blobs.get(sourceKeys.blob(projectId, listed["src/cart.js"] as string));
+  expect(new TextDecoder().decode(cart?.body)).toBe("export const cart = [1];\n");
+}
+
+describe("importing a repository", () => {
+  it("from a local path: canonical main is the source's master head, with its 3 commits, as generation 0", async () => {
+    const { projectId, run } = await importAndProvision(source);
+    expect(run.actions.ack).toBe(1);
+    expect((await projectRow(projectId)).sourceUrl).toBe(source);
+    await expectImported(projectId, "master");
+    expect(cli(source, "rev-list", "--count", "master")).toBe("3");
+  });
+
+  it("from a file:// URL of a bare repository, the same", async () => {
+    const bare = join(base, "shop-bare.git");
+    cli(base, "clone", "-q", "--bare", source, bare);
+    const { projectId } = await importAndProvision(`file://${bare}`);
+    expect((await projectRow(projectId)).sourceUrl).toBe(`file://${bare}`);
+    await expectImported(projectId, "master");
+  });
+
+  it("--branch picks another branch than the source's HEAD", async () => {
+    const { projectId } = await importAndProvision(source, { branch: "feature" });
+    expect((await projectRow(projectId)).sourceBranch).toBe("feature");
+    await expectImported(projectId, "feature");
+    expect(cli(cloneOfCanonical(w, projectId), "log", "-1", "--format=%s")).toBe("feature work");
+  });
+
+  it("over smart HTTP (git http-backend), the same", async () => {
+    const server = await gitHttpServer(base);
+    try {
+      const bare = join(base, "served.git");
+      cli(base, "clone", "-q", "--bare", source, bare);
+      const { projectId } = await importAndProvision(`${server.url}/served.git`);
+      expect((await projectRow(projectId)).sourceUrl).toBe(`${server.url}/served.git`);
+      await expectImported(projectId, "master");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("an import that cannot succeed fails the project with the reason and leaves nothing", () => {
+  async function expectFailed(projectId: string, run: { actions: Record<string, number> }, reason: RegExp, world = w) {
+    // Acked: the queue does not try again what will fail the same way.
+    expect(run.actions).toMatchObject({ ack: 1, retry: 0, dead_letter: 0 });
+    const project = await projectRow(projectId);
+    expect(project.status).toBe("failed");
+    expect(project.failureReason).toMatch(reason);
+    expect(leftovers(world, projectId)).toEqual([]);
+    expect(await t.db.canonicalGeneration.count({ where: { projectId } })).toBe(0);
+    expect(await t.db.queueMessage.count({ where: { projectId } })).toBe(0);
+  }
+
+  it("an empty repository", async () => {
+    const empty = join(base, "empty");
+    mkdirSync(empty);
+    cli(empty, "init", "-q", "-b", "master");
+    const { projectId, run } = await importAndProvision(empty);
+    await expectFailed(projectId, run, /empty repository/);
+  });
+
+  it("a branch the source does not have", async () => {
+    const { projectId, run } = await importAndProvision(source, { branch: "nope" });
+    await expectFailed(projectId, run, /has no branch nope \(it has feature, master\)/);
+  });
+
+  it("a path that does not exist", async () => {
+    const { projectId, run } = await importAndProvision(join(base, "missing"));
+    await expectFailed(projectId, run, /does not exist/);
+  });
+
+  it("a repository with more files than source.importMaxFiles", async () => {
+    const config = withSource({ importMaxFiles: 2 });
+    const world = await testWorld(t.db, config);
+    const { projectId, run } = await importAndProvision(source, { world });
+    await expectFailed(projectId, run, /more than 2 files \(source\.importMaxFiles\)/, world);
+  });
+
+  it("a repository larger than source.importMaxBytes", async () => {
+    const world = await testWorld(t.db, withSource({ importMaxBytes: 200 }));
+    const { projectId, run } = await importAndProvision(source, { world });
+    await expectFailed(projectId, run, /larger than 0 MB \(source\.importMaxBytes\)/, world);
+  });
+
+  it("an unreachable URL is retried by the queue, and its last delivery fails the project", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const url = `http://127.0.0.1:${port}/shop.git`;
+    const first = await importAndProvision(url);
+    expect(first.run.actions).toMatchObject({ ack: 0, retry: 1 });
+    expect(await projectRow(first.projectId)).toMatchObject({ status: "provisioning", failureReason: null });
+    expect(leftovers(w, first.projectId)).toEqual([]);
+    // With no retries left, the delivery that fails is the last one: the project fails instead.
+    const config = loadConfig("dev");
+    const last: RhumbatronConfig = {
+      ...config,
+      queues: {
+        ...config.queues,
+        policies: {
+          ...config.queues.policies,
+          integration: { ...config.queues.policies.integration, maxRetries: 0 },
+        },
+      },
+    };
+    const world = await testWorld(t.db, last);
+    const { projectId, run } = await importAndProvision(`http://127.0.0.1:${port}/other.git`, { world });
+    await expectFailed(
+      projectId,
+      run,
+      new RegExp(`could not read http://127\\.0\\.0\\.1:${port}/other\\.git after 1 attempts`),
+      world,
+    );
+  });
+});
+
+function withSource(source: Partial<RhumbatronConfig["source"]>): RhumbatronConfig {
+  const config = loadConfig("dev");
+  return { ...config, source: { ...config.source, ...source } };
+}
+
+/**
+ * A smart-HTTP git server for the test: each request runs command-line git's own CGI, `git
+ * http-backend`, over the bare repositories in `root` (read only: receive-pack stays off).
+ */
+async function gitHttpServer(root: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const children = new Set<ChildProcess>();
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const child = spawn("git", ["http-backend"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: "1",
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.replace(/^\?/, ""),
+        REQUEST_METHOD: req.method ?? "GET",
+        CONTENT_TYPE: req.headers["content-type"] ?? "",
+        HTTP_CONTENT_ENCODING: req.headers["content-encoding"] ?? "",
+        GIT_PROTOCOL: String(req.headers["git-protocol"] ?? ""),
+        REMOTE_ADDR: "127.0.0.1",
+      },
+    });
+    children.add(child);
+    child.on("exit", () => children.delete(child));
+    req.pipe(child.stdin);
+    let head = Buffer.alloc(0);
+    let started = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (started) {
+        res.write(chunk);
+        return;
+      }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      started = true;
+      let status = 200;
+      for (const line of head.subarray(0, end).toString("latin1").split("\r\n")) {
+        const i = line.indexOf(":");
+        const name = line.slice(0, i).trim();
+        const value = line.slice(i + 1).trim();
+        if (name.toLowerCase() === "status") status = Number.parseInt(value, 10);
+        else res.setHeader(name, value);
+      }
+      res.statusCode = status;
+      res.write(head.subarray(end + 4));
+    });
+    child.on("close", () => res.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const child of children) child.kill();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

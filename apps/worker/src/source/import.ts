@@ -1,0 +1,210 @@
+import * as fs from "node:fs";
+import { join } from "node:path";
+import type { ImportSource } from "@rhumbatron/core";
+import git, { type HttpClient } from "isomorphic-git";
+import http from "isomorphic-git/http/node";
+import { exists } from "./git-objects.ts";
+
+/**
+ * Reading another repository's history into a new bare repository (README: Bring your repository),
+ * with isomorphic-git only: over HTTP its smart-protocol client, from a local folder its object
+ * reader. Nothing of the source runs: no hooks, no checkout (so no filters), no submodules (a
+ * gitlink is kept as the commit id it is, its repository is never fetched).
+ */
+
+export interface ImportLimits {
+  /** The history read: over HTTP the bytes received, from a folder the objects' uncompressed bytes. */
+  maxBytes: number;
+  /** Files in the imported branch's head tree. */
+  maxFiles: number;
+}
+
+/**
+ * An import that will fail the same way every time (an empty repository, a missing branch, over a
+ * limit, not a repository, refused by the server): the project is failed at once, never retried.
+ */
+export class ImportRefused extends Error {
+  override name = "ImportRefused";
+}
+
+const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+
+/** Fetches `source`'s branch (or its HEAD branch) into the empty bare repository `gitdir`; returns the head commit. */
+export async function importHistory(
+  gitdir: string,
+  source: ImportSource,
+  branch: string | null,
+  limits: ImportLimits,
+): Promise<{ commit: string; branch: string }> {
+  const fetched =
+    source.kind === "http"
+      ? await fetchOverHttp(gitdir, source.url, branch, limits)
+      : await copyFromFolder(gitdir, source.path, branch, limits);
+  const files = await countFiles(gitdir, fetched.commit, limits.maxFiles);
+  if (files > limits.maxFiles) {
+    throw new ImportRefused(
+      `the branch ${fetched.branch} holds more than ${limits.maxFiles.toLocaleString("en-US")} files (source.importMaxFiles)`,
+    );
+  }
+  return fetched;
+}
+
+/** The branch to import: the one asked for, or the source's HEAD branch; refused when absent or when nothing is there. */
+function pickBranch(where: string, heads: readonly string[], wanted: string | null, headBranch: string | null): string {
+  if (heads.length === 0) throw new ImportRefused(`${where} is an empty repository: it has no branch to import`);
+  const branch = wanted ?? headBranch;
+  if (branch === null) throw new ImportRefused(`${where} names no default branch; give one with branch`);
+  if (!heads.includes(branch)) {
+    const some = [...heads].sort().slice(0, 10).join(", ");
+    throw new ImportRefused(`${where} has no branch ${branch} (it has ${some}${heads.length > 10 ? ", …" : ""})`);
+  }
+  return branch;
+}
+
+/** isomorphic-git's HTTP client, stopped once a response's body passes `maxBytes`. */
+function limitedHttp(maxBytes: number): HttpClient {
+  return {
+    async request(req) {
+      const res = await http.request(req);
+      const body = res.body;
+      if (!body) return res;
+      let received = 0;
+      async function* counted() {
+        for await (const chunk of body as AsyncIterable<Uint8Array>) {
+          received += chunk.length;
+          if (received > maxBytes)
+            throw new ImportRefused(`the repository is larger than ${mb(maxBytes)} (source.importMaxBytes)`);
+          yield chunk;
+        }
+      }
+      return { ...res, body: counted() };
+    },
+  };
+}
+
+async function fetchOverHttp(
+  gitdir: string,
+  url: string,
+  wanted: string | null,
+  limits: ImportLimits,
+): Promise<{ commit: string; branch: string }> {
+  const client = limitedHttp(limits.maxBytes);
+  let info: Awaited<ReturnType<typeof git.getRemoteInfo2>>;
+  try {
+    info = await git.getRemoteInfo2({ http: client, url, protocolVersion: 1 });
+  } catch (err) {
+    throw refusedByServer(url, err) ?? err;
+  }
+  const refs = info.refs ?? [];
+  const heads = refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice("refs/heads/".length));
+  const headTarget = refs.find((r) => r.ref === "HEAD")?.target;
+  const headBranch = headTarget?.startsWith("refs/heads/") ? headTarget.slice("refs/heads/".length) : null;
+  const branch = pickBranch(url, heads, wanted, headBranch);
+  try {
+    // fetch maps the branch through a remote's refspec; the remote is removed once fetched.
+    await git.addRemote({ fs, gitdir, remote: "origin", url, force: true });
+    const r = await git.fetch({
+      fs,
+      http: client,
+      gitdir,
+      url,
+      ref: branch,
+      remoteRef: `refs/heads/${branch}`,
+      singleBranch: true,
+      tags: false,
+    });
+    if (!r.fetchHead) throw new ImportRefused(`${url} is an empty repository: it has no branch to import`);
+    // fetch records the remote's branch under refs/remotes/; canonical keeps main alone.
+    await git.deleteRef({ fs, gitdir, ref: `refs/remotes/origin/${branch}` });
+    await git.deleteRemote({ fs, gitdir, remote: "origin" });
+    return { commit: r.fetchHead, branch };
+  } catch (err) {
+    throw refusedByServer(url, err) ?? err;
+  }
+}
+
+/**
+ * A server's answer that will not change on retry (not found, credentials asked for, not a git
+ * server) as ImportRefused; null for what may pass (a refused connection, a 5xx, a timeout).
+ */
+function refusedByServer(url: string, err: unknown): ImportRefused | null {
+  if (err instanceof ImportRefused) return err;
+  const e = err as { code?: string; data?: { statusCode?: number } };
+  const status = e.code === "HttpError" ? e.data?.statusCode : undefined;
+  if (status === 401 || status === 403)
+    return new ImportRefused(
+      `${url} asks for credentials (HTTP ${status}); credentials are not taken this way yet, only public repositories`,
+    );
+  if (status === 404) return new ImportRefused(`${url} was not found (HTTP 404)`);
+  if (status !== undefined && status >= 400 && status < 500)
+    return new ImportRefused(`${url} refused (HTTP ${status})`);
+  if (e.code === "SmartHttpError" || e.code === "ParseError")
+    return new ImportRefused(`${url} does not answer as a git server (smart HTTP): ${(err as Error).message}`);
+  return null;
+}
+
+/** The git dir of a folder: a working tree's `.git`, or the folder itself when it is bare. */
+async function localGitdir(path: string): Promise<string> {
+  if (!(await exists(path))) throw new ImportRefused(`${path} does not exist on the worker's host`);
+  if (await exists(join(path, ".git", "HEAD"))) return join(path, ".git");
+  if ((await exists(join(path, "HEAD"))) && (await exists(join(path, "objects")))) return path;
+  throw new ImportRefused(`${path} is not a git repository`);
+}
+
+/** Copies every object the branch's history reaches (commits, trees, blobs) from the folder's repository. */
+async function copyFromFolder(
+  gitdir: string,
+  path: string,
+  wanted: string | null,
+  limits: ImportLimits,
+): Promise<{ commit: string; branch: string }> {
+  const src = await localGitdir(path);
+  const heads = await git.listBranches({ fs, gitdir: src });
+  const headBranch = (await git.currentBranch({ fs, gitdir: src, fullname: false })) ?? null;
+  const branch = pickBranch(path, heads, wanted, headBranch);
+  const commit = await git.resolveRef({ fs, gitdir: src, ref: `refs/heads/${branch}` });
+  const seen = new Set<string>();
+  const pending = [commit];
+  let bytes = 0;
+  while (pending.length > 0) {
+    const oid = pending.pop() as string;
+    if (seen.has(oid)) continue;
+    seen.add(oid);
+    let read: { type: string; object: Uint8Array };
+    try {
+      read = (await git.readObject({ fs, gitdir: src, oid, format: "content" })) as typeof read;
+    } catch {
+      throw new ImportRefused(`${path} lacks the object ${oid} its branch ${branch} reaches (a shallow clone?)`);
+    }
+    bytes += read.object.length;
+    if (bytes > limits.maxBytes)
+      throw new ImportRefused(`the repository is larger than ${mb(limits.maxBytes)} (source.importMaxBytes)`);
+    const type = read.type as "commit" | "tree" | "blob" | "tag";
+    await git.writeObject({ fs, gitdir, type, object: read.object, format: "content" });
+    if (type === "commit") {
+      const { commit: c } = await git.readCommit({ fs, gitdir, oid });
+      pending.push(c.tree, ...c.parent);
+    } else if (type === "tree") {
+      const { tree } = await git.readTree({ fs, gitdir, oid });
+      // A gitlink (mode 160000) names a submodule's commit: kept as an id, never fetched.
+      for (const e of tree) if (e.type !== "commit") pending.push(e.oid);
+    }
+  }
+  return { commit, branch };
+}
+
+/** The files in a commit's tree, counting no further than `max` + 1. */
+async function countFiles(gitdir: string, commit: string, max: number): Promise<number> {
+  let n = 0;
+  const walk = async (treeOid: string): Promise<void> => {
+    const { tree } = await git.readTree({ fs, gitdir, oid: treeOid });
+    for (const e of tree) {
+      if (n > max) return;
+      if (e.type === "tree") await walk(e.oid);
+      else if (e.type === "blob") n++;
+    }
+  };
+  const { commit: c } = await git.readCommit({ fs, gitdir, oid: commit });
+  await walk(c.tree);
+  return n;
+}
