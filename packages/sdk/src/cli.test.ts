@@ -108,6 +108,60 @@ describe("rhumbatron CLI", () => {
     expect(sub.stdout).toContain("--token <token>");
   });
 
+  it("projects import queues an import for an admin; bad sources are exit 1 and writes nothing; below admin is exit 4; projects show says why one failed", async () => {
+    const imported = await run(
+      ["projects", "import", "cli-imported", "--from", "https://git.example.com/team/shop.git", "--branch", "trunk"],
+      as("admin"),
+    );
+    expect(imported.stderr).toBe("");
+    expect(imported.code).toBe(0);
+    const projectId =
+      /^(proj_\S+) {2}cli-imported: provisioning from https:\/\/git\.example\.com\/team\/shop\.git \(branch trunk\)$/m.exec(
+        imported.stdout,
+      )?.[1] as string;
+    expect(projectId).toBeDefined();
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "provisioning",
+      sourceKind: "import",
+      sourceUrl: "https://git.example.com/team/shop.git",
+      sourceBranch: "trunk",
+    });
+
+    const projectsBefore = await t.db.project.count();
+    const ssh = await run(
+      ["projects", "import", "cli-refused", "--from", "git@example.com:team/shop.git"],
+      as("admin"),
+    );
+    expect(ssh.code).toBe(1);
+    expect(ssh.stderr).toContain("an http:// or https:// URL, a file:// URL or an absolute path on the server");
+    const secret = await run(
+      ["projects", "import", "cli-refused", "--from", "https://ada:s3cret@git.example.com/shop.git"],
+      as("admin"),
+    );
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).toContain("credentials are not taken this way yet");
+    expect(secret.stderr).not.toContain("s3cret");
+    const member = await run(["projects", "import", "cli-refused", "--from", "/srv/git/shop.git"], as("member"));
+    expect(member.code).toBe(4);
+    expect(await t.db.project.count()).toBe(projectsBefore);
+
+    // What the worker records when the source cannot be imported, as the CLI shows it.
+    await t.db.project.update({
+      where: { id: projectId },
+      data: { status: "failed", failureReason: "https://git.example.com/team/shop.git was not found (HTTP 404)" },
+    });
+    const show = await run(["projects", "show", projectId], as("viewer"));
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("  status      failed");
+    expect(show.stdout).toContain("  source      imported from https://git.example.com/team/shop.git (branch trunk)");
+    expect(show.stdout).toContain("  failed      https://git.example.com/team/shop.git was not found (HTTP 404)");
+    const json = await run(["projects", "show", projectId, "--json"], as("viewer"));
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      status: "failed",
+      failureReason: expect.stringContaining("HTTP 404"),
+    });
+  });
+
   it("whoami --json prints the token's tenant and role", async () => {
     const r = await run(["whoami", "--json"], as("approver"));
     expect(r.stderr).toBe("");

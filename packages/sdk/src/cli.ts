@@ -12,6 +12,7 @@ import {
   formatPolicy,
   formatPolicyHistory,
   formatPolicyUpdate,
+  formatProject,
   formatProjects,
   formatPromote,
   formatSandboxBudget,
@@ -145,15 +146,41 @@ function buildProgram(io: CliIo): Command {
       print(w, () => formatWhoami(w));
     });
 
-  program
-    .command("projects")
-    .description("projects of the tenant")
+  const projects = program.command("projects").description("projects of the tenant");
+  projects
     .command("list")
     .description("list the tenant's projects")
     .action(async (_opts, cmd: Command) => {
       const { client, print } = setup(cmd);
-      const projects = await client.listProjects();
-      print(projects, () => formatProjects(projects));
+      const list = await client.listProjects();
+      print(list, () => formatProjects(list));
+    });
+  projects
+    .command("show")
+    .description("a project's status, source, and why it failed if it did")
+    .argument("<id>", "the project ID")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const project = await client.getProject(id);
+      print(project, () => formatProject(project));
+    });
+  projects
+    .command("import")
+    .description(
+      "a new project from a repository's history: an http(s) URL, a file:// URL or an absolute path on the server, without credentials (admin token)",
+    )
+    .argument("<name>", "the project's name (lowercase letters, digits and '-')")
+    .requiredOption("--from <url>", "the repository: https://…, file:///… or /absolute/path")
+    .option("--branch <branch>", "the branch whose history becomes main (default: the source's HEAD branch)")
+    .action(async (name: string, opts: { from: string; branch?: string }, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.importProject(name, opts.from, opts.branch === undefined ? {} : { branch: opts.branch });
+      print(r, () =>
+        [
+          `${r.projectId}  ${name}: provisioning from ${opts.from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
+          `rhumbatron projects show ${r.projectId} says when it is active, or why the import failed`,
+        ].join("\n"),
+      );
     });
 
   const change = program.command("change").description("Changes and their Work Graphs");

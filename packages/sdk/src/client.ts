@@ -13,6 +13,8 @@ import { type ChangeDraft, parseChange, parseChangeJson } from "./work-graph.ts"
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
 export type Membership = RouterOutputs["tenants"]["mine"][number];
 export type Project = RouterOutputs["projects"]["list"][number];
+/** One project as its page shows it: status, where its source came from, and why it failed if it did. */
+export type ProjectDetail = RouterOutputs["projects"]["overview"]["project"];
 export type ChangeDetail = RouterOutputs["change"]["get"];
 export type CandidateSummary = RouterOutputs["candidate"]["list"][number];
 export type CandidateDetail = RouterOutputs["candidate"]["get"];
@@ -125,6 +127,30 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async listProjects(): Promise<Project[]> {
       const t = await tenantId();
       return call(() => trpc.projects.list.query({ tenantId: t }));
+    },
+
+    /** One project: its status, source (template or an imported URL and branch) and failure reason. */
+    async getProject(projectId: string): Promise<ProjectDetail> {
+      const t = await tenantId();
+      return (await call(() => trpc.projects.overview.query({ tenantId: t, projectId }))).project;
+    },
+
+    /**
+     * A new project from another repository's history (README: Bring your repository): `from` is an
+     * http(s) URL, a file:// URL or an absolute path the server can read, without credentials;
+     * `branch` defaults to the source's HEAD branch. The project starts provisioning; getProject
+     * says when it is active, or why it failed. Admin token.
+     */
+    async importProject(name: string, from: string, options: { branch?: string } = {}): Promise<{ projectId: string }> {
+      const t = await tenantId();
+      return call(() =>
+        trpc.projects.import.mutate({
+          tenantId: t,
+          name,
+          from,
+          ...(options.branch === undefined ? {} : { branch: options.branch }),
+        }),
+      );
     },
 
     /**

@@ -7,6 +7,7 @@ import type {
   LandingResult,
   PolicyUpdateResult,
   Project,
+  ProjectDetail,
   ProjectPolicy,
   PromoteResult,
   RunContextPacket,
@@ -47,6 +48,22 @@ export function formatProjects(projects: Project[]): string {
     ["ID", "NAME", "STATUS", "GENERATION"],
     ...projects.map((p) => [p.id, p.name, p.status, String(p.canonicalGeneration)]),
   ]);
+}
+
+export function formatProject(p: ProjectDetail): string {
+  const source =
+    p.sourceKind === "import"
+      ? `imported from ${p.sourceUrl}${p.sourceBranch ? ` (branch ${p.sourceBranch})` : " (its HEAD branch)"}`
+      : "the project template";
+  const lines = [
+    `${p.id}  ${p.name}`,
+    `  status      ${p.status}`,
+    `  source      ${source}`,
+    `  generation  S${p.canonicalGeneration}`,
+  ];
+  if (p.status === "failed") lines.push(`  failed      ${p.failureReason ?? "(no reason recorded)"}`);
+  if (p.status === "provisioning") lines.push(`  (rhumbatron projects show ${p.id} again to see when it is ready)`);
+  return lines.join("\n");
 }
 
 export function formatTransition(t: Transition): string {
