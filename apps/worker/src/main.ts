@@ -66,7 +66,13 @@ async function main(): Promise<void> {
   const blobs = blobStoreFromSettings(settings);
   // Source, Sandbox and Agents.
   const gitRoot = join(settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
-  const store = new SourceStore({ db, config, now: () => new Date(), root: gitRoot });
+  const store = new SourceStore({
+    db,
+    config,
+    now: () => new Date(),
+    root: gitRoot,
+    privateRoots: [settings.RHUMBATRON_DATA_DIR],
+  });
   const sandbox = await createSandbox({
     root: join(settings.RHUMBATRON_DATA_DIR, "sandboxes"),
     toolchainPaths: toolchainForSandbox(),

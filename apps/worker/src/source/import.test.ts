@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -192,6 +192,16 @@ describe("an import that cannot succeed fails the project with the reason and le
   it("a branch the source does not have", async () => {
     const { projectId, run } = await importAndProvision(source, { branch: "nope" });
     await expectFailed(projectId, run, /has no branch nope \(it has feature, master\)/);
+  });
+
+  it("a path inside the server's own data (another project's canonical repository)", async () => {
+    const { projectId: other } = await importAndProvision(source);
+    const { projectId, run } = await importAndProvision(w.store.gitdir(canonicalRepo(other)));
+    await expectFailed(projectId, run, /is inside this server's own data/);
+    const viaLink = join(base, "link-to-data");
+    symlinkSync(w.store.gitdir(canonicalRepo(other)), viaLink);
+    const linked = await importAndProvision(viaLink);
+    await expectFailed(linked.projectId, linked.run, /is inside this server's own data/);
   });
 
   it("a path that does not exist", async () => {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, realpath, rm } from "node:fs/promises";
+import { join, resolve, sep } from "node:path";
 import { DomainError, type ImportSource, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
 import git from "isomorphic-git";
@@ -16,7 +16,7 @@ import {
   type TreeEntry,
   writeFilesAsTree,
 } from "./git-objects.ts";
-import { type ImportLimits, importHistory } from "./import.ts";
+import { type ImportLimits, ImportRefused, importHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
 
 /**
@@ -30,6 +30,11 @@ export interface SourceStoreDeps {
   now: () => Date;
   /** The namespace folder, e.g. `.data/git/rhumbatron-projects-dev`. */
   root: string;
+  /**
+   * Folders an import from a local path may not read (besides `root`): the data folder, which holds
+   * every tenant's repositories, forks and Sandbox workspaces.
+   */
+  privateRoots?: readonly string[];
 }
 
 export const MAIN = "refs/heads/main";
@@ -103,6 +108,7 @@ export class SourceStore {
     await rm(tmp, { recursive: true, force: true });
     try {
       await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
+      if (source.kind === "local") await this.refusePrivate(source.path);
       const { commit } = await importHistory(tmp, source, branch, limits);
       await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
       const tree = (await git.readCommit({ fs, gitdir: tmp, oid: commit })).commit.tree;
@@ -110,6 +116,16 @@ export class SourceStore {
       return { commit, tree };
     } finally {
       await rm(tmp, { recursive: true, force: true });
+    }
+  }
+
+  /** A local import must not read this server's own repositories (another tenant's among them). */
+  private async refusePrivate(path: string): Promise<void> {
+    const real = await realpath(path).catch(() => resolve(path));
+    for (const root of [this.deps.root, ...(this.deps.privateRoots ?? [])]) {
+      const own = await realpath(root).catch(() => resolve(root));
+      if (real === own || real.startsWith(`${own}${sep}`))
+        throw new ImportRefused(`${path} is inside this server's own data; import a repository of your own`);
     }
   }
 
