@@ -8,36 +8,67 @@ import { SubmitButton } from "./form-controls.tsx";
 /** Same rule as the server's `projectName` (packages/db): checked here first so a typo is caught before a round trip. */
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 
+type Source = "template" | "import";
+type Field = "name" | "from" | "branch";
+type Problems = Partial<Record<Field, string>>;
+
 /**
- * Creates a project (admins). The worker provisions it from the template; the list below shows it
- * `provisioning` at once and refreshes until it is `active`.
+ * Creates a project (admins): from the demo template, or by importing a repository's history
+ * (README: Bring your repository). The worker provisions it; the list below shows it
+ * `provisioning` at once and refreshes until it is `active` (or `failed`, with the reason). The
+ * server's refusals are shown beside the field they name.
  */
 export function CreateProjectForm({ tenantId }: { tenantId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const [source, setSource] = useState<Source>("template");
   const [name, setName] = useState("");
-  const [problem, setProblem] = useState<string | null>(null);
-  const create = useMutation(
-    trpc.projects.create.mutationOptions({
-      onSuccess: () => {
-        setName("");
-        return queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey({ tenantId }) });
-      },
-      onError: (err) => setProblem(err.data?.zodError?.[0]?.message ?? err.message),
-    }),
-  );
+  const [from, setFrom] = useState("");
+  const [branch, setBranch] = useState("");
+  const [problems, setProblems] = useState<Problems>({});
+  const onSuccess = () => {
+    setName("");
+    setFrom("");
+    setBranch("");
+    return queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey({ tenantId }) });
+  };
+  const onError = (err: {
+    message: string;
+    data?: { zodError?: { path: PropertyKey[]; message: string }[] | null } | null;
+  }) => {
+    const issues = err.data?.zodError ?? [];
+    if (issues.length === 0) return setProblems({ name: err.message });
+    const next: Problems = {};
+    for (const issue of issues) {
+      const field = (["from", "branch"].includes(String(issue.path[0])) ? issue.path[0] : "name") as Field;
+      next[field] ??= issue.message;
+    }
+    setProblems(next);
+  };
+  const create = useMutation(trpc.projects.create.mutationOptions({ onSuccess, onError }));
+  const importRepo = useMutation(trpc.projects.import.mutationOptions({ onSuccess, onError }));
 
   function submit(e: FormEvent) {
     e.preventDefault();
     const trimmed = name.trim();
-    if (!trimmed || trimmed.length > 100 || !NAME.test(trimmed)) {
-      setProblem("Use lowercase letters, digits and '-', starting with a letter or digit (at most 100).");
-      return;
-    }
-    setProblem(null);
-    create.mutate({ tenantId, name: trimmed });
+    const found: Problems = {};
+    if (!trimmed || trimmed.length > 100 || !NAME.test(trimmed))
+      found.name = "Use lowercase letters, digits and '-', starting with a letter or digit (at most 100).";
+    if (source === "import" && !from.trim())
+      found.from = "Give the repository: an http(s) URL, a file:// URL or an absolute path on the server.";
+    setProblems(found);
+    if (Object.keys(found).length > 0) return;
+    if (source === "template") create.mutate({ tenantId, name: trimmed });
+    else
+      importRepo.mutate({
+        tenantId,
+        name: trimmed,
+        from: from.trim(),
+        ...(branch.trim() ? { branch: branch.trim() } : {}),
+      });
   }
 
+  const pending = create.isPending || importRepo.isPending;
   return (
     <form
       data-testid="create-project-form"
@@ -45,6 +76,31 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
       noValidate
       className="mb-6 flex flex-wrap items-start gap-3 rounded-lg border border-slate-200 bg-white p-4"
     >
+      <fieldset className="flex w-full flex-wrap gap-4 text-sm">
+        <legend className="sr-only">Start from</legend>
+        <label className="flex items-center gap-1">
+          <input
+            type="radio"
+            name="source"
+            value="template"
+            data-testid="project-source-template"
+            checked={source === "template"}
+            onChange={() => setSource("template")}
+          />
+          The demo template
+        </label>
+        <label className="flex items-center gap-1">
+          <input
+            type="radio"
+            name="source"
+            value="import"
+            data-testid="project-source-import"
+            checked={source === "import"}
+            onChange={() => setSource("import")}
+          />
+          Import a repository
+        </label>
+      </fieldset>
       <label className="flex min-w-64 flex-1 flex-col gap-1 text-sm">
         <span className="font-medium">New project</span>
         <input
@@ -53,21 +109,68 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
           value={name}
           onChange={(e) => setName(e.target.value)}
           placeholder="my-shop"
-          aria-invalid={problem !== null}
+          aria-invalid={problems.name !== undefined}
           aria-describedby="create-project-error"
           className="rounded border border-slate-300 px-2 py-1 font-mono"
         />
-        {problem && (
+        {problems.name && (
           <span id="create-project-error" data-testid="create-project-error" role="alert" className="text-red-800">
-            {problem}
+            {problems.name}
           </span>
         )}
       </label>
-      <SubmitButton testId="create-project-submit" pending={create.isPending} pendingLabel="Creating…" className="mt-6">
-        Create project
+      {source === "import" && (
+        <>
+          <label className="flex min-w-80 flex-[2] flex-col gap-1 text-sm">
+            <span className="font-medium">Repository</span>
+            <input
+              data-testid="project-import-from"
+              name="from"
+              value={from}
+              onChange={(e) => setFrom(e.target.value)}
+              placeholder="https://git.example.com/team/shop.git"
+              aria-invalid={problems.from !== undefined}
+              aria-describedby="import-from-error"
+              className="rounded border border-slate-300 px-2 py-1 font-mono"
+            />
+            {problems.from && (
+              <span id="import-from-error" data-testid="import-from-error" role="alert" className="text-red-800">
+                {problems.from}
+              </span>
+            )}
+          </label>
+          <label className="flex min-w-40 flex-col gap-1 text-sm">
+            <span className="font-medium">Branch (optional)</span>
+            <input
+              data-testid="project-import-branch"
+              name="branch"
+              value={branch}
+              onChange={(e) => setBranch(e.target.value)}
+              placeholder="its HEAD branch"
+              aria-invalid={problems.branch !== undefined}
+              aria-describedby="import-branch-error"
+              className="rounded border border-slate-300 px-2 py-1 font-mono"
+            />
+            {problems.branch && (
+              <span id="import-branch-error" data-testid="import-branch-error" role="alert" className="text-red-800">
+                {problems.branch}
+              </span>
+            )}
+          </label>
+        </>
+      )}
+      <SubmitButton
+        testId="create-project-submit"
+        pending={pending}
+        pendingLabel={source === "import" ? "Importing…" : "Creating…"}
+        className="mt-6"
+      >
+        {source === "import" ? "Import repository" : "Create project"}
       </SubmitButton>
       <p className="w-full text-xs text-slate-500">
-        The worker provisions it from the project template at S0; its status turns from provisioning to active here.
+        {source === "import"
+          ? "Public repositories only: an http(s) URL, a file:// URL or an absolute path on the server, without credentials. Its branch's whole history becomes main as it is; the worker imports it at S0, and its status turns active here, or failed with the reason."
+          : "The worker provisions it from the project template at S0; its status turns from provisioning to active here."}
       </p>
     </form>
   );

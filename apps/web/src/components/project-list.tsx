@@ -11,6 +11,7 @@ const STATUS_CLASSES: Record<string, string> = {
   provisioning: "bg-amber-100 text-amber-900",
   active: "bg-emerald-100 text-emerald-800",
   archived: "bg-slate-200 text-slate-600",
+  failed: "bg-red-100 text-red-800",
 };
 
 /**
@@ -92,6 +93,11 @@ export function ProjectList({ tenantId, canManage = false }: { tenantId: string;
             <div data-testid="project-id" className="truncate font-mono text-xs text-slate-500">
               {p.id}
             </div>
+            {p.status === "failed" && (
+              <div data-testid="project-failure" className="text-sm text-red-800">
+                {p.failureReason ?? "Provisioning failed."}
+              </div>
+            )}
           </div>
           <div className="flex shrink-0 items-center gap-3 text-sm">
             <span

@@ -101,6 +101,29 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
           </span>
         </div>
       </header>
+      {project.status === "failed" && (
+        <Notice title="Provisioning failed" tone="error">
+          <span data-testid="project-failure">
+            {project.failureReason ?? "The project's repository could not be made."}
+          </span>{" "}
+          Nothing was kept: it has no repository and no generation. Import again under another name once the source is
+          fixed.
+        </Notice>
+      )}
+      {project.sourceKind === "import" && (
+        <p data-testid="project-source" className="text-sm text-slate-600">
+          Imported from <span className="font-mono">{project.sourceUrl}</span>
+          {project.sourceBranch ? (
+            <>
+              {" "}
+              (branch <span className="font-mono">{project.sourceBranch}</span>)
+            </>
+          ) : (
+            " (its HEAD branch)"
+          )}
+          .
+        </p>
+      )}
       {project.status === "archived" && (
         <Notice title="Archived">
           This project is archived: it takes no new Changes, and its repositories have been removed. Its history stays
