@@ -9,7 +9,11 @@ export function forksSweepTickFunction(config: RhumbatronConfig, nudger: Nudger)
     triggers: { cron: config.source.forksSweepCron },
     retries: 3,
     async handler({ db, now }) {
-      const projects = await db.project.findMany({ where: { status: { not: "provisioning" } }, select: { id: true } });
+      // A project still provisioning, or whose provisioning failed, has no canonical repository to read.
+      const projects = await db.project.findMany({
+        where: { status: { notIn: ["provisioning", "failed"] } },
+        select: { id: true },
+      });
       const day = commandCapWindow(now());
       await withTransaction(db, async (ctx) => {
         for (const p of projects) {

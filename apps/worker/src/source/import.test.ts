@@ -5,10 +5,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalRepo, loadConfig, type RhumbatronConfig, sourceKeys } from "@rhumbatron/core";
-import { consumeQueue, importProject } from "@rhumbatron/db";
+import { consumeQueue, createChange, importProject } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
+import { forksSweepTickFunction } from "../functions/forks-sweep.ts";
 import { type TestWorld, testWorld } from "../test-world.ts";
+import { captureLogs, testIdentity } from "../testing.ts";
 import { provisionHandler } from "./handlers.ts";
 
 /**
@@ -252,6 +254,61 @@ describe("an import that cannot succeed fails the project with the reason and le
       new RegExp(`could not read http://127\\.0\\.0\\.1:${port}/other\\.git after 1 attempts`),
       world,
     );
+  });
+});
+
+describe("a failed import afterwards", () => {
+  it("takes no Change, and the daily fork sweep passes it by", async () => {
+    const { projectId } = await importAndProvision(join(base, "nowhere"));
+    expect((await projectRow(projectId)).status).toBe("failed");
+    const refused = createChange(
+      t.db,
+      {
+        tenantId: TENANT,
+        projectId,
+        clientRequestId: "after-failure",
+        createdBy: { kind: "user", id: "usr_test" },
+        input: {
+          title: "too late",
+          riskTier: "low",
+          description: "",
+          goals: {},
+          invariants: [],
+          contractChanges: { added: [], removed: [], changed: [] },
+          tasks: [
+            {
+              key: "a",
+              title: "a",
+              dependsOn: [],
+              intents: { paths: ["a.txt"], prefixes: [] },
+              editPlan: [{ op: "write", path: "a.txt", content: "a\n" }],
+            },
+          ],
+        },
+      },
+      w.deps,
+    );
+    await expect(refused).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringMatching(/failed to provision \(.*does not exist.*\); changes cannot be added/),
+    });
+    const logs = captureLogs();
+    await forksSweepTickFunction(w.config, w.deps.nudger).handler({
+      db: t.db,
+      config: w.config,
+      logger: logs.logger,
+      now: () => new Date(),
+      key: "t",
+      trigger: "manual",
+      worker: testIdentity(),
+    });
+    const sweeps = await t.db.queueMessage.findMany({
+      where: { commandType: "forks.sweep" },
+      select: { projectId: true },
+    });
+    const active = await t.db.project.findMany({ where: { status: "active" }, select: { id: true } });
+    expect(sweeps.map((s) => s.projectId).sort()).toEqual(active.map((p) => p.id).sort());
+    expect(sweeps.map((s) => s.projectId)).not.toContain(projectId);
   });
 });
 

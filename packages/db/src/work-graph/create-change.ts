@@ -46,9 +46,18 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
     });
     if (!project || project.tenantId !== req.tenantId)
       throw new DomainError("NOT_FOUND", `project ${req.projectId} not found`);
-    const status = await ctx.tx.project.findUniqueOrThrow({ where: { id: project.id }, select: { status: true } });
+    const status = await ctx.tx.project.findUniqueOrThrow({
+      where: { id: project.id },
+      select: { status: true, failureReason: true },
+    });
     if (status.status === "archived")
       throw new DomainError("PRECONDITION_FAILED", "the project is archived; changes cannot be added");
+    // A failed project has no repository to change (README: Bring your repository).
+    if (status.status === "failed")
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        `the project failed to provision (${status.failureReason ?? "no reason recorded"}); changes cannot be added`,
+      );
 
     const changeId = `chg_${randomUUID()}`;
     const inserted = await ctx.tx.$queryRaw<{ id: string }[]>`
