@@ -116,6 +116,8 @@ export const configSchema = z
       importMaxBytes: positiveInt,
       /** An imported repository whose imported branch head holds more files than this fails its import. */
       importMaxFiles: positiveInt,
+      /** An import's HTTP request that receives nothing for this long fails, and is retried. */
+      importIdleSeconds: positiveInt,
     }),
     sandbox: z.object({
       openWorkspacesPerChange: positiveInt,
@@ -334,6 +336,7 @@ const base: RhumbatronConfig = {
     forksSweepCron: "0 3 * * *",
     importMaxBytes: 200 * 1024 * 1024,
     importMaxFiles: 20_000,
+    importIdleSeconds: 60,
   },
   sandbox: {
     openWorkspacesPerChange: 4,

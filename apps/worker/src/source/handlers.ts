@@ -115,7 +115,11 @@ async function importSource(
   const parsed = parseImportSource(url);
   // The API stored only what this accepts; a row written otherwise is refused the same way.
   if (!parsed.ok) throw new ImportRefused(parsed.message);
-  const limits = { maxBytes: deps.config.source.importMaxBytes, maxFiles: deps.config.source.importMaxFiles };
+  const limits = {
+    maxBytes: deps.config.source.importMaxBytes,
+    maxFiles: deps.config.source.importMaxFiles,
+    idleSeconds: deps.config.source.importIdleSeconds,
+  };
   return withRepoToken(deps.db, { repo, mode: "write", purpose: "import" }, deps.config, deps.now, (token) =>
     deps.source.importRepository(repo, token, parsed.source, branch, limits),
   );

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalRepo, loadConfig, type RhumbatronConfig, sourceKeys } from "@rhumbatron/core";
@@ -224,6 +224,50 @@ describe("an import that cannot succeed fails the project with the reason and le
     await expectFailed(projectId, run, /larger than 0 MB \(source\.importMaxBytes\)/, world);
   });
 
+  it("over HTTP, a repository larger than source.importMaxBytes, stopped as the bytes arrive", async () => {
+    const server = await gitHttpServer(base);
+    try {
+      const bare = join(base, "served-big.git");
+      cli(base, "clone", "-q", "--bare", source, bare);
+      const world = await testWorld(t.db, withSource({ importMaxBytes: 600 }));
+      const { projectId, run } = await importAndProvision(`${server.url}/served-big.git`, { world });
+      await expectFailed(projectId, run, /larger than 0 MB \(source\.importMaxBytes\)/, world);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a server that asks for credentials (HTTP 401) fails at once: credentials are not taken this way yet", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(401, { "www-authenticate": 'Basic realm="git"' });
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/private.git`;
+      const { projectId, run } = await importAndProvision(url);
+      await expectFailed(projectId, run, /asks for credentials \(HTTP 401\); credentials are not taken this way yet/);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("a server that never answers fails the delivery after source.importIdleSeconds instead of holding the queue", async () => {
+    const held = new Set<Socket>();
+    const server = createServer(() => {}); // takes the request and says nothing
+    server.on("connection", (socket) => held.add(socket));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/silent.git`;
+      const world = await testWorld(t.db, lastDelivery(withSource({ importIdleSeconds: 1 })));
+      const { projectId, run } = await importAndProvision(url, { world });
+      await expectFailed(projectId, run, /sent nothing for 1 s \(source\.importIdleSeconds\)/, world);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it("an unreachable URL is retried by the queue, and its last delivery fails the project", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
@@ -235,18 +279,7 @@ describe("an import that cannot succeed fails the project with the reason and le
     expect(await projectRow(first.projectId)).toMatchObject({ status: "provisioning", failureReason: null });
     expect(leftovers(w, first.projectId)).toEqual([]);
     // With no retries left, the delivery that fails is the last one: the project fails instead.
-    const config = loadConfig("dev");
-    const last: RhumbatronConfig = {
-      ...config,
-      queues: {
-        ...config.queues,
-        policies: {
-          ...config.queues.policies,
-          integration: { ...config.queues.policies.integration, maxRetries: 0 },
-        },
-      },
-    };
-    const world = await testWorld(t.db, last);
+    const world = await testWorld(t.db, lastDelivery(loadConfig("dev")));
     const { projectId, run } = await importAndProvision(`http://127.0.0.1:${port}/other.git`, { world });
     await expectFailed(
       projectId,
@@ -311,6 +344,12 @@ describe("a failed import afterwards", () => {
     expect(sweeps.map((s) => s.projectId)).not.toContain(projectId);
   });
 });
+
+/** The integration queue with no retries: the first delivery that fails is the last. */
+function lastDelivery(config: RhumbatronConfig): RhumbatronConfig {
+  const integration = { ...config.queues.policies.integration, maxRetries: 0 };
+  return { ...config, queues: { ...config.queues, policies: { ...config.queues.policies, integration } } };
+}
 
 function withSource(source: Partial<RhumbatronConfig["source"]>): RhumbatronConfig {
   const config = loadConfig("dev");

@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import type { ImportSource } from "@rhumbatron/core";
-import git, { type HttpClient } from "isomorphic-git";
-import http from "isomorphic-git/http/node";
+import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from "isomorphic-git";
 import { exists } from "./git-objects.ts";
 
 /**
@@ -17,6 +18,8 @@ export interface ImportLimits {
   maxBytes: number;
   /** Files in the imported branch's head tree. */
   maxFiles: number;
+  /** An HTTP request that sends nothing for this long fails (and is retried). */
+  idleSeconds: number;
 }
 
 /**
@@ -61,25 +64,68 @@ function pickBranch(where: string, heads: readonly string[], wanted: string | nu
   return branch;
 }
 
-/** isomorphic-git's HTTP client, stopped once a response's body passes `maxBytes`. */
-function limitedHttp(maxBytes: number): HttpClient {
-  return {
-    async request(req) {
-      const res = await http.request(req);
-      const body = res.body;
-      if (!body) return res;
-      let received = 0;
-      async function* counted() {
-        for await (const chunk of body as AsyncIterable<Uint8Array>) {
-          received += chunk.length;
-          if (received > maxBytes)
-            throw new ImportRefused(`the repository is larger than ${mb(maxBytes)} (source.importMaxBytes)`);
-          yield chunk;
-        }
-      }
-      return { ...res, body: counted() };
-    },
-  };
+/**
+ * The HTTP client isomorphic-git talks through: Node's own http/https, with the limits an import
+ * needs that isomorphic-git's node client lacks: a request with no answer (no bytes for
+ * `idleSeconds`) fails instead of holding the integration queue forever, and a response body is
+ * stopped once the import has received more than `maxBytes`. A GET's redirects to http(s) are
+ * followed (at most 5), as git does.
+ */
+function importHttp(limits: ImportLimits): { client: HttpClient; overLimit: () => ImportRefused | null } {
+  let received = 0;
+  // isomorphic-git may wrap or swallow an error its body stream throws; the breach is kept here too.
+  let overLimit: ImportRefused | null = null;
+  const send = (req: GitHttpRequest, hops: number): Promise<GitHttpResponse> =>
+    new Promise((resolve, reject) => {
+      const url = new URL(req.url);
+      const chunks: Uint8Array[] = [];
+      const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+        url,
+        { method: req.method ?? "GET", headers: req.headers ?? {}, timeout: limits.idleSeconds * 1000 },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          const location = res.headers.location;
+          if (status >= 300 && status < 400 && location && hops < 5 && (req.method ?? "GET") === "GET") {
+            res.resume();
+            const next = new URL(location, url);
+            if (next.protocol !== "http:" && next.protocol !== "https:")
+              return reject(new ImportRefused(`${req.url} redirects to ${next.protocol}, which is not accepted`));
+            return resolve(send({ ...req, url: next.toString() }, hops + 1));
+          }
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v);
+          async function* body() {
+            for await (const chunk of res as AsyncIterable<Buffer>) {
+              received += chunk.length;
+              if (received > limits.maxBytes) {
+                overLimit = new ImportRefused(
+                  `the repository is larger than ${mb(limits.maxBytes)} (source.importMaxBytes)`,
+                );
+                throw overLimit;
+              }
+              yield new Uint8Array(chunk);
+            }
+          }
+          resolve({
+            url: url.toString(),
+            method: req.method ?? "GET",
+            statusCode: status,
+            statusMessage: res.statusMessage ?? "",
+            headers,
+            body: body(),
+          });
+        },
+      );
+      request.on("timeout", () =>
+        request.destroy(new Error(`${url.host} sent nothing for ${limits.idleSeconds} s (source.importIdleSeconds)`)),
+      );
+      request.on("error", reject);
+      (async () => {
+        for await (const chunk of req.body ?? []) chunks.push(chunk);
+        request.end(Buffer.concat(chunks));
+      })().catch((err: unknown) => request.destroy(err as Error));
+    });
+  return { client: { request: (req) => send(req, 0) }, overLimit: () => overLimit };
 }
 
 async function fetchOverHttp(
@@ -88,12 +134,12 @@ async function fetchOverHttp(
   wanted: string | null,
   limits: ImportLimits,
 ): Promise<{ commit: string; branch: string }> {
-  const client = limitedHttp(limits.maxBytes);
+  const { client, overLimit } = importHttp(limits);
   let info: Awaited<ReturnType<typeof git.getRemoteInfo2>>;
   try {
     info = await git.getRemoteInfo2({ http: client, url, protocolVersion: 1 });
   } catch (err) {
-    throw refusedByServer(url, err) ?? err;
+    throw overLimit() ?? refusedByServer(url, err) ?? err;
   }
   const refs = info.refs ?? [];
   const heads = refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice("refs/heads/".length));
@@ -113,13 +159,15 @@ async function fetchOverHttp(
       singleBranch: true,
       tags: false,
     });
+    const breach = overLimit();
+    if (breach) throw breach;
     if (!r.fetchHead) throw new ImportRefused(`${url} is an empty repository: it has no branch to import`);
     // fetch records the remote's branch under refs/remotes/; canonical keeps main alone.
     await git.deleteRef({ fs, gitdir, ref: `refs/remotes/origin/${branch}` });
     await git.deleteRemote({ fs, gitdir, remote: "origin" });
     return { commit: r.fetchHead, branch };
   } catch (err) {
-    throw refusedByServer(url, err) ?? err;
+    throw overLimit() ?? refusedByServer(url, err) ?? err;
   }
 }
 
