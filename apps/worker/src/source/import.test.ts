@@ -252,6 +252,22 @@ describe("an import that cannot succeed fails the project with the reason and le
     }
   });
 
+  it("a web server that is not a git server fails at once, without repeating what it answered", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("instance-secret: do-not-show\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/latest/meta-data`;
+      const { projectId, run } = await importAndProvision(url);
+      await expectFailed(projectId, run, /does not answer as a git server \(smart HTTP\)$/);
+      expect((await projectRow(projectId)).failureReason).not.toContain("do-not-show");
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it("a server that never answers fails the delivery after source.importIdleSeconds instead of holding the queue", async () => {
     const held = new Set<Socket>();
     const server = createServer(() => {}); // takes the request and says nothing

@@ -184,10 +184,12 @@ function refusedByServer(url: string, err: unknown): ImportRefused | null {
       `${url} asks for credentials (HTTP ${status}); credentials are not taken this way yet, only public repositories`,
     );
   if (status === 404) return new ImportRefused(`${url} was not found (HTTP 404)`);
-  if (status !== undefined && status >= 400 && status < 500)
+  // 408 and 429 ask to come back later: retried like a server error.
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429)
     return new ImportRefused(`${url} refused (HTTP ${status})`);
+  // Not the response's text: it is shown to people, and the URL may name any server the worker reaches.
   if (e.code === "SmartHttpError" || e.code === "ParseError")
-    return new ImportRefused(`${url} does not answer as a git server (smart HTTP): ${(err as Error).message}`);
+    return new ImportRefused(`${url} does not answer as a git server (smart HTTP)`);
   return null;
 }
 
