@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -155,6 +155,44 @@ describe("importing a repository", () => {
     expect((await projectRow(projectId)).sourceBranch).toBe("feature");
     await expectImported(projectId, "feature");
     expect(cli(cloneOfCanonical(w, projectId), "log", "-1", "--format=%s")).toBe("feature work");
+  });
+
+  it("runs nothing of the source: its hooks are not kept or run, a submodule stays the commit id its tree names", async () => {
+    const dir = join(base, "with-hooks");
+    mkdirSync(dir);
+    cli(dir, "init", "-q", "-b", "trunk");
+    const marker = join(base, "hook-ran");
+    for (const hook of [
+      "post-checkout",
+      "post-merge",
+      "post-receive",
+      "pre-receive",
+      "update",
+      "reference-transaction",
+    ]) {
+      writeFileSync(join(dir, ".git", "hooks", hook), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    }
+    writeFileSync(
+      join(dir, ".gitmodules"),
+      '[submodule "lib"]\n\tpath = lib\n\turl = https://example.invalid/lib.git\n',
+    );
+    writeFileSync(join(dir, ".gitattributes"), "*.txt filter=evil\n");
+    writeFileSync(join(dir, "a.txt"), "plain\n");
+    cli(dir, "add", ".");
+    cli(dir, "update-index", "--add", "--cacheinfo", `160000,${"1".repeat(40)},lib`);
+    cli(dir, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "with a submodule");
+    const { projectId } = await importAndProvision(dir);
+    const project = await projectRow(projectId);
+    expect(project.status).toBe("active");
+    const canonical = w.store.gitdir(canonicalRepo(projectId));
+    expect(cli(canonical, "--git-dir", canonical, "rev-parse", "refs/heads/main")).toBe(cli(dir, "rev-parse", "trunk"));
+    expect(cli(canonical, "--git-dir", canonical, "ls-tree", "main", "lib")).toBe(
+      `160000 commit ${"1".repeat(40)}\tlib`,
+    );
+    expect(
+      readdirSync(join(canonical, "hooks"), { recursive: true }).filter((f) => !String(f).endsWith(".sample")),
+    ).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("over smart HTTP (git http-backend), the same", async () => {
