@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalRepo, loadConfig, type RhumbatronConfig, sourceKeys } from "@rhumbatron/core";
-import { consumeQueue, createChange, importProject } from "@rhumbatron/db";
+import { consumeQueue, createChange, enqueueCommand, importProject, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { forksSweepTickFunction } from "../functions/forks-sweep.ts";
@@ -140,6 +140,25 @@ describe("importing a repository", () => {
     expect((await projectRow(projectId)).sourceUrl).toBe(source);
     await expectImported(projectId, "master");
     expect(cli(source, "rev-list", "--count", "master")).toBe("3");
+  });
+
+  it("a redelivered project.provision changes nothing: the same main, one generation, one project.created", async () => {
+    const { projectId } = await importAndProvision(source);
+    const canonical = w.store.gitdir(canonicalRepo(projectId));
+    const before = cli(canonical, "--git-dir", canonical, "rev-parse", "refs/heads/main");
+    await withTransaction(t.db, (ctx) =>
+      enqueueCommand(
+        ctx,
+        { commandId: `cmd_provision_again_${projectId}`, commandType: "project.provision", projectId, payload: {} },
+        w.deps,
+      ),
+    );
+    const again = await consumeQueue(t.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
+    expect(again.actions.ack).toBe(1);
+    expect(cli(canonical, "--git-dir", canonical, "rev-parse", "refs/heads/main")).toBe(before);
+    expect(await t.db.canonicalGeneration.count({ where: { projectId } })).toBe(1);
+    expect(await t.db.outboxRow.count({ where: { projectId, eventType: "project.created" } })).toBe(1);
+    await expectImported(projectId, "master");
   });
 
   it("from a file:// URL of a bare repository, the same", async () => {
