@@ -8,6 +8,7 @@ import { expect, test } from "@playwright/test";
 import { verdictSummary, waitForVerdict } from "../../support/candidate.ts";
 import { fillChangeForm, submitChange } from "../../support/change-form.ts";
 import { expectDecision } from "../../support/decision.ts";
+import { hydrated } from "../../support/hydrated.ts";
 import { saveScreenshot } from "../../support/screenshots.ts";
 import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
 import { WISHLIST_LINK, WISHLIST_PAGE, wishlistPageChange } from "./fixtures/wishlist-page.ts";
@@ -53,6 +54,7 @@ test("a Change goes from the new-Change form through live Agents, verification, 
 
   await test.step("create a project from the home page and wait until the worker has provisioned it", async () => {
     await page.goto("/");
+    await hydrated(page);
     const form = page.getByTestId("create-project-form");
     await form.getByTestId("project-name-input").fill(name);
     await form.getByTestId("create-project-submit").click();

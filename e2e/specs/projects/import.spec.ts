@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect, test } from "@playwright/test";
+import { hydrated } from "../../support/hydrated.ts";
 import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
 
 /**
@@ -36,6 +37,8 @@ test("an admin imports a local repository from the New project form; a refused s
   const name = `imported-${suffix}`;
 
   await page.goto("/");
+
+  await hydrated(page);
   const form = page.getByTestId("create-project-form");
   await form.getByTestId("project-source-import").check();
   await form.getByTestId("project-name-input").fill(name);
@@ -66,6 +69,7 @@ test("an admin imports a local repository from the New project form; a refused s
 
   await test.step("a path that does not exist ends failed, with the reason on the list and the page", async () => {
     await page.goto("/");
+    await hydrated(page);
     await form.getByTestId("project-source-import").check();
     await form.getByTestId("project-name-input").fill(`missing-${suffix}`);
     await form.getByTestId("project-import-from").fill(join(source, "not-here"));
