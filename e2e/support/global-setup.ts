@@ -8,6 +8,15 @@ import { startStack } from "../../scripts/lib/stack.ts";
 import { saveSignedInState } from "./auth.ts";
 
 /**
+ * The shell's environment without the product's own settings (RHUMBATRON_*, INNGEST_*, AGENT_*):
+ * the product under test gets what this file gives it, never a setting left in a developer's shell
+ * (.ci/run unsets the same names for the whole run).
+ */
+function shellWithoutProductSettings(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(RHUMBATRON_|INNGEST_|AGENT_)/.test(k)));
+}
+
+/**
  * Starts the product for the e2e run: on DATABASE_URL's server in a fresh database of its own, or on
  * a throwaway embedded Postgres. Returns the teardown.
  */
@@ -43,7 +52,7 @@ export default async function globalSetup() {
     port,
     dev: false,
     env: {
-      ...process.env,
+      ...shellWithoutProductSettings(),
       RHUMBATRON_LOG_LEVEL: "warn",
       RHUMBATRON_GIT_PORT: String(gitPort),
       // The clone URL the web app hands out must point at this run's git endpoint, not the default port.

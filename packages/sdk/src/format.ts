@@ -1,4 +1,4 @@
-import { changedPolicyFields, RISK_TIERS } from "@rhumbatron/core";
+import { changedPolicyFields, RISK_TIERS, unrecordedCheckState } from "@rhumbatron/core";
 import type {
   ApprovalInterdiff,
   CandidateDetail,
@@ -156,7 +156,13 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   }
   lines.push("", "gaps:");
   if (c.gaps.length === 0) lines.push(c.gate ? "  none" : "  the gate has not run");
+  // A check with no Evidence is running, or stopped with its stale or cancelled Candidate, not missing.
+  const unrecorded = unrecordedCheckState(c.status);
   for (const g of c.gaps) {
+    if (unrecorded && (g.gap ?? "missing") === "missing") {
+      lines.push(`  - ${g.checkId}: ${unrecorded.kind}; ${unrecorded.meaning}`);
+      continue;
+    }
     lines.push(`  - ${g.checkId}: ${g.gap}; ${g.detail}`);
     // The failure's first lines (the compiler error, the failing test), before anyone opens the log.
     lines.push(...(g.excerpt ?? []).map((l) => `      > ${l}`));

@@ -1,5 +1,5 @@
-import type { CheckVerdict, GapKind, PlannedCheck } from "@rhumbatron/core";
-import { candidateStatusIn } from "@rhumbatron/core";
+import type { CheckVerdict, GapKind, PlannedCheck, UnrecordedCheckState } from "@rhumbatron/core";
+import { candidateStatusIn, unrecordedCheckState } from "@rhumbatron/core";
 
 /**
  * How the Candidate page shows statuses, checks and gaps. Pure, so the one rule that matters is
@@ -60,38 +60,16 @@ export function checkTone(row: { gap: string | null; satisfied: boolean; evidenc
 }
 
 /** A planned check with no Evidence, said by where its Candidate stands instead of as a gap. */
-export interface UnrecordedCheck {
-  kind: "running" | "stopped";
+export interface UnrecordedCheck extends UnrecordedCheckState {
   tone: Tone;
   label: string;
-  meaning: string;
 }
 
-/**
- * What a planned check with no Evidence is, from its Candidate's status; null when the gate's gap
- * (`missing`) says it. While the checks run it has not finished yet. Once the Candidate went stale
- * or was cancelled, a check that had not finished was stopped and nothing is recorded for it
- * (README: Verification, approval and promotion, step 6): it neither passed nor failed, so it is
- * never shown as a failure.
- */
+/** core's unrecordedCheckState with the page's tone and label: running is pending, stopped neutral. */
 export function unrecordedCheck(candidateStatus: string): UnrecordedCheck | null {
-  if (candidateStatusIn(candidateStatus, "inProgress")) {
-    return {
-      kind: "running",
-      tone: "pending",
-      label: "running",
-      meaning: "No Evidence yet: the check has not finished.",
-    };
-  }
-  const stopped = (why: string): UnrecordedCheck => ({
-    kind: "stopped",
-    tone: "neutral",
-    label: "stopped",
-    meaning: `${why} before this check finished: it was stopped and nothing is recorded for it. It neither passed nor failed.`,
-  });
-  if (candidateStatus === "stale") return stopped("The Candidate went stale (main moved on)");
-  if (candidateStatus === "cancelled") return stopped("The Candidate was cancelled with its Change");
-  return null;
+  const state = unrecordedCheckState(candidateStatus);
+  if (!state) return null;
+  return { ...state, tone: state.kind === "running" ? "pending" : "neutral", label: state.kind };
 }
 
 /** The tone of a single Evidence record's status badge (a record listed under its check). */

@@ -5,6 +5,7 @@ import {
   CANDIDATE_TRANSITIONS,
   candidateStatusIn,
   canMoveCandidate,
+  unrecordedCheckState,
 } from "./candidate-status.ts";
 
 describe("Candidate statuses", () => {
@@ -27,5 +28,20 @@ describe("Candidate statuses", () => {
     expect(canMoveCandidate("promoted", "verifying")).toBe(false);
     expect(canMoveCandidate("stale", "verified")).toBe(false);
     expect(canMoveCandidate("nonsense", "verified")).toBe(false);
+  });
+});
+
+describe("a planned check with no Evidence", () => {
+  it("is running while its Candidate is composed or verified, stopped once it went stale or was cancelled", () => {
+    expect(unrecordedCheckState("created")?.kind).toBe("running");
+    expect(unrecordedCheckState("verifying")?.kind).toBe("running");
+    expect(unrecordedCheckState("stale")).toEqual({
+      kind: "stopped",
+      meaning:
+        "The Candidate went stale (main moved on) before this check finished: it was stopped and nothing is recorded for it. It neither passed nor failed.",
+    });
+    expect(unrecordedCheckState("cancelled")?.meaning).toMatch(/^The Candidate was cancelled with its Change/);
+    // Once judged, a check without Evidence is the gate's missing gap.
+    for (const status of ["verified", "rejected", "promoted"]) expect(unrecordedCheckState(status)).toBeNull();
   });
 });

@@ -48,3 +48,29 @@ export function candidateStatusIn(status: string, set: keyof typeof CANDIDATE_ST
 export function canMoveCandidate(from: string, to: CandidateStatus): boolean {
   return (CANDIDATE_TRANSITIONS[from as CandidateStatus] ?? []).includes(to);
 }
+
+/** A planned check with no Evidence, said by where its Candidate stands instead of as a missing gap. */
+export interface UnrecordedCheckState {
+  kind: "running" | "stopped";
+  meaning: string;
+}
+
+/**
+ * What a planned check with no Evidence is, from its Candidate's status; null when the gate's
+ * `missing` gap says it. While the checks run it has not finished yet. Once the Candidate went stale
+ * or was cancelled, a check that had not finished was stopped and nothing is recorded for it
+ * (README: Verification, approval and promotion, step 6): it neither passed nor failed. The
+ * Candidate page and `rhumbatron candidate show` both say it this way.
+ */
+export function unrecordedCheckState(candidateStatus: string): UnrecordedCheckState | null {
+  if (candidateStatusIn(candidateStatus, "inProgress")) {
+    return { kind: "running", meaning: "No Evidence yet: the check has not finished." };
+  }
+  const stopped = (why: string): UnrecordedCheckState => ({
+    kind: "stopped",
+    meaning: `${why} before this check finished: it was stopped and nothing is recorded for it. It neither passed nor failed.`,
+  });
+  if (candidateStatus === "stale") return stopped("The Candidate went stale (main moved on)");
+  if (candidateStatus === "cancelled") return stopped("The Candidate was cancelled with its Change");
+  return null;
+}
