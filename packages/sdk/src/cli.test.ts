@@ -162,6 +162,27 @@ describe("rhumbatron CLI", () => {
     });
   });
 
+  it("projects create makes a project from the template for an admin; below admin is exit 4 and writes nothing", async () => {
+    const created = await run(["projects", "create", "cli-template"], as("admin"));
+    expect(created.stderr).toBe("");
+    expect(created.code).toBe(0);
+    const projectId = /^(proj_\S+) {2}cli-template: provisioning from the template$/m.exec(
+      created.stdout,
+    )?.[1] as string;
+    expect(projectId).toBeDefined();
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      name: "cli-template",
+      status: "provisioning",
+      sourceKind: "template",
+    });
+    const before = await t.db.project.count();
+    const member = await run(["projects", "create", "cli-refused"], as("member"));
+    expect(member.code).toBe(4);
+    const bad = await run(["projects", "create", "Not A Name"], as("admin"));
+    expect(bad.code).toBe(1);
+    expect(await t.db.project.count()).toBe(before);
+  });
+
   it("whoami --json prints the token's tenant and role", async () => {
     const r = await run(["whoami", "--json"], as("approver"));
     expect(r.stderr).toBe("");

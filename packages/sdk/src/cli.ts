@@ -165,6 +165,20 @@ function buildProgram(io: CliIo): Command {
       print(project, () => formatProject(project));
     });
   projects
+    .command("create")
+    .description("a new project from the built-in template (the demo shop) at S0 (admin token)")
+    .argument("<name>", "the project's name (lowercase letters, digits and '-')")
+    .action(async (name: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.createProject(name);
+      print(r, () =>
+        [
+          `${r.projectId}  ${name}: provisioning from the template`,
+          `rhumbatron projects show ${r.projectId} says when it is active`,
+        ].join("\n"),
+      );
+    });
+  projects
     .command("import")
     .description(
       "a new project from a repository's history: an http(s) URL, a file:// URL or an absolute path on the server, without credentials (admin token)",

@@ -135,6 +135,12 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       return (await call(() => trpc.projects.overview.query({ tenantId: t, projectId }))).project;
     },
 
+    /** A new project from the built-in template (the demo shop) at S0; getProject says when it is active. Admin token. */
+    async createProject(name: string): Promise<{ projectId: string }> {
+      const t = await tenantId();
+      return call(() => trpc.projects.create.mutate({ tenantId: t, name }));
+    },
+
     /**
      * A new project from another repository's history (README: Bring your repository): `from` is an
      * http(s) URL, a file:// URL or an absolute path the server can read, without credentials;
