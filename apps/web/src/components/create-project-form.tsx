@@ -101,62 +101,41 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
           Import a repository
         </label>
       </fieldset>
-      <label className="flex min-w-64 flex-1 flex-col gap-1 text-sm">
-        <span className="font-medium">New project</span>
-        <input
-          data-testid="project-name-input"
-          name="name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          placeholder="my-shop"
-          aria-invalid={problems.name !== undefined}
-          aria-describedby="create-project-error"
-          className="rounded border border-slate-300 px-2 py-1 font-mono"
-        />
-        {problems.name && (
-          <span id="create-project-error" data-testid="create-project-error" role="alert" className="text-red-800">
-            {problems.name}
-          </span>
-        )}
-      </label>
+      <FormField
+        label="New project"
+        testId="project-name-input"
+        name="name"
+        value={name}
+        onChange={setName}
+        placeholder="my-shop"
+        error={problems.name}
+        errorId="create-project-error"
+        className="min-w-64 flex-1"
+      />
       {source === "import" && (
         <>
-          <label className="flex min-w-80 flex-[2] flex-col gap-1 text-sm">
-            <span className="font-medium">Repository</span>
-            <input
-              data-testid="project-import-from"
-              name="from"
-              value={from}
-              onChange={(e) => setFrom(e.target.value)}
-              placeholder="https://git.example.com/team/shop.git"
-              aria-invalid={problems.from !== undefined}
-              aria-describedby="import-from-error"
-              className="rounded border border-slate-300 px-2 py-1 font-mono"
-            />
-            {problems.from && (
-              <span id="import-from-error" data-testid="import-from-error" role="alert" className="text-red-800">
-                {problems.from}
-              </span>
-            )}
-          </label>
-          <label className="flex min-w-40 flex-col gap-1 text-sm">
-            <span className="font-medium">Branch (optional)</span>
-            <input
-              data-testid="project-import-branch"
-              name="branch"
-              value={branch}
-              onChange={(e) => setBranch(e.target.value)}
-              placeholder="its HEAD branch"
-              aria-invalid={problems.branch !== undefined}
-              aria-describedby="import-branch-error"
-              className="rounded border border-slate-300 px-2 py-1 font-mono"
-            />
-            {problems.branch && (
-              <span id="import-branch-error" data-testid="import-branch-error" role="alert" className="text-red-800">
-                {problems.branch}
-              </span>
-            )}
-          </label>
+          <FormField
+            label="Repository"
+            testId="project-import-from"
+            name="from"
+            value={from}
+            onChange={setFrom}
+            placeholder="https://git.example.com/team/shop.git"
+            error={problems.from}
+            errorId="import-from-error"
+            className="min-w-80 flex-[2]"
+          />
+          <FormField
+            label="Branch (optional)"
+            testId="project-import-branch"
+            name="branch"
+            value={branch}
+            onChange={setBranch}
+            placeholder="its HEAD branch"
+            error={problems.branch}
+            errorId="import-branch-error"
+            className="min-w-40"
+          />
         </>
       )}
       <SubmitButton
@@ -173,5 +152,40 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
           : "The worker provisions it from the project template at S0; its status turns from provisioning to active here."}
       </p>
     </form>
+  );
+}
+
+/** One labelled monospace field of the form, with the server's or the schema's problem beside it. */
+function FormField(props: {
+  label: string;
+  testId: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder: string;
+  error: string | undefined;
+  /** The problem's element ID and test ID. */
+  errorId: string;
+  className: string;
+}) {
+  return (
+    <label className={`flex flex-col gap-1 text-sm ${props.className}`}>
+      <span className="font-medium">{props.label}</span>
+      <input
+        data-testid={props.testId}
+        name={props.name}
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        placeholder={props.placeholder}
+        aria-invalid={props.error !== undefined}
+        aria-describedby={props.errorId}
+        className="rounded border border-slate-300 px-2 py-1 font-mono"
+      />
+      {props.error && (
+        <span id={props.errorId} data-testid={props.errorId} role="alert" className="text-red-800">
+          {props.error}
+        </span>
+      )}
+    </label>
   );
 }

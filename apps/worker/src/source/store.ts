@@ -57,59 +57,59 @@ export class SourceStore {
   }
 
   /** Creates the canonical repository seeded with `files` as its first commit; a repeat returns that commit. */
-  async provision(
+  provision(
     repo: string,
     token: string,
     files: ReadonlyMap<string, Uint8Array>,
     message: string,
   ): Promise<{ commit: string; tree: string }> {
-    const gitdir = await this.allow(token, repo, "write");
-    if (await this.exists(repo)) {
-      const commit = await git.resolveRef({ fs, gitdir, ref: MAIN });
-      return { commit, tree: (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree };
-    }
-    await mkdir(this.deps.root, { recursive: true });
-    // Build in a temporary folder, then move into place, so a crash never leaves half a repository.
-    const tmp = `${gitdir}.provisioning-${process.pid}`;
-    await rm(tmp, { recursive: true, force: true });
-    await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
-    const tree = await writeFilesAsTree(tmp, files);
-    const sig = signature(SYSTEM_AUTHOR, this.deps.now());
-    const commit = await git.writeCommit({
-      fs,
-      gitdir: tmp,
-      commit: { message, tree, parent: [], author: sig, committer: sig },
+    return this.createCanonical(repo, token, "provisioning", async (tmp) => {
+      const tree = await writeFilesAsTree(tmp, files);
+      const sig = signature(SYSTEM_AUTHOR, this.deps.now());
+      return git.writeCommit({ fs, gitdir: tmp, commit: { message, tree, parent: [], author: sig, committer: sig } });
     });
-    await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
-    await fs.promises.rename(tmp, gitdir);
-    return { commit, tree };
   }
 
   /**
    * Creates the canonical repository from another repository's history (README: Bring your
    * repository): main is the imported branch's head as it is, the same commit, every commit of its
-   * history there. Built in a temporary folder and moved into place, so a failure (ImportRefused or
-   * any other) leaves nothing behind; a repeat returns main's commit.
+   * history there. A failure (ImportRefused or any other) leaves nothing behind.
    */
-  async importRepository(
+  importRepository(
     repo: string,
     token: string,
     source: ImportSource,
     branch: string | null,
     limits: ImportLimits,
   ): Promise<{ commit: string; tree: string }> {
+    return this.createCanonical(repo, token, "importing", async (tmp) => {
+      if (source.kind === "local") await this.refusePrivate(source.path);
+      return (await importHistory(tmp, source, branch, limits)).commit;
+    });
+  }
+
+  /**
+   * A new bare repository whose main is the commit `build` writes into it. Built in a temporary
+   * folder and moved into place, so a crash or a failure never leaves half a repository; when the
+   * repository exists already (a repeat), main's commit is returned and nothing is built.
+   */
+  private async createCanonical(
+    repo: string,
+    token: string,
+    tag: string,
+    build: (tmp: string) => Promise<string>,
+  ): Promise<{ commit: string; tree: string }> {
     const gitdir = await this.allow(token, repo, "write");
     if (await this.exists(repo)) {
       const commit = await git.resolveRef({ fs, gitdir, ref: MAIN });
       return { commit, tree: (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree };
     }
     await mkdir(this.deps.root, { recursive: true });
-    const tmp = `${gitdir}.importing-${process.pid}`;
+    const tmp = `${gitdir}.${tag}-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
     try {
       await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
-      if (source.kind === "local") await this.refusePrivate(source.path);
-      const { commit } = await importHistory(tmp, source, branch, limits);
+      const commit = await build(tmp);
       await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
       const tree = (await git.readCommit({ fs, gitdir: tmp, oid: commit })).commit.tree;
       await fs.promises.rename(tmp, gitdir);
