@@ -1,4 +1,5 @@
 export * from "./candidate-status.ts";
+export * from "./checks-file.ts";
 export * from "./compatibility.ts";
 export * from "./composition.ts";
 export * from "./decision.ts";
