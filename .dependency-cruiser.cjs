@@ -29,8 +29,8 @@ module.exports = {
     {
       name: "core-does-not-import-node-io",
       severity: "error",
-      comment: "No file system, process or network module in core (its tests may).",
-      from: { path: "^packages/core/src/", pathNot: "\\.test\\.ts$" },
+      comment: "No file system, process or network module in core (its tests and their helpers, *.testing.ts, may).",
+      from: { path: "^packages/core/src/", pathNot: "\\.(test|testing)\\.ts$" },
       to: { dependencyTypes: ["core"], path: "^(fs|child_process|net|http|https|fs/promises)$" },
     },
     {

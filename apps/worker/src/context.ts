@@ -3,6 +3,7 @@ import type {
   BlobStore,
   ConflictReviewer,
   OverlapClassifier,
+  ProjectChecks,
   RhumbatronConfig,
   Sandbox,
   VerificationPolicy,
@@ -39,6 +40,8 @@ export interface WorkerContext {
   reviewer?: ConflictReviewer;
   /** Tests only: a verification policy that stands in for every project's own (project_policies). */
   policy?: VerificationPolicy;
+  /** Tests only: checks that stand in for every project's checks file at the base (verification/project-checks.ts). */
+  projectChecks?: ProjectChecks;
   /** The browser check (Chromium). */
   browserCheck: (input: BrowserCheckInput) => Promise<BrowserCheckResult>;
   /** Where folder releases are written (`<data dir>/releases`). */

@@ -1,25 +1,30 @@
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, join as joinPath } from "node:path";
 import {
+  type CheckRule,
   commandIds,
   DEFAULT_COMMAND_ALLOWLIST,
   DEFAULT_POLICY,
   type EditStep,
   loadConfig,
+  type ProjectChecks,
   type RhumbatronConfig,
   repoNamespace,
   scriptedProvider,
   type VerificationPolicy,
 } from "@rhumbatron/core";
+import { shopChecks } from "@rhumbatron/core/testing";
 import {
   consumeQueue,
   createCandidate,
   createChange,
   type Db,
   enqueueCommand,
+  importProject,
   localFolderBlobStore,
   pgNotifyNudger,
   withTransaction,
@@ -77,7 +82,7 @@ export const noBrowserCheck: VerificationDeps["browserCheck"] = async () => {
  */
 export function verificationDeps(
   w: TestWorld,
-  o: Partial<Pick<VerificationDeps, "policy" | "browserCheck" | "sandbox" | "reviewer">> = {},
+  o: Partial<Pick<VerificationDeps, "policy" | "projectChecks" | "browserCheck" | "sandbox" | "reviewer">> = {},
 ): VerificationDeps {
   return {
     db: w.db,
@@ -88,7 +93,8 @@ export function verificationDeps(
     sandbox: o.sandbox ?? w.sandbox,
     blobs: w.blobs,
     browserCheck: o.browserCheck ?? noBrowserCheck,
-    ...(o.policy ? { policy: o.policy } : {}),
+    // A test's policy comes with the checks it names: the policy decides which apply (policyOnlyChecks).
+    ...(o.policy ? { policy: o.policy, projectChecks: o.projectChecks ?? policyOnlyChecks() } : {}),
     ...(o.reviewer ? { reviewer: o.reviewer } : {}),
   };
 }
@@ -110,6 +116,43 @@ export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Prom
   );
   const r = await consumeQueue(w.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
   if (r.actions.ack !== 1) throw new Error(`provisioning failed: ${JSON.stringify(r)}`);
+  return projectId;
+}
+
+/**
+ * A project imported from a repository of `files` (one commit on `main`, made by command-line git),
+ * through the real import path: importProject, then project.provision on the integration queue.
+ */
+export async function importedProject(
+  w: TestWorld,
+  files: Record<string, string>,
+  tenantId = "ten_a",
+): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "rh-imported-"));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=Ada", "-c", "user.email=ada@example.com", ...args], {
+      cwd: dir,
+      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+    });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-q", "-m", "the project as it is");
+  await w.db.tenant.upsert({
+    where: { id: tenantId },
+    create: { id: tenantId, slug: tenantId, name: tenantId },
+    update: {},
+  });
+  const { projectId } = await importProject(
+    w.db,
+    { tenantId, name: `imported-${randomUUID().slice(0, 8)}`, from: dir, branch: null },
+    w.deps,
+  );
+  const r = await consumeQueue(w.db, "integration", [provisionHandler(w.deps)], { ...w.deps, owner: "t" });
+  if (r.actions.ack !== 1) throw new Error(`import failed: ${JSON.stringify(r)}`);
   return projectId;
 }
 
@@ -239,16 +282,57 @@ export async function startFullWorker(w: TestWorld, databaseUrl: string, o: { po
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
       browserCheck: runBrowserCheck,
       releaseRoot: joinPath(w.dir, "releases"),
-      ...(o.policy ? { policy: o.policy } : {}),
+      ...(o.policy ? { policy: o.policy, projectChecks: policyOnlyChecks() } : {}),
     },
   });
   return startNudgeOnlyExecutor({ db: w.db, databaseUrl, logs: w.logs, functions, config: w.config });
 }
 
+/**
+ * A node one-liner for a test check: it writes a JUnit report of `pass` passing and `fail` failing
+ * tests where the shop's checks file has its `targeted` check read one (dist/targeted.junit.xml),
+ * and exits 1 when a test failed.
+ */
+export function junitCommand(pass: number, fail = 0, path = "dist/targeted.junit.xml"): string[] {
+  const cases = [
+    ...Array.from({ length: pass }, (_, i) => `<testcase name="passes ${i + 1}"/>`),
+    ...Array.from(
+      { length: fail },
+      (_, i) => `<testcase name="fails ${i + 1}"><failure message="expected 1, got 2"/></testcase>`,
+    ),
+  ].join("");
+  const code = [
+    "const fs = require('fs');",
+    `fs.mkdirSync(require('path').dirname(${JSON.stringify(path)}), { recursive: true });`,
+    `fs.writeFileSync(${JSON.stringify(path)}, ${JSON.stringify(`<testsuites>${cases}</testsuites>`)});`,
+    `console.log(${JSON.stringify(`${pass} passed, ${fail} failed`)});`,
+    fail ? "process.exit(1);" : "",
+  ].join(" ");
+  return ["node", "-e", code];
+}
+
+/**
+ * The shop's checks file as a test's policy sees it: every check the shop declares, with its rules
+ * by risk tier taken out, so the test's policy says which checks each tier runs; `build` and
+ * `targeted` still apply to every Change, and triggers by path, invariant or goal still add theirs.
+ */
+export function policyOnlyChecks(): ProjectChecks {
+  const shop = shopChecks();
+  // Rules by risk tier go (the test's policy lists the tiers' checks); triggers by path, invariant or goal stay.
+  const untiered = (when: CheckRule[] | undefined) => when?.filter((r) => !r.tiers);
+  return {
+    source: shop.source,
+    file: {
+      ...shop.file,
+      checks: shop.file.checks.map((c) => (c.when ? { ...c, when: untiered(c.when) } : c)),
+    },
+  };
+}
+
 /** Checks that really run in the Sandbox but take a moment: node one-liners instead of the template's scripts. */
 export function fastChecksPolicy(over: Partial<VerificationPolicy> = {}): VerificationPolicy {
   const node = (code: string) => ["node", "-e", code];
-  const passing = node("console.log('# tests 2'); console.log('# pass 2'); console.log('# fail 0')");
+  const passing = junitCommand(2);
   return {
     id: DEFAULT_POLICY.id,
     version: DEFAULT_POLICY.version,

@@ -155,6 +155,7 @@ const SAMPLES: Record<string, Sample> = {
   "candidate.get": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   "candidate.patch": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   "candidate.interdiff": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
+  "candidate.checks": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   // The seeded Candidate is verified and needs no approval.
   "candidate.approve": {
     scope: "tenant",

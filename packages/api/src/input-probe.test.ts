@@ -114,6 +114,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "candidate.get": { candidateId: CANDIDATE },
   "candidate.patch": { candidateId: CANDIDATE },
   "candidate.interdiff": { candidateId: CANDIDATE },
+  "candidate.checks": { candidateId: CANDIDATE },
   "candidate.approve": { candidateId: CANDIDATE, treeHash: TREE, note: "looks right" },
   "candidate.reject": { candidateId: CANDIDATE, treeHash: TREE, note: "no" },
   "candidate.promote": { candidateId: CANDIDATE },

@@ -179,15 +179,6 @@ export const configSchema = z
       deliveryRetentionDays: positiveInt,
     }),
     checks: z.object({
-      timeoutsSeconds: z.object({
-        build: positiveInt,
-        unit: positiveInt,
-        contract: positiveInt,
-        "protected-invariant-cart": positiveInt,
-        performance: positiveInt,
-        security: positiveInt,
-        browser: positiveInt,
-      }),
       defaultP95LimitMs: positiveInt,
       /** How often one check of one Candidate may be rerun after it ended in error or fail. */
       rerunsPerCheck: z.number().int().min(0).max(20),
@@ -355,15 +346,6 @@ const base: RhumbatronConfig = {
   release: { webhookTimeoutSeconds: 30 },
   webhooks: { timeoutSeconds: 10, allowPrivateTargets: true, maxPerProject: 20, deliveryRetentionDays: 30 },
   checks: {
-    timeoutsSeconds: {
-      build: 120,
-      unit: 180,
-      contract: 120,
-      "protected-invariant-cart": 120,
-      performance: 120,
-      security: 180,
-      browser: 90,
-    },
     defaultP95LimitMs: 200,
     rerunsPerCheck: 2,
     concurrency: 2,

@@ -483,7 +483,7 @@ describe("rhumbatron CLI", () => {
     expect(refused.stderr).toContain("rejected before it had a Verification Plan");
     const bad = await run(["candidate", "rerun", REJECTED, "Bad Check!"], as("member"));
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("a check ID of the Candidate's plan");
+    expect(bad.stderr).toContain("checkId: a check id is 1 to 40 lower-case letters");
     expect(await t.db.checkRerun.count()).toBe(0);
     expect((await run(["candidate", "rerun", REJECTED, "build"], as("viewer"))).code).toBe(4);
   }, 120_000);
@@ -497,7 +497,8 @@ describe("rhumbatron CLI", () => {
     expect(v1).toMatchObject({ projectId: SHOP, policyId: "policy-1", version: 1, implicit: true });
     const human = await run(["policy", "show", SHOP], as("viewer"));
     expect(human.stdout).toContain(`policy-1 v1 of project ${SHOP} (the defaults; never edited)`);
-    expect(human.stdout).toMatch(/^ {2}high +build, targeted, contract, security, browser$/m);
+    expect(human.stdout).toMatch(/^ {2}high +\(what the checks file applies\)$/m);
+    expect(human.stdout).toContain("commands: the checks file's for every check");
 
     // The `show --json` output, edited, is the file `set` takes; it carries the version it was read at.
     const file = join(dir, "policy.json");

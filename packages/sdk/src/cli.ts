@@ -5,6 +5,7 @@ import { createRhumbatronClient } from "./client.ts";
 import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
 import {
   formatCandidate,
+  formatCandidateChecks,
   formatCandidates,
   formatContextPacket,
   formatLanding,
@@ -358,6 +359,15 @@ function buildProgram(io: CliIo): Command {
       // A Candidate behind the gate of a Change approved before: show what changed since.
       const interdiff = c.approval.required ? await client.approvalInterdiff(id) : null;
       print({ ...c, interdiff }, () => formatCandidate(c, interdiff));
+    });
+  candidate
+    .command("checks")
+    .description("where the Candidate's checks come from; for detected checks, the checks file to commit")
+    .argument("<candidateId>")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.candidateChecks(id);
+      print(r, () => formatCandidateChecks(r));
     });
   candidate
     .command("approve")

@@ -25,6 +25,7 @@ export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
 export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
 export type ApprovalInterdiff = RouterOutputs["candidate"]["interdiff"];
+export type CandidateChecks = RouterOutputs["candidate"]["checks"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 export type FixturePublishResult = RouterOutputs["task"]["publishFixture"];
@@ -225,6 +226,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async approvalInterdiff(candidateId: string): Promise<ApprovalInterdiff> {
       const t = await tenantId();
       return call(() => trpc.candidate.interdiff.query({ tenantId: t, candidateId }));
+    },
+
+    /**
+     * Where the Candidate's checks come from: the base's checks file (path and commit), or, for a
+     * repository without one, the detected checks and the proposed file to commit.
+     */
+    async candidateChecks(candidateId: string): Promise<CandidateChecks> {
+      const t = await tenantId();
+      return call(() => trpc.candidate.checks.query({ tenantId: t, candidateId }));
     },
 
     /** Grants the approval for exactly this composed tree (40 hex digits, as `getCandidate` shows it). */

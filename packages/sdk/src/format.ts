@@ -1,6 +1,7 @@
 import { changedPolicyFields, RISK_TIERS, unrecordedCheckState } from "@rhumbatron/core";
 import type {
   ApprovalInterdiff,
+  CandidateChecks,
   CandidateDetail,
   CandidateSummary,
   LandingQueueEntry,
@@ -109,6 +110,18 @@ export function formatCandidates(list: CandidateSummary[]): string {
   ]);
 }
 
+/** `candidate checks`: the checks file the Candidate was judged by, or the proposed one to commit. */
+export function formatCandidateChecks(r: CandidateChecks): string {
+  if (r.source === "none") return "no plan yet: the Candidate's checks have not been read";
+  if (r.source === "file") return `checks from ${r.path} at the base (${r.commit})`;
+  return [
+    `# No .rhumbatron/checks.yml at the base (${r.commit}): these checks were detected from`,
+    ...r.reasons.map((x) => `#   ${x}`),
+    "# Commit this file as .rhumbatron/checks.yml to make them the project's checks.",
+    r.proposal ?? "# (the proposed file is no longer stored)",
+  ].join("\n");
+}
+
 export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff = null): string {
   // The decision first: what a reader came to learn, then the details.
   const lines: string[] = [
@@ -136,9 +149,23 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
     lines.push(
       `  ${p.policyId} v${p.policyVersion}, risk ${p.riskTier}, human gate ${p.humanGate ? `yes (${p.humanGateReasons.join("; ")})` : "no"}`,
     );
+    const s = p.checksSource;
+    if (s) {
+      lines.push(
+        s.kind === "file"
+          ? `  checks from ${s.path} at the base (${s.commit.slice(0, 10)})`
+          : `  checks DETECTED (no checks file at the base): ${s.reasons.join("; ")}; the file to commit: rhumbatron candidate checks ${c.id}`,
+      );
+    }
+    if (p.requires?.length) lines.push(`  requires ${p.requires.join(", ")}`);
+    if (p.editsTheGate?.length) {
+      lines.push(
+        `  EDITS THE GATE: ${p.editsTheGate.join(", ")}; a person must approve, and its checks apply from the next generation`,
+      );
+    }
     for (const k of p.checks) {
       lines.push(
-        `  - ${k.id} (${k.kind}, ${k.timeoutSeconds} s): ${k.argv ? k.argv.join(" ") : "browser flow"}; ${k.reason}`,
+        `  - ${k.id} (${k.kind}, ${k.timeoutSeconds} s): ${k.argv ? k.argv.join(" ") : "not declared"}; ${k.reason}`,
       );
     }
   }
@@ -148,6 +175,8 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
     lines.push(
       `  - ${e.checkId}: ${e.status}, ${e.coverage}, ${e.durationMs} ms${e.detail ? `; ${e.detail}` : ""}${e.outputKey ? ` [${e.outputKey}]` : ""}`,
     );
+    // The failing tests of its report by name, each with its message's first line.
+    for (const t of failingTests(e.tests)) lines.push(`    ✗ ${t}`);
     // A check that did not pass shows what ran and how its output ended, as a reader needs it.
     if (e.outputTail) {
       if (e.command) lines.push(`    $ ${e.command}`);
@@ -347,14 +376,21 @@ export function formatPolicy(p: ProjectPolicy): string {
   const commands = Object.entries(d.commands);
   return [
     `${p.policyId} v${p.version} of project ${p.projectId} (${madeBy(p)})`,
-    "required checks by risk tier:",
-    table(RISK_TIERS.map((t) => [`  ${t}`, d.requiredChecksByRisk[t].join(", ")])),
+    "required checks by risk tier, besides those the project's checks file applies:",
+    table(
+      RISK_TIERS.map((t) => [
+        `  ${t}`,
+        d.requiredChecksByRisk[t].length ? d.requiredChecksByRisk[t].join(", ") : "(what the checks file applies)",
+      ]),
+    ),
     `human gate: ${d.humanGateRiskTiers.length ? d.humanGateRiskTiers.join(", ") : "no tier (only changes that touch authorization)"}`,
-    `commands: ${commands.length ? "these, the template's for the other checks" : "the template's for every check"}`,
+    `commands: ${commands.length ? "these, the checks file's for the other checks" : "the checks file's for every check"}`,
     ...(commands.length ? [table(commands.map(([id, argv]) => [`  ${id}`, (argv ?? []).join(" ")]))] : []),
-    `timeouts: ${Object.entries(d.timeoutSeconds)
-      .map(([id, s]) => `${id} ${s} s`)
-      .join(", ")}`,
+    `timeouts: ${
+      Object.entries(d.timeoutSeconds)
+        .map(([id, s]) => `${id} ${s} s`)
+        .join(", ") || "the checks file's"
+    }`,
     `rerun budget: ${d.rerunBudget} per check`,
     `p95 limit: ${d.p95LimitMs} ms`,
     `edit it: rhumbatron policy show ${p.projectId} --json > policy.json, change it, then rhumbatron policy set ${p.projectId} --file policy.json`,
@@ -379,4 +415,14 @@ export function formatPolicyHistory(list: ProjectPolicy[]): string {
       return [`v${p.version}`, p.createdBy ?? "-", iso(p.createdAt), changed];
     }),
   ]);
+}
+
+/** The failing tests of an Evidence record's report: "suite > name: first line of the message". */
+function failingTests(tests: unknown): string[] {
+  if (!Array.isArray(tests)) return [];
+  return tests
+    .filter((t): t is { name: string; suite?: string[]; status: string; message?: string | null } =>
+      Boolean(t && typeof t === "object" && (t as { status?: unknown }).status === "failed"),
+    )
+    .map((t) => `${[...(t.suite ?? []), t.name].join(" > ")}${t.message ? `: ${t.message.split("\n")[0]}` : ""}`);
 }

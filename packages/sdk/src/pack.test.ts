@@ -81,7 +81,9 @@ describe("the packed @rhumbatron/sdk", () => {
       "@trpc/client",
       "@trpc/server",
       "commander",
+      "picomatch",
       "superjson",
+      "yaml",
       "zod",
     ]);
     expect(await readdir(join(consumer, "node_modules/@rhumbatron"))).toEqual(["sdk"]);

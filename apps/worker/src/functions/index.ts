@@ -35,7 +35,15 @@ export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
   Partial<Pick<WorkerContext, "classifier">> & {
     source?: Pick<
       WorkerContext,
-      "db" | "sandbox" | "provider" | "allowlist" | "templateDir" | "releaseRoot" | "browserCheck" | "policy"
+      | "db"
+      | "sandbox"
+      | "provider"
+      | "allowlist"
+      | "templateDir"
+      | "releaseRoot"
+      | "browserCheck"
+      | "policy"
+      | "projectChecks"
     > &
       Partial<Pick<WorkerContext, "reviewer">> & { store: WorkerContext["source"] };
   };
@@ -112,6 +120,7 @@ export function buildFunctions({
             blobs,
             browserCheck: source.browserCheck,
             ...(source.policy ? { policy: source.policy } : {}),
+            ...(source.projectChecks ? { projectChecks: source.projectChecks } : {}),
             ...(source.reviewer ? { reviewer: source.reviewer } : {}),
           }),
           releaseWorkflowFunction({

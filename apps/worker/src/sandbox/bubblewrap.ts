@@ -1,10 +1,8 @@
 import { spawn } from "node:child_process";
 import { lstat, readlink } from "node:fs/promises";
-import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
 import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
 import { runCapped } from "./run-capped.ts";
-import { writeTscMemo } from "./tsc-memo.ts";
 import { checkCommand, openWorkspace, type SandboxLimits, SYSTEM_PATH, toolchainBins } from "./workspace.ts";
 
 /**
@@ -22,8 +20,6 @@ export interface BubblewrapOptions {
   allowlist?: readonly string[];
   limits: SandboxLimits;
   bwrapPath?: string;
-  /** Put the remembering `tsc` (tsc-memo.ts) first on PATH; default true. */
-  memoizeTsc?: boolean;
 }
 
 export type BubblewrapSandbox = Sandbox & { readonly kind: "bubblewrap"; readonly processCap: ProcessCap };
@@ -98,11 +94,8 @@ export async function bubblewrapAvailable(bwrapPath = "bwrap"): Promise<{ ok: tr
 export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<BubblewrapSandbox> {
   const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
   const bins = await toolchainBins(options.toolchainPaths ?? []);
-  // The remembering tsc, read-only beside the toolchain and first on PATH.
-  const memo = options.memoizeTsc === false ? null : await writeTscMemo(join(options.root, ".tools"), bins);
-  const toolchain = [...(options.toolchainPaths ?? []), ...(memo ? [memo] : [])];
-  const mounts = await systemMounts(toolchain);
-  const PATH = [...(memo ? [memo] : []), ...bins, ...SYSTEM_PATH].join(":");
+  const mounts = await systemMounts(options.toolchainPaths ?? []);
+  const PATH = [...bins, ...SYSTEM_PATH].join(":");
   const cap = await detectProcessCap();
   const bwrap = options.bwrapPath ?? "bwrap";
 

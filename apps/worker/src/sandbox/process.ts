@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
 import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
 import { runCapped } from "./run-capped.ts";
-import { writeTscMemo } from "./tsc-memo.ts";
 import {
   checkCommand,
   openWorkspace,
@@ -25,8 +24,6 @@ export interface PlainProcessOptions {
   log: SandboxLog;
   /** Why bubblewrap is not used, for the warning. */
   reason?: string;
-  /** Put the remembering `tsc` (tsc-memo.ts) first on PATH; default true. */
-  memoizeTsc?: boolean;
 }
 
 export type PlainProcessSandbox = Sandbox & {
@@ -39,8 +36,7 @@ export type PlainProcessSandbox = Sandbox & {
 export async function plainProcessSandbox(options: PlainProcessOptions): Promise<PlainProcessSandbox> {
   const allowlist = options.allowlist ?? DEFAULT_COMMAND_ALLOWLIST;
   const bins = await toolchainBins(options.toolchainPaths ?? []);
-  const memo = options.memoizeTsc === false ? null : await writeTscMemo(join(options.root, ".tools"), bins);
-  const PATH = [...(memo ? [memo] : []), ...bins, ...SYSTEM_PATH].join(":");
+  const PATH = [...bins, ...SYSTEM_PATH].join(":");
   const cap = await detectProcessCap();
   const warning =
     "SANDBOX DOES NOT ISOLATE: agent and check commands run as plain processes with the worker's " +

@@ -63,7 +63,7 @@ export function hostRunDir(root: string, runDir: RunDir): string {
 
 /** Checks a command before anything starts; returns its cwd relative to the workspace. */
 export async function checkCommand(path: string, cmd: SandboxCommand, allowlist: readonly string[]): Promise<string> {
-  const refusal = commandRefusal(cmd.argv, allowlist);
+  const refusal = commandRefusal(cmd.argv, cmd.allow ? [...allowlist, ...cmd.allow] : allowlist);
   if (refusal) throw new DomainError("FORBIDDEN", refusal);
   if (!Number.isFinite(cmd.timeoutMs) || cmd.timeoutMs <= 0) {
     throw new DomainError("INVALID_INPUT", `timeoutMs must be positive, got ${cmd.timeoutMs}`);

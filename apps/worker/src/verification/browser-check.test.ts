@@ -12,6 +12,7 @@ import {
   findChromium,
   type SandboxWorkspace,
 } from "@rhumbatron/core";
+import { shopChecks } from "@rhumbatron/core/testing";
 import { type BrowserServer, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
@@ -40,13 +41,23 @@ function memoryBlobs(): BlobStore & { objects: Map<string, BlobObject> } {
   };
 }
 
-const check = (workspace: SandboxWorkspace, extra: Pick<BrowserCheckInput, "flow" | "browser"> = {}) => {
+/** The shop's own browser check, as its checks file declares it. */
+const shopBrowser = shopChecks().file.checks.find((c) => c.id === "browser");
+const SHOP_STEPS = shopBrowser?.steps ?? [];
+const SHOP_START = shopBrowser?.run ?? [];
+
+const check = (
+  workspace: SandboxWorkspace,
+  extra: Partial<Pick<BrowserCheckInput, "steps" | "browser" | "start">> = {},
+) => {
   const blobs = memoryBlobs();
   const result = runBrowserCheck({
     workspace,
     blobs,
     keyPrefix: `evidence/cand_test/${workspace.path.split("/").pop()}`,
     sessionMaxMs: SESSION_MAX_MS,
+    start: SHOP_START,
+    steps: SHOP_STEPS,
     ...extra,
   });
   return result.then((r) => ({ ...r, blobs }));
@@ -82,7 +93,8 @@ afterAll(async () => {
 });
 
 describe("browser check", () => {
-  it("passes the wishlist flow and stores screenshots", async () => {
+  it("passes the shop's steps from its checks file and stores screenshots", async () => {
+    expect(SHOP_STEPS).toHaveLength(9);
     const r = await check(built);
     expect(r, r.log).toMatchObject({
       status: "pass",
@@ -90,7 +102,7 @@ describe("browser check", () => {
       blockedRequests: 0,
       blockedHosts: [],
     });
-    expect(r.detail).toMatch(/wishlist flow passed; cart total \$12\.00/);
+    expect(r.detail).toBe("all 9 steps passed");
     expect(r.screenshots.length).toBeGreaterThanOrEqual(1);
     for (const key of r.screenshots) {
       expect(key).toMatch(/^evidence\/cand_test\/cand-built\/[a-z]+\.png$/);
@@ -102,10 +114,14 @@ describe("browser check", () => {
     expect(existsSync(join(built.path, ".preview.sock"))).toBe(false);
   });
 
-  it("passes the cart flow", async () => {
-    const r = await check(built, { flow: "cart" });
-    expect(r, r.log).toMatchObject({ status: "pass", coverage: "checked_supported" });
-    expect(r.detail).toMatch(/^cart flow passed/);
+  it("drives the steps a project gives, by data-testid or CSS selector", async () => {
+    const steps = [{ goto: "/" }, { click: "add-to-cart-mug" }, { see: "css=[data-testid=cart-item-mug]" }];
+    const r = await check(built, { steps });
+    expect(r, r.log).toMatchObject({ status: "pass", coverage: "checked_supported", detail: "all 3 steps passed" });
+    expect(r.screenshots).toEqual(["evidence/cand_test/cand-built/final.png"]);
+    const missing = await check(built, { steps: [{ goto: "/" }, { see: "no-such-hook" }] });
+    expect(missing).toMatchObject({ status: "fail", coverage: "checked_supported" });
+    expect(missing.detail).toMatch(/^step 2 of 2 failed, "see no-such-hook": /);
   });
 
   it("fails a page whose wishlist button is not rendered", async () => {
@@ -119,7 +135,7 @@ describe("browser check", () => {
     });
     const r = await check(ws);
     expect(r, r.log).toMatchObject({ status: "fail", coverage: "checked_supported" });
-    expect(r.detail).toMatch(/wishlist flow failed at "click add-to-wishlist-mug"/);
+    expect(r.detail).toMatch(/^step 4 of 9 failed, "click add-to-wishlist-mug"/);
     expect(r.screenshots).toContain("evidence/cand_test/cand-broken/failure.png");
     expect(r.log).toContain("console.error: wishlist hook removed");
     expect(r.log).toContain("pageerror: late boom");
@@ -151,6 +167,8 @@ describe("browser check", () => {
       blobs: memoryBlobs(),
       keyPrefix: "e/short",
       sessionMaxMs: 5_000,
+      start: SHOP_START,
+      steps: SHOP_STEPS,
     });
     expect(r, r.log).toMatchObject({ status: "error", coverage: "not_checked", screenshots: [] });
     expect(r.detail).toBe("the session budget ran out before the flow ran");
@@ -163,6 +181,8 @@ describe("browser check", () => {
       blobs: memoryBlobs(),
       keyPrefix: "evidence/none",
       sessionMaxMs: SESSION_MAX_MS,
+      start: SHOP_START,
+      steps: SHOP_STEPS,
       chromiumPath: "/nonexistent/chromium",
     });
     expect(r).toMatchObject({ status: "error", coverage: "not_checked" });

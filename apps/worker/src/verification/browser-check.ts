@@ -8,6 +8,7 @@ import { join } from "node:path";
 import {
   type BlobStore,
   BROWSER_CHECK_ARGS,
+  type BrowserStep,
   CHROMIUM_INSTALL_HINT,
   type CommandResult,
   findChromium,
@@ -16,20 +17,25 @@ import {
 import { type Browser, type BrowserContext, chromium, type Page, type Request, type Route } from "playwright-core";
 
 /**
- * The browser verification check: Chromium drives the demo shop's wishlist (or cart) flow against
- * the Candidate's composed app. The app is untrusted, so it runs in the Sandbox and listens on a
+ * The browser verification check: Chromium drives the steps a project's checks file gives
+ * (checks-file.ts, `procedure: browser`) against the Candidate's composed app. The app is untrusted, so it runs in the Sandbox and listens on a
  * Unix socket in its workspace; the preview host has no public URL and every request to it is
  * answered over that socket by request interception. Any other request is blocked and counted.
  */
 export interface BrowserCheckInput {
-  /** Holds the composed tree, already built (`dist/` exists). */
+  /** Holds the composed tree as the check that prepares it left it. */
   workspace: SandboxWorkspace;
+  /** Starts the app; it listens on the Unix socket named in LISTEN_PATH. */
+  start: string[];
+  /** What to do on the page, in order. */
+  steps: BrowserStep[];
+  /** Programs `start` may be besides the Sandbox's allowlist (the checks file's requires). */
+  tools?: string[];
   blobs: BlobStore;
   /** Screenshots go to `${keyPrefix}/<name>.png`. */
   keyPrefix: string;
   /** The whole session: starting the app, Chromium and the flow (config browser.sessionMaxSeconds). */
   sessionMaxMs: number;
-  flow?: "wishlist" | "cart";
   chromiumPath?: string;
   /** The warm Chromium the session opens its context in; default: the worker's one (sharedWarmBrowser). */
   browser?: WarmBrowser;
@@ -62,7 +68,6 @@ const MAX_LOG_LINES = 200;
 const DROPPED_RESPONSE_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"]);
 
 type Outcome = Pick<BrowserCheckResult, "status" | "coverage" | "detail">;
-type Step = [name: string, act: (timeoutMs: number) => Promise<unknown>];
 
 const error = (detail: string): Outcome => ({ status: "error", coverage: "not_checked", detail });
 const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
@@ -150,7 +155,7 @@ async function runSession(s: CheckSession): Promise<Outcome> {
   const page = await openGuardedPage(s, browser);
   // Less than one full step left: our slowness, not the Candidate's page, would decide the result.
   if (s.left() < STEP_TIMEOUT_MS) return error(BUDGET_SPENT);
-  return runFlow(page, s.input.flow ?? "wishlist", s.left, s.shots);
+  return runSteps(page, s.input.steps, s.left, s.shots);
 }
 
 /** Starts the built app in the Sandbox on its socket; null once it accepts connections, else why not. */
@@ -160,7 +165,8 @@ async function startApp(s: CheckSession): Promise<string | null> {
   await symlink(join(ws.path, SOCKET_NAME), s.link);
   s.server = ws
     .run({
-      argv: ["node", "dist/src/server.js"],
+      argv: s.input.start,
+      ...(s.input.tools ? { allow: s.input.tools } : {}),
       env: { LISTEN_PATH: SOCKET_NAME },
       timeoutMs: s.input.sessionMaxMs + SERVER_SLACK_MS,
       signal: s.stop.signal,
@@ -260,55 +266,48 @@ function checkResult(s: CheckSession, outcome: Outcome, screenshots: string[]): 
   };
 }
 
-/** The demo shop's flow through its data-testid hooks (templates/shop/README.md, "The page"). */
-async function runFlow(
+/** A step's target: a data-testid, or a CSS selector after `css=`. */
+const target = (page: Page, what: string) =>
+  what.startsWith("css=") ? page.locator(what.slice(4)) : page.getByTestId(what);
+
+/** How a step is named in the detail and the log: `click add-to-cart`. */
+export function describeStep(step: BrowserStep): string {
+  const [verb, value] = Object.entries(step)[0] ?? ["?", ""];
+  return `${verb} ${value}`;
+}
+
+/** The project's steps, each within the step timeout and what is left of the session; a final screenshot. */
+async function runSteps(
   page: Page,
-  flow: "wishlist" | "cart",
+  steps: readonly BrowserStep[],
   left: () => number,
   shots: { name: string; png: Buffer }[],
 ): Promise<Outcome> {
-  const byId = (id: string) => page.getByTestId(id);
   const shoot = (name: string) => async (timeout: number) =>
-    shots.push({ name, png: await page.screenshot({ type: "png", fullPage: true, timeout }) });
-  const see = (id: string) => (timeout: number) => byId(id).waitFor({ state: "visible", timeout });
-  const click = (id: string) => (timeout: number) => byId(id).click({ timeout });
-  const steps: Step[] = [
-    ["open /", (timeout) => page.goto(`${PREVIEW_ORIGIN}/`, { timeout })],
-    ["first render", (timeout) => page.locator('body[data-ready="true"]').waitFor({ state: "attached", timeout })],
-    ["screenshot loaded", shoot("loaded")],
-    ...(flow === "wishlist"
-      ? ([
-          ["click add-to-wishlist-mug", click("add-to-wishlist-mug")],
-          ["see wishlist-item-mug", see("wishlist-item-mug")],
-          ["click move-to-cart-mug", click("move-to-cart-mug")],
-          ["see cart-item-mug", see("cart-item-mug")],
-          ["wishlist-item-mug gone", (timeout) => byId("wishlist-item-mug").waitFor({ state: "hidden", timeout })],
-        ] satisfies Step[])
-      : ([
-          ["click add-to-cart-mug", click("add-to-cart-mug")],
-          ["see cart-item-mug", see("cart-item-mug")],
-        ] satisfies Step[])),
-    ["see cart-total", (timeout) => page.locator('[data-testid="cart-total"]:not(:empty)').waitFor({ timeout })],
-    ["screenshot final", shoot("final")],
-  ];
-  for (const [name, act] of steps) {
+    void shots.push({ name, png: await page.screenshot({ type: "png", fullPage: true, timeout }) });
+  const act = (step: BrowserStep): ((timeout: number) => Promise<unknown>) => {
+    if ("goto" in step) return (timeout) => page.goto(`${PREVIEW_ORIGIN}${step.goto}`, { timeout });
+    if ("click" in step) return (timeout) => target(page, step.click).first().click({ timeout });
+    if ("see" in step) return (timeout) => target(page, step.see).first().waitFor({ state: "visible", timeout });
+    if ("gone" in step) return (timeout) => target(page, step.gone).first().waitFor({ state: "hidden", timeout });
+    return shoot(step.screenshot);
+  };
+  for (const [i, step] of steps.entries()) {
     const timeout = Math.min(STEP_TIMEOUT_MS, left());
     try {
       if (timeout <= 0) throw new Error("the session budget ran out");
-      await act(timeout);
+      await act(step)(timeout);
     } catch (e) {
       await shoot("failure")(Math.max(1, Math.min(2_000, left() + CLOSE_RESERVE_MS / 2))).catch(() => {});
       return {
         status: "fail",
         coverage: "checked_supported",
-        detail: `${flow} flow failed at "${name}": ${firstLine(e)}`,
+        detail: `step ${i + 1} of ${steps.length} failed, "${describeStep(step)}": ${firstLine(e)}`,
       };
     }
   }
-  const total = await byId("cart-total")
-    .textContent({ timeout: 1_000 })
-    .catch(() => null);
-  return { status: "pass", coverage: "checked_supported", detail: `${flow} flow passed; cart total ${total?.trim()}` };
+  await shoot("final")(Math.max(1, Math.min(STEP_TIMEOUT_MS, left()))).catch(() => {});
+  return { status: "pass", coverage: "checked_supported", detail: `all ${steps.length} steps passed` };
 }
 
 /** Polls the app's socket (through the short link) until it accepts a connection; null once it does. */

@@ -34,14 +34,23 @@ function memoryBlobs(): BlobStore {
 }
 
 const node = (code: string) => ["node", "-e", code];
-const counts = (pass: number, fail: number) =>
-  `console.log('# tests ${pass + fail}'); console.log('# pass ${pass}'); console.log('# fail ${fail}');`;
+/** A TAP report on stdout: `pass` passing tests, then `fail` failing ones. */
+const counts = (pass: number, fail: number) => {
+  const lines = [
+    "TAP version 13",
+    `1..${pass + fail}`,
+    ...Array.from({ length: pass }, (_, i) => `ok ${i + 1} - passes ${i + 1}`),
+    ...Array.from({ length: fail }, (_, i) => `not ok ${pass + i + 1} - fails ${i + 1}`),
+  ];
+  return `console.log(${JSON.stringify(lines.join("\n"))});`;
+};
 const planned = (id: PlannedCheck["id"], kind: PlannedCheck["kind"], argv: string[]): PlannedCheck => ({
   id,
   kind,
   timeoutSeconds: 60,
   argv,
   reason: "test",
+  ...(kind === "build" ? { prepares: true } : { report: { format: "tap" as const } }),
 });
 
 /**
@@ -66,10 +75,10 @@ const CHECKS: PlannedCheck[] = [
   // The failing one: its exit code, counts and output tail must be the same whichever way it runs.
   planned(
     "security",
-    "security",
+    "unit",
     node(`${counts(1, 2)} console.error('not ok 2 - authorization denies viewers'); process.exit(1)`),
   ),
-  planned("protected-invariant-cart", "protected-invariant", node(`${counts(4, 0)} console.log(process.cwd())`)),
+  planned("protected-invariant-cart", "unit", node(`${counts(4, 0)} console.log(process.cwd())`)),
 ];
 
 async function project(dirName: string): Promise<SandboxWorkspace> {

@@ -14,9 +14,9 @@ export interface CheckPoolDeps {
 /**
  * Runs a Candidate's planned checks, the independent ones at once (README: Verification, approval
  * and promotion). One after another, each check saw what the ones before it left in the
- * workspace, and only one thing there was ever read by a later check: what `build` built (dist/,
- * read by `targeted` and the browser check). So `build` runs first in the Candidate's workspace, that tree is the prepared tree, and
- * every other check starts from its own copy of it (workspace.ts, `copy`): what one check writes
+ * workspace, and what a later check may read is what the check that prepares the tree left (a
+ * build's output; checks-file.ts, `prepares`). So that check runs first in the Candidate's
+ * workspace, the tree it leaves is the prepared tree, and every other check starts from its own copy of it (workspace.ts, `copy`): what one check writes
  * (dist/, node_modules, a stray file) never reaches another. Up to `checks.concurrency` command
  * checks and `browser.concurrency` browser checks run at once. Every check keeps its own steps
  * (`check:<id>`, `evidence:<id>`), Evidence, timeout and Sandbox limits, exactly as when run alone;
@@ -30,8 +30,8 @@ export async function runPlannedChecks(
   checks: readonly PlannedCheck[],
 ): Promise<void> {
   const { config } = deps;
-  const first = checks.filter((c) => c.id === "build");
-  const rest = checks.filter((c) => c.id !== "build");
+  const first = checks.filter((c) => c.prepares);
+  const rest = checks.filter((c) => !c.prepares);
   if (config.checks.concurrency <= 1 || rest.length <= 1 || !canCopy(ws)) {
     for (const check of checks) await deps.record(ws, check);
     return;
@@ -41,7 +41,7 @@ export async function runPlannedChecks(
   const browsers = limiter(config.browser.concurrency);
   const results = await Promise.allSettled(
     rest.map((check) =>
-      (check.kind === "browser" ? browsers : commands)(async () => {
+      (check.procedure === "browser" ? browsers : commands)(async () => {
         if (await deps.recorded(check)) return deps.record(ws, check);
         await deps.restore();
         const own = await ws.copy(check.id);

@@ -4,34 +4,50 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CommandResult, PlannedCheck } from "@rhumbatron/core";
 import { describe, expect, it } from "vitest";
-import { runCapped } from "../sandbox/run-capped.ts";
-import { lastLines, readCommandCheck, testCounts } from "./checks.ts";
+import { lastLines, type ReportReading, readCommandCheck } from "./checks.ts";
+import { readReport } from "./reports.ts";
 
 /**
- * Runs a real `node --test` over `source` and returns its result as the Sandbox reports one.
- * `reporter` null: node's own default for a pipe (TAP on Node 20 and 22, spec on 23 and later).
+ * Runs a real `node --test` over `source` with the JUnit reporter on stdout, and returns its result
+ * as the Sandbox reports one beside the report as the worker reads it (reports.ts, a kept parser).
  */
-function nodeTest(source: string, reporter: "tap" | "spec" | null = "tap"): CommandResult {
+function nodeTest(source: string): { r: CommandResult; report: ReportReading } {
   const dir = mkdtempSync(join(tmpdir(), "rh-checks-"));
   writeFileSync(join(dir, "t.test.mjs"), source);
-  const args = ["--test", ...(reporter ? [`--test-reporter=${reporter}`] : []), join(dir, "t.test.mjs")];
-  const r = spawnSync(process.execPath, args, {
+  const out = spawnSync(process.execPath, ["--test", "--test-reporter=junit", join(dir, "t.test.mjs")], {
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "", FORCE_COLOR: "" },
   });
-  return {
-    exitCode: r.status,
-    signal: r.signal,
-    stdout: r.stdout,
-    stderr: r.stderr,
+  const r = {
+    exitCode: out.status,
+    signal: out.signal,
+    stdout: out.stdout,
+    stderr: out.stderr,
     timedOut: false,
     truncated: false,
     durationMs: 1,
   };
+  return { r, report: { report: readReport("junit", out.stdout) } };
 }
 
-const unit: PlannedCheck = { id: "unit", kind: "unit", timeoutSeconds: 60, argv: ["npm", "test"], reason: "t" };
+const unit: PlannedCheck = {
+  id: "unit",
+  kind: "unit",
+  timeoutSeconds: 60,
+  argv: ["npm", "test"],
+  report: { format: "junit" },
+  reason: "t",
+};
 const header = `import { test } from "node:test";\nimport assert from "node:assert";\n`;
+const ok = (stdout: string, truncated = false): CommandResult => ({
+  exitCode: 0,
+  signal: null,
+  stdout,
+  stderr: "",
+  timedOut: false,
+  truncated,
+  durationMs: 1,
+});
 
 describe("lastLines", () => {
   it("keeps the last n lines, without the trailing blank ones, each cut at 500 characters", () => {
@@ -44,13 +60,12 @@ describe("lastLines", () => {
   });
 });
 
-describe("reading a test command's counts", () => {
+describe("reading a test check by its report", () => {
   it("counts skipped and to-do tests apart from passed ones: '1 passed, 3 skipped, 0 failed'", () => {
-    const r = nodeTest(
+    const { r, report } = nodeTest(
       `${header}test("a", () => {});\ntest("b", { skip: true }, () => {});\ntest("c", { skip: "later" }, () => {});\ntest("d", { todo: true }, () => {});\n`,
     );
-    expect(testCounts(r.stdout)).toEqual({ tests: 4, pass: 1, fail: 0, skipped: 3 });
-    expect(readCommandCheck(unit, r)).toMatchObject({
+    expect(readCommandCheck(unit, r, report)).toMatchObject({
       status: "pass",
       coverage: "checked_supported",
       detail: "1 passed, 3 skipped, 0 failed",
@@ -59,100 +74,79 @@ describe("reading a test command's counts", () => {
   });
 
   it("a run where every test was skipped showed nothing: a pass without a signal", () => {
-    const r = nodeTest(`${header}test("b", { skip: true }, () => {});\ntest("c", { skip: true }, () => {});\n`);
-    expect(readCommandCheck(unit, r)).toMatchObject({
+    const { r, report } = nodeTest(
+      `${header}test("b", { skip: true }, () => {});\ntest("c", { skip: true }, () => {});\n`,
+    );
+    expect(readCommandCheck(unit, r, report)).toMatchObject({
       status: "pass",
       coverage: "checked_no_signal",
       detail: "no test ran: 0 passed, 2 skipped, 0 failed",
     });
   });
 
-  it("a failing run names its counts after the exit code", () => {
-    const r = nodeTest(
-      `${header}test("a", () => {});\ntest("b", () => assert.equal(1, 2));\ntest("c", { skip: true }, () => {});\n`,
+  it("a failing run names its counts after the exit code, and the failing test with its message", () => {
+    const { r, report } = nodeTest(
+      `${header}test("a", () => {});\ntest("totals", () => assert.equal(1, 2));\ntest("c", { skip: true }, () => {});\n`,
     );
-    expect(readCommandCheck(unit, r)).toMatchObject({
+    expect(readCommandCheck(unit, r, report)).toMatchObject({
       status: "fail",
       coverage: "checked_supported",
-      detail: "exited with 1; 1 passed, 1 skipped, 1 failed",
+      detail: expect.stringMatching(/^exited with 1; 1 passed, 1 skipped, 1 failed; failing: totals \(1 == 2\)$/),
     });
   });
-});
 
-describe("a test check with no readable count", () => {
-  const ok = (stdout: string, truncated = false): CommandResult => ({
-    exitCode: 0,
-    signal: null,
-    stdout,
-    stderr: "",
-    timedOut: false,
-    truncated,
-    durationMs: 1,
+  it("a report with a failing test fails the check even when the command exited 0", () => {
+    const { report } = nodeTest(`${header}test("a", () => {});\ntest("b", () => assert.equal(1, 2));\n`);
+    expect(readCommandCheck(unit, ok(""), report)).toMatchObject({
+      status: "fail",
+      detail: expect.stringMatching(/^exited 0, but its report has failing tests: 1 passed, 0 skipped, 1 failed/),
+    });
   });
 
-  it("reads the spec reporter's summary as well as TAP's, and node's default reporter on this Node", () => {
-    const source = `${header}test("a", () => {});\ntest("b", () => {});\ntest("c", { todo: true }, () => {});\n`;
-    for (const reporter of ["tap", "spec", null] as const) {
-      const r = nodeTest(source, reporter);
-      expect(testCounts(r.stdout), `reporter ${reporter ?? "default"}`).toEqual({
-        tests: 3,
-        pass: 2,
-        fail: 0,
-        skipped: 1,
-      });
-      expect(readCommandCheck(unit, r)).toMatchObject({ status: "pass", coverage: "checked_supported" });
-    }
-  });
-
-  it("adds up the summaries of a command that ran node --test twice, colour codes or not", () => {
-    const out =
-      "# tests 2\n# pass 2\n# fail 0\n\u001b[34m\u2139 tests 3\u001b[39m\n\u001b[34m\u2139 pass 2\u001b[39m\n\u2139 fail 1\n";
-    expect(testCounts(out)).toEqual({ tests: 5, pass: 4, fail: 1, skipped: 0 });
-  });
-
-  it("is a gap for every test kind when the command exits 0 having printed nothing countable", () => {
-    const kinds = [
-      unit,
-      { ...unit, id: "targeted" as const },
-      { ...unit, id: "protected-invariant-cart" as const, kind: "protected-invariant" as const },
-      { ...unit, id: "security" as const, kind: "security" as const },
-    ];
-    for (const check of kinds) {
-      expect(readCommandCheck(check, ok("built\nall good\n")), check.id).toMatchObject({
-        status: "pass",
-        coverage: "checked_no_signal",
-        detail: expect.stringContaining("no test summary"),
-      });
-    }
-    // A build prints no test count and needs none.
-    const build: PlannedCheck = { ...unit, id: "build", kind: "build", argv: ["npm", "run", "build"] };
+  it("is a gap when the command exits 0 and its report is missing or unreadable", () => {
+    expect(readCommandCheck(unit, ok("all good\n"), { unreadable: "was not written (no file dist/x.xml)" })).toEqual({
+      status: "pass",
+      coverage: "checked_no_signal",
+      metrics: {},
+      detail: "exited 0 but its junit report was not written (no file dist/x.xml); no test is known to have run",
+    });
+    // A check without a report needs none: it is judged by its exit code.
+    const build: PlannedCheck = {
+      id: "build",
+      kind: "build",
+      timeoutSeconds: 60,
+      argv: ["npm", "run", "build"],
+      reason: "t",
+    };
     expect(readCommandCheck(build, ok("built\n"))).toMatchObject({ status: "pass", coverage: "checked_supported" });
   });
 
-  it("says so when the summary was lost to the output cap", () => {
-    expect(readCommandCheck(unit, ok("x".repeat(100), true))).toMatchObject({
-      coverage: "checked_no_signal",
-      detail: expect.stringContaining("output cap"),
+  it("a timeout is an error with nothing checked, whatever the report says", () => {
+    const { report } = nodeTest(`${header}test("a", () => {});\n`);
+    expect(readCommandCheck(unit, { ...ok(""), timedOut: true, exitCode: null }, report)).toMatchObject({
+      status: "error",
+      coverage: "not_checked",
+      detail: "timed out after 60 s",
     });
   });
 
-  it("keeps a summary printed after more output than the cap: the Sandbox keeps the start and the end", async () => {
-    const r = await runCapped({
-      file: process.execPath,
-      args: ["-e", `process.stdout.write("s".repeat(200000) + "\\n# tests 4\\n# pass 4\\n# fail 0\\n")`],
-      cwd: tmpdir(),
-      env: { PATH: process.env.PATH ?? "" },
-      timeoutMs: 60_000,
-      maxOutputBytes: 4096,
-    });
-    expect(r.truncated).toBe(true);
-    expect(r.stdout.startsWith("s".repeat(2048))).toBe(true);
-    expect(r.stdout).toContain(`bytes cut (output cap 4096 bytes)`);
-    expect(Buffer.byteLength(r.stdout)).toBeLessThan(4096 + 100);
-    expect(readCommandCheck(unit, r)).toMatchObject({
+  it("a metric check passes only with the metric printed", () => {
+    const perf: PlannedCheck = {
+      id: "performance",
+      kind: "performance",
+      timeoutSeconds: 60,
+      argv: ["node", "bench.js"],
+      metric: { name: "p95Ms", below: 100 },
+      reason: "t",
+    };
+    expect(readCommandCheck(perf, ok('{"p95Ms": 42}\n'))).toMatchObject({
       status: "pass",
       coverage: "checked_supported",
-      detail: "4 passed, 0 skipped, 0 failed",
+      metrics: { p95Ms: 42 },
+    });
+    expect(readCommandCheck(perf, ok("done\n"))).toMatchObject({
+      coverage: "checked_no_signal",
+      detail: "the command printed no p95Ms",
     });
   });
 });

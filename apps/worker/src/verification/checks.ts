@@ -1,15 +1,11 @@
-import {
-  type CommandResult,
-  type Coverage,
-  type EvidenceStatus,
-  isTestCheck,
-  type PlannedCheck,
-} from "@rhumbatron/core";
+import type { CommandResult, Coverage, EvidenceStatus, PlannedCheck } from "@rhumbatron/core";
+import type { TestOutcome, TestReport } from "./reports.ts";
 
 /**
- * Reading a command check's result (pure). A command that exits 0 passes; what it printed decides
- * whether it showed anything: a test run of zero tests passed without a signal. A timeout or a
- * command that could not run is an error with nothing checked, never a pass.
+ * Reading a command check's result (pure). A command that exits 0 passes; a check that names a test
+ * report passes only on a report in which at least one test ran and none failed (reports.ts reads it
+ * with a kept parser); a check with a metric only on a printed value. A timeout or a command that
+ * could not run is an error with nothing checked, never a pass.
  */
 export interface CheckReading {
   status: EvidenceStatus;
@@ -18,44 +14,23 @@ export interface CheckReading {
   detail: string;
 }
 
-export interface TestCounts {
-  tests: number;
-  pass: number;
-  fail: number;
-  /** Skipped and to-do tests: they ran nothing, so they are never counted as passed. */
-  skipped: number;
-}
-
-/**
- * node --test's summary counts, in either of its reporters' words: TAP (`# tests 3`, `# pass 3`,
- * ...) and spec (`ℹ tests 3`, `ℹ pass 3`, ...; the default on Node 23 and later, TTY or not).
- * A command that runs node --test more than once prints one summary per run; their sum is the
- * command's count. Colour codes are ignored. null when no summary was printed.
- */
-export function testCounts(output: string): TestCounts | null {
-  const plain = output.replace(ANSI, "");
-  const sum = (name: string) => {
-    let total: number | null = null;
-    for (const m of plain.matchAll(new RegExp(`^[ \\t]*(?:#|\u2139) ${name} (\\d+)[ \\t]*\\r?$`, "gm"))) {
-      total = (total ?? 0) + Number(m[1]);
-    }
-    return total;
-  };
-  const tests = sum("tests");
-  if (tests === null) return null;
-  return {
-    tests,
-    pass: sum("pass") ?? 0,
-    fail: sum("fail") ?? 0,
-    skipped: (sum("skipped") ?? 0) + (sum("todo") ?? 0),
-  };
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes start with ESC
-const ANSI = /\u001b\[[0-9;]*m/g;
+/** What the check's report gave: the report, why there is none, or nothing (the check names no report). */
+export type ReportReading = { report: TestReport } | { unreadable: string } | null;
 
 /** As a reader counts: "10 passed, 26 skipped, 0 failed". */
-export const describeCounts = (c: TestCounts) => `${c.pass} passed, ${c.skipped} skipped, ${c.fail} failed`;
+export const describeCounts = (c: TestReport["counts"]) =>
+  `${c.passed} passed, ${c.skipped} skipped, ${c.failed} failed`;
+
+/** The failing tests by name, with their first message line: "cart > totals (expected 3, got 4)". */
+export function describeFailing(tests: readonly TestOutcome[], max = 5): string {
+  const failing = tests.filter((t) => t.status === "failed");
+  const named = failing.slice(0, max).map((t) => {
+    const message = t.message?.split("\n")[0]?.slice(0, 200);
+    return `${[...t.suite, t.name].join(" > ")}${message ? ` (${message})` : ""}`;
+  });
+  const more = failing.length - named.length;
+  return [...named, ...(more > 0 ? [`${more} more`] : [])].join("; ");
+}
 
 /** The last `n` non-empty-trailing lines of `text`, each cut at 500 characters. */
 export function lastLines(text: string, n: number): string {
@@ -81,8 +56,7 @@ export function lastJsonObject(stdout: string): Record<string, unknown> | null {
   return null;
 }
 
-export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckReading {
-  const output = `${r.stdout}\n${r.stderr}`;
+export function readCommandCheck(check: PlannedCheck, r: CommandResult, report: ReportReading = null): CheckReading {
   if (r.timedOut) {
     return {
       status: "error",
@@ -91,41 +65,56 @@ export function readCommandCheck(check: PlannedCheck, r: CommandResult): CheckRe
       detail: `timed out after ${check.timeoutSeconds} s`,
     };
   }
-  const counts = testCounts(output);
   const metrics: Record<string, number> = {};
+  const counts = report && "report" in report ? report.report.counts : null;
   if (counts) {
-    Object.assign(metrics, { tests: counts.tests, passed: counts.pass, failed: counts.fail, skipped: counts.skipped });
+    Object.assign(metrics, {
+      tests: counts.tests,
+      passed: counts.passed,
+      failed: counts.failed,
+      skipped: counts.skipped,
+    });
   }
   if (check.metric) {
     const value = lastJsonObject(r.stdout)?.[check.metric.name];
     if (typeof value === "number" && Number.isFinite(value)) metrics[check.metric.name] = value;
   }
+  const failing = report && "report" in report ? describeFailing(report.report.tests) : "";
   if (r.exitCode !== 0) {
     return {
       status: "fail",
       coverage: "checked_supported",
       metrics,
-      detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${describeCounts(counts)}` : ""}`,
+      detail: `exited with ${r.exitCode ?? r.signal}${counts ? `; ${describeCounts(counts)}` : ""}${failing ? `; failing: ${failing}` : ""}`,
     };
   }
-  if (!counts && isTestCheck(check)) {
-    // A test check passes only on a test that ran; with no count nobody knows one did.
-    return {
-      status: "pass",
-      coverage: "checked_no_signal",
-      metrics,
-      detail: r.truncated
-        ? `the output passed the Sandbox's output cap and no test summary survived the cut; no test is known to have run`
-        : "exited 0 but printed no test summary (`# tests N` or `ℹ tests N`); no test is known to have run",
-    };
+  if (check.report) {
+    if (!counts) {
+      // A test check passes only on a test that ran; without its report nobody knows one did.
+      return {
+        status: "pass",
+        coverage: "checked_no_signal",
+        metrics,
+        detail: `exited 0 but its ${check.report.format} report ${report && "unreadable" in report ? report.unreadable : "was not read"}; no test is known to have run`,
+      };
+    }
+    if (counts.failed > 0) {
+      return {
+        status: "fail",
+        coverage: "checked_supported",
+        metrics,
+        detail: `exited 0, but its report has failing tests: ${describeCounts(counts)}; failing: ${failing}`,
+      };
+    }
+    if (counts.passed === 0) {
+      return {
+        status: "pass",
+        coverage: "checked_no_signal",
+        metrics,
+        detail: counts.tests === 0 ? "no test ran" : `no test ran: ${describeCounts(counts)}`,
+      };
+    }
   }
-  if (counts && counts.pass === 0)
-    return {
-      status: "pass",
-      coverage: "checked_no_signal",
-      metrics,
-      detail: counts.tests === 0 ? "no test ran" : `no test ran: ${describeCounts(counts)}`,
-    };
   if (check.metric && metrics[check.metric.name] === undefined) {
     return {
       status: "pass",

@@ -73,21 +73,37 @@ describe("a failed check's gap names its failure", () => {
     const view = await rejectedView(
       w,
       candidateId,
-      onlyChecks(["targeted"], { targeted: ["node", "--test", "--test-reporter=tap", "test/price.test.mjs"] }),
+      // After the real build (which prepares dist/), TAP for a reader and the JUnit report the
+      // shop's checks file has `targeted` read.
+      onlyChecks(["build", "targeted"], {
+        targeted: [
+          "node",
+          "--test",
+          "--test-reporter=tap",
+          "--test-reporter-destination=stdout",
+          "--test-reporter=junit",
+          "--test-reporter-destination=dist/targeted.junit.xml",
+          "test/price.test.mjs",
+        ],
+      }),
     );
     const [gap] = view.gaps;
-    expect(gap).toMatchObject({
-      checkId: "targeted",
-      gap: "failed",
-      detail: "the check failed: exited with 1; 1 passed, 0 skipped, 1 failed",
-    });
+    expect(gap).toMatchObject({ checkId: "targeted", gap: "failed" });
+    expect(gap?.detail).toMatch(
+      /^the check failed: exited with 1; 1 passed, 0 skipped, 1 failed; failing: a cart of two mugs costs twice one \(Expected values to be strictly equal:.*14 !== 15/,
+    );
+    const row = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "targeted" } });
+    expect((row.tests as { name: string; status: string }[]).map((x) => [x.name, x.status])).toEqual([
+      ["a cart of two mugs costs twice one", "failed"],
+      ["an empty cart costs nothing", "passed"],
+    ]);
     expect(gap?.excerpt.slice(0, 3)).toEqual([
       "not ok 1 - a cart of two mugs costs twice one",
       "  Expected values to be strictly equal:",
       "  14 !== 15",
     ]);
-    expect(view.decision.reasons[0]).toBe(
-      "targeted: failed: the check failed: exited with 1; 1 passed, 0 skipped, 1 failed — not ok 1 - a cart of two mugs costs twice one",
+    expect(view.decision.reasons[0]).toMatch(
+      /^targeted: failed: the check failed: exited with 1; 1 passed, 0 skipped, 1 failed; failing: a cart of two mugs .* — not ok 1 - a cart of two mugs costs twice one$/,
     );
   }, 180_000);
 });

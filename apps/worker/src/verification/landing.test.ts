@@ -11,6 +11,7 @@ import {
   loadConfig,
   policyFromDocument,
 } from "@rhumbatron/core";
+import { shopChecks } from "@rhumbatron/core/testing";
 import {
   consumeQueue,
   type Db,
@@ -282,7 +283,13 @@ describe("the landing queue and approvals", () => {
         agentId: `agt_${projectId}`,
       },
     });
-    const plan = buildVerificationPlan({ riskTier: "high", invariants: [], goals: {} }, ["src/x.ts"], policy, config);
+    const plan = buildVerificationPlan(
+      { riskTier: "high", invariants: [], goals: {} },
+      ["src/x.ts"],
+      policy,
+      config,
+      shopChecks(),
+    );
     expect(humanGateApplies(plan, policy)).toBe(true);
     await db.candidate.create({
       data: {

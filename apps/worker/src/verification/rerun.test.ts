@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import {
   candidateFor,
   fastChecksPolicy,
+  junitCommand,
   provisionedProject,
   type TestWorld,
   testWorld,
@@ -15,8 +16,7 @@ import type { VerificationDeps } from "./workflow.ts";
 
 const t = useTestDatabase();
 
-const node = (code: string) => ["node", "-e", code];
-const FAILING = node("console.log('# tests 1'); console.log('# fail 1'); process.exit(1)");
+const FAILING = junitCommand(0, 1);
 const banner = {
   key: "a",
   editPlan: [{ op: "write" as const, path: "src/banner.ts", content: "export const banner = 'Hi';\n" }],

@@ -5,11 +5,11 @@ import {
   canonicalRepo,
   DEFAULT_POLICY,
   defaultPolicyDocument,
-  loadConfig,
   sourceKeys,
   type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
+import { shopChecks } from "@rhumbatron/core/testing";
 import {
   consumeQueue,
   decideCandidateApproval,
@@ -26,7 +26,14 @@ import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
 import { testedNode } from "../test-nodes.ts";
-import { candidateFor, provisionedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
+import {
+  candidateFor,
+  junitCommand,
+  provisionedProject,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./workflow.ts";
@@ -35,7 +42,7 @@ const t = useTestDatabase();
 
 /** Fast checks that really run in the Sandbox: node one-liners instead of the template's scripts. */
 const node = (code: string) => ["node", "-e", code];
-const PASSING = node("console.log('# tests 2'); console.log('# pass 2'); console.log('# fail 0')");
+const PASSING = junitCommand(2);
 const fastPolicy = (over: Partial<VerificationPolicy> = {}): VerificationPolicy => ({
   id: DEFAULT_POLICY.id,
   version: DEFAULT_POLICY.version,
@@ -269,11 +276,7 @@ describe("CandidateVerificationWorkflow", () => {
   });
 
   it("lists every gap: failed, no signal, timeout, unmet metric, skipped browser run; a gap is never a pass", async () => {
-    const config = loadConfig("dev");
-    const w = await testWorld(t.db, {
-      ...config,
-      checks: { ...config.checks, timeoutsSeconds: { ...config.checks.timeoutsSeconds, security: 1 } },
-    });
+    const w = await testWorld(t.db);
     const projectId = await provisionedProject(w);
     const { changeId, candidateId } = await candidateFor(w, projectId, {
       requestId: "gaps",
@@ -286,10 +289,11 @@ describe("CandidateVerificationWorkflow", () => {
       requiredChecksByRisk: { high: ["build", "targeted", "security", "browser"] },
       commands: {
         build: node("process.exit(2)"),
-        targeted: node("console.log('# tests 0')"),
+        targeted: junitCommand(0),
         performance: node("console.log(JSON.stringify({ p95Ms: 500 }))"),
         security: node("setTimeout(() => {}, 10000)"),
       },
+      timeoutSeconds: { security: 1 },
     });
     const [r] = await drainVerifications(verifier(w, policy));
     expect(r?.outcome).toBe("rejected");
@@ -349,8 +353,15 @@ describe.each([20, 24] as const)("the template's real checks on Node %i", (major
       tasks: [
         {
           key: "a",
-          // The test script still builds, and exits 0, but runs no test.
-          editPlan: [{ op: "replace", path: "package.json", find: "&& node --test dist/test/*.test.js", replace: "" }],
+          // The related-tests script still exits 0, but runs no test and writes no report.
+          editPlan: [
+            {
+              op: "replace",
+              path: "scripts/related-tests.mjs",
+              find: "const r = spawnSync(",
+              replace: "const r = { status: 0 } ?? spawnSync(",
+            },
+          ],
         },
       ],
     });
@@ -363,33 +374,36 @@ describe.each([20, 24] as const)("the template's real checks on Node %i", (major
     );
     const evidence = async (candidateId: string) =>
       (await t.db.evidence.findMany({ where: { candidateId, checkId: "targeted" } }))[0];
-    // Every test was counted, and the tests ran on this Node: node --test writes its summary as TAP
-    // (`# tests N`) when piped on Node 20 and with the spec reporter (`ℹ tests N`) from Node 23 on.
+    // Every test was counted from the JUnit report the check wrote, each one kept by name, and the
+    // tests ran on this Node (the spec reporter's summary is in the log beside the report).
     const ran = await evidence(passing.candidateId);
     expect(ran?.metrics, `on ${node.version}`).toMatchObject(TEMPLATE_COUNTS);
+    expect(ran?.tests as unknown[]).toHaveLength(TEMPLATE_TESTS);
+    expect(((ran?.tests ?? []) as { status: string }[]).every((x) => x.status === "passed")).toBe(true);
     const log = new TextDecoder().decode((await w.blobs.get(ran?.outputKey ?? ""))?.body);
-    expect(log).toMatch(major === 20 ? /^# tests \d+$/m : /^\u2139 tests \d+$/m);
+    expect(log).toMatch(/^\u2139 tests \d+$/m);
+    expect(log).toContain("no test maps to src/banner.ts: every test runs");
     expect(await evidence(noop.candidateId), `on ${node.version}`).toMatchObject({
       status: "pass",
       coverage: "checked_no_signal",
-      detail: expect.stringContaining("no test summary"),
+      detail: expect.stringContaining("no test is known to have run"),
     });
     const view = await getCandidate(t.db, { tenantId: "ten_a", candidateId: noop.candidateId }, w.config);
     expect(view.gaps.map((g) => [g.checkId, g.gap])).toEqual([["targeted", "no_signal"]]);
   }, 240_000);
 });
 
-describe("the browser check's flow", () => {
-  it("drives the cart flow for a Change that touches the Cart, the wishlist flow otherwise", async () => {
+describe("the browser check", () => {
+  it("drives the app and the steps the base's checks file gives", async () => {
     const w = await testWorld(t.db);
     const projectId = await provisionedProject(w);
-    const flows: (string | undefined)[] = [];
+    const seen: Pick<BrowserCheckInput, "start" | "steps">[] = [];
     const recording = async (input: BrowserCheckInput): Promise<BrowserCheckResult> => {
-      flows.push(input.flow);
+      seen.push({ start: input.start, steps: input.steps });
       return {
         status: "pass",
         coverage: "checked_supported",
-        detail: `${input.flow} flow passed`,
+        detail: `all ${input.steps.length} steps passed`,
         durationMs: 1,
         blockedRequests: 0,
         blockedHosts: [],
@@ -398,20 +412,16 @@ describe("the browser check's flow", () => {
       };
     };
     const policy = fastPolicy({ requiredChecksByRisk: { high: ["build", "browser"] } });
-    const cartNote = {
-      key: "a",
-      editPlan: [{ op: "write" as const, path: "src/cart-note.ts", content: "export const note = 'cart';\n" }],
-    };
-    for (const [requestId, tasks] of [
-      ["flow-cart", [cartNote]],
-      ["flow-wishlist", [banner]],
-    ] as const) {
-      const { candidateId } = await candidateFor(w, projectId, { requestId, riskTier: "high", tasks: [...tasks] });
-      await drainVerifications(verifier(w, policy, recording));
-      const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
-      expect(e.detail).toBe(requestId === "flow-cart" ? "cart flow passed" : "wishlist flow passed");
-    }
-    expect(flows).toEqual(["cart", "wishlist"]);
+    const { candidateId } = await candidateFor(w, projectId, { requestId: "steps", riskTier: "high", tasks: [banner] });
+    await drainVerifications(verifier(w, policy, recording));
+    const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
+    expect(e.detail).toBe("all 9 steps passed");
+    expect(seen).toEqual([
+      {
+        start: ["node", "dist/src/server.js"],
+        steps: shopChecks().file.checks.find((c) => c.id === "browser")?.steps,
+      },
+    ]);
   });
 });
 
@@ -583,11 +593,12 @@ describe("the project's policy", () => {
     const projectId = await provisionedProject(w);
     const defaults = defaultPolicyDocument(w.config);
     const fast = fastPolicy();
-    // v2: the fast checks, a build timeout of its own, and a person's approval for medium risk.
+    // v2: the fast commands, a build timeout of its own, and a person's approval for low risk; the
+    // checks themselves (build and targeted at low risk) and targeted's timeout are the checks file's.
     const v2 = {
       ...defaults,
       requiredChecksByRisk: { low: ["build"], medium: ["build", "targeted"], high: ["build"], critical: ["build"] },
-      humanGateRiskTiers: ["medium"],
+      humanGateRiskTiers: ["low"],
       commands: fast.commands,
       timeoutSeconds: { ...defaults.timeoutSeconds, build: 45 },
     };
@@ -595,7 +606,7 @@ describe("the project's policy", () => {
     expect(await updateProjectPolicy(t.db, { ...admin, document: v2, expectedVersion: 1 }, w.deps)).toMatchObject({
       version: 2,
     });
-    const v = await candidateFor(w, projectId, { requestId: "policy", riskTier: "medium", tasks: [banner] });
+    const v = await candidateFor(w, projectId, { requestId: "policy", riskTier: "low", tasks: [banner] });
     // No stand-in policy: the workflow reads the project's.
     expect((await drainVerifications(verifier(w)))[0]).toMatchObject({
       candidateId: v.candidateId,
@@ -604,14 +615,14 @@ describe("the project's policy", () => {
     const c = await t.db.candidate.findUniqueOrThrow({ where: { id: v.candidateId }, include: { evidence: true } });
     const plan = c.plan as unknown as VerificationPlan;
     expect(plan).toMatchObject({ policyId: "policy-1", policyVersion: 2, humanGate: true });
-    expect(plan.humanGateReasons).toEqual(["policy-1 gates medium risk"]);
+    expect(plan.humanGateReasons).toEqual(["policy-1 gates low risk"]);
     expect(plan.checks.map((k) => [k.id, k.timeoutSeconds, k.argv])).toEqual([
       ["build", 45, fast.commands?.build],
-      ["targeted", defaults.timeoutSeconds.targeted, fast.commands?.targeted],
+      ["targeted", 180, fast.commands?.targeted],
     ]);
     expect(c.evidence.map((e) => [e.checkId, e.status, e.timeoutSeconds]).sort()).toEqual([
       ["build", "pass", 45],
-      ["targeted", "pass", defaults.timeoutSeconds.targeted],
+      ["targeted", "pass", 180],
     ]);
     expect(c.approvalRequired).toBe(true);
     expect(await eventsOf(v.changeId, "approval.requested")).toHaveLength(1);

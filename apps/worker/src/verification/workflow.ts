@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readFile, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   buildVerificationPlan,
+  CHECKS_FILE_BOUNDS,
   type CommandResult,
   type ComposableChangeSet,
   candidateFork,
@@ -18,6 +19,8 @@ import {
   humanGateApplies,
   type PlannedCheck,
   POLICY_BOUNDS,
+  type ProjectChecks,
+  parseRequirement,
   type RhumbatronConfig,
   type SandboxWorkspace,
   sourceKeys,
@@ -50,9 +53,11 @@ import type { WorkerContext } from "../context.ts";
 import { canCopy } from "../sandbox/workspace.ts";
 import { storePatch } from "../source/code-store.ts";
 import { runPlannedChecks } from "./check-pool.ts";
-import { compareContract, lastLines, readCommandCheck, routesOf } from "./checks.ts";
+import { compareContract, lastLines, type ReportReading, readCommandCheck, routesOf } from "./checks.ts";
 import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
+import { atLeast, checksAtCommit, versionIn } from "./project-checks.ts";
+import { ReportUnreadable, readReport } from "./reports.ts";
 
 /**
  * CandidateVerificationWorkflow (README: Verification, approval and promotion; its steps are charted
@@ -67,7 +72,17 @@ import { conflictReviewStep } from "./conflict-review.ts";
  */
 export type VerificationDeps = Pick<
   WorkerContext,
-  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "policy" | "browserCheck" | "reviewer"
+  | "db"
+  | "config"
+  | "nudger"
+  | "now"
+  | "source"
+  | "sandbox"
+  | "blobs"
+  | "policy"
+  | "projectChecks"
+  | "browserCheck"
+  | "reviewer"
 >;
 
 export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
@@ -92,6 +107,8 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   }
   const incompatible = await compatibilityStep(v);
   if (incompatible) return v.finish(incompatible);
+  const checks = await checksStep(v);
+  if (!checks.ok) return v.finish(checks.outcome);
   await forkStep(v);
   const reserved = await reserveStep(v);
   if (!reserved.ok) return v.finish({ status: "rejected", reason: `no Sandbox budget: ${reserved.reason}`, gaps: [] });
@@ -103,7 +120,11 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   };
   const merged = await mergeStep(v, ws);
   if (!merged.ok) return done(merged.outcome);
-  const plan = await planStep(v, merged);
+  const plan = await planStep(v, merged, checks.project);
+  const unmet = await requiresStep(v, ws, plan);
+  if (unmet) return done(unmet);
+  const setup = await setupStep(v, ws, checks.project);
+  if (setup) return done(setup);
   await conflictReviewStep(v, merged, () => composable(deps, input.changeSets));
   // A Candidate closed while its checks run (its Change cancelled, or it went stale) stops them at
   // once; nothing more is recorded for it, so a stopped check is never Evidence of a failure.
@@ -198,13 +219,160 @@ async function compatibilityStep(v: VerificationRun): Promise<VerificationOutcom
   if (compat.status !== "incompatible") return null;
   const lines = compat.conflicts.map((c) => `${c.path}: ${c.reason}`);
   await run.txStep("evidence:composition", (ctx) =>
-    recordEvidence(ctx, ids, compositionEvidence(ids.candidateId, lines, deps.now()), deps),
+    recordEvidence(ctx, ids, refusalEvidence(ids.candidateId, "composition", lines, deps.now()), deps),
   );
   return {
     status: "rejected",
     reason: "the ChangeSets cannot be composed",
     gaps: compat.conflicts.map((c) => `composition: ${c.path} ${c.reason}`),
   };
+}
+
+type ChecksStepResult =
+  | { ok: true; project: ProjectChecks }
+  | { ok: false; outcome: Extract<VerificationOutcome, { status: "rejected" }> };
+
+/**
+ * Step `checks`: the project's checks at the Candidate's base, never the Candidate's own (a Change
+ * cannot weaken the gate that judges it): its checks file, or the detected checks with the file that
+ * would declare them (stored for the page and `candidate checks`). A file that does not parse, or
+ * a repository with nothing to detect, rejects the Candidate with the file's errors as Evidence.
+ */
+async function checksStep(v: VerificationRun): Promise<ChecksStepResult> {
+  const { deps, run, input, ids } = v;
+  const { project, candidate } = input;
+  const read = await run.step("checks", async () => {
+    if (deps.projectChecks) return { ok: true as const, project: deps.projectChecks };
+    const canonical = canonicalRepo(project.id);
+    const key = sourceKeys.proposedChecks(project.id, candidate.baseCommit);
+    const r = await withRepoToken(
+      deps.db,
+      { repo: canonical, mode: "read", purpose: "checks file" },
+      deps.config,
+      deps.now,
+      (token) =>
+        checksAtCommit(
+          candidate.baseCommit,
+          {
+            files: () => deps.source.files(canonical, token, candidate.baseCommit),
+            read: (oid) => deps.source.readBlob(canonical, token, oid),
+          },
+          key,
+        ),
+    );
+    if (r.ok && r.proposal !== null) {
+      await deps.blobs.put(key, new TextEncoder().encode(r.proposal), { contentType: "text/yaml; charset=utf-8" });
+    }
+    return r.ok ? { ok: true as const, project: r.project } : r;
+  });
+  if (read.ok) return read;
+  await run.txStep("evidence:checks-file", (ctx) =>
+    recordEvidence(ctx, ids, refusalEvidence(ids.candidateId, "checks-file", read.lines, deps.now()), deps),
+  );
+  return {
+    ok: false,
+    outcome: { status: "rejected", reason: read.reason, gaps: read.lines.map((l) => `checks file: ${l}`) },
+  };
+}
+
+/**
+ * Step `requires`: every tool the checks file requires runs in the Candidate's Sandbox at the
+ * version asked (`<tool> --version`). A Candidate the worker cannot meet is refused saying what is
+ * missing and how to install it; it is not a failing check, since the code was never tried.
+ */
+async function requiresStep(
+  v: VerificationRun,
+  ws: SandboxWorkspace,
+  plan: VerificationPlan,
+): Promise<VerificationOutcome | null> {
+  const needs = (plan.requires ?? []).flatMap((r) => parseRequirement(r) ?? []);
+  if (needs.length === 0) return null;
+  const unmet = await v.run.step("requires", async () => {
+    const out: string[] = [];
+    for (const need of needs) {
+      const r = await ws
+        .run({ argv: [need.tool, "--version"], allow: [need.tool], timeoutMs: 30_000 })
+        .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      if (r instanceof Error || r.exitCode !== 0) {
+        out.push(
+          `${need.tool} does not run in the worker's Sandbox (${r instanceof Error ? r.message : (r.stderr.trim().split("\n")[0] ?? `exit ${r.exitCode}`)}): install ${need.tool} on the worker's host, in /usr/bin or /usr/local/bin (e.g. with apt-get)`,
+        );
+        continue;
+      }
+      const version = versionIn(`${r.stdout}\n${r.stderr}`);
+      if (need.atLeast && (!version || !atLeast(version, need.atLeast))) {
+        out.push(
+          `${need.text}: the worker has ${need.tool} ${version ?? "of a version it does not print"}; install ${need.tool} ${need.atLeast} or later on the worker's host`,
+        );
+      }
+    }
+    return out;
+  });
+  if (unmet.length === 0) return null;
+  return {
+    status: "rejected",
+    reason: "the worker cannot meet what the project requires; nothing was checked",
+    gaps: unmet.map((m) => `requires: ${m}`),
+  };
+}
+
+/**
+ * Step `setup:<id>` for each setup step of the checks file, in the Candidate's workspace before any
+ * check: each with its log kept as Evidence (`setup-<id>`). A step that fails rejects the Candidate
+ * with its output; it is the project's preparation, not one of its checks.
+ */
+async function setupStep(
+  v: VerificationRun,
+  ws: SandboxWorkspace,
+  project: ProjectChecks,
+): Promise<VerificationOutcome | null> {
+  const { deps, run, input, ids } = v;
+  const tools = (project.file.requires ?? []).flatMap((r) => parseRequirement(r)?.tool ?? []);
+  for (const step of project.file.setup ?? []) {
+    const id = `setup-${step.id}`;
+    const e = await run.step(id, async () => {
+      const started = deps.now();
+      const timeoutSeconds = step.timeout ?? 600;
+      const r = await ws.run({ argv: step.run, allow: tools, timeoutMs: timeoutSeconds * 1000 });
+      const log = `$ ${step.run.join(" ")}\n${r.stdout}\n${r.stderr}`;
+      const key = evidenceKey(input.project.id, input.candidate.id, `${id}.log`);
+      await deps.blobs.put(key, new TextEncoder().encode(log), { contentType: "text/plain; charset=utf-8" });
+      const ok = r.exitCode === 0 && !r.timedOut;
+      const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
+      return evidenceFrom(
+        input.candidate.id,
+        setupCheck,
+        started,
+        deps.now(),
+        {
+          status: ok ? "pass" : r.timedOut ? "error" : "fail",
+          coverage: ok ? "checked_supported" : "not_checked",
+          metrics: r.exitCode === null ? {} : { exitCode: r.exitCode },
+          detail: ok
+            ? "prepared"
+            : r.timedOut
+              ? `timed out after ${timeoutSeconds} s`
+              : `exited with ${r.exitCode ?? r.signal}`,
+          durationMs: r.durationMs,
+          command: step.run.join(" "),
+          outputTail: ok ? null : lastLines(log, OUTPUT_TAIL_LINES),
+          excerpt: ok ? null : failureExcerpt(`${r.stdout}\n${r.stderr}`),
+        },
+        key,
+      );
+    });
+    await run.txStep(`evidence:${id}`, (ctx) =>
+      recordEvidence(ctx, ids, { ...e, kind: "setup", completedAt: new Date(e.completedAt) }, deps),
+    );
+    if (e.status !== "pass") {
+      return {
+        status: "rejected",
+        reason: `setup step ${step.id} did not finish; no check ran`,
+        gaps: [`setup: ${step.id} ${e.detail}`],
+      };
+    }
+  }
+  return null;
 }
 
 /** Step `fork`: the Candidate's own repository, cand-<id>, forked from canonical. */
@@ -271,7 +439,7 @@ async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<Merg
   const merged = await run.step("merge", () => merge(deps, input, ws, candidateFork(ids.candidateId)));
   if (merged.ok) return merged;
   await run.txStep("evidence:composition", (ctx) =>
-    recordEvidence(ctx, ids, compositionEvidence(ids.candidateId, merged.lines, deps.now()), deps),
+    recordEvidence(ctx, ids, refusalEvidence(ids.candidateId, "composition", merged.lines, deps.now()), deps),
   );
   return {
     ok: false,
@@ -288,7 +456,11 @@ async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<Merg
  * (the plan records its version; promotion refuses a plan whose version is no longer active); the
  * Candidate is verifying. `deps.policy`, when a test sets one, stands in for the project's.
  */
-function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Promise<VerificationPlan> {
+function planStep(
+  v: VerificationRun,
+  merged: Extract<Merged, { ok: true }>,
+  project: ProjectChecks,
+): Promise<VerificationPlan> {
   const { deps, input, ids } = v;
   return v.run.txStep("composed", async (ctx) => {
     const policy = deps.policy ?? (await activeVerificationPolicy(ctx.tx, input.project.id, deps.config));
@@ -301,7 +473,7 @@ function planStep(v: VerificationRun, merged: Extract<Merged, { ok: true }>): Pr
       merged.paths,
       policy,
       deps.config,
-      merged.testFiles,
+      project,
     );
     await markCandidateComposed(
       ctx,
@@ -354,6 +526,15 @@ export async function gateStep(
     await conflictFindingsOf(v.deps.db, v.ids.candidateId),
   );
   if (gate.promotable) return { status: "verified", gate, humanGate, treeHash: tree };
+  if (plan.checks.length === 0) {
+    // Nothing ran, so nothing is verified: the project declares no check that applies to this Change.
+    return {
+      status: "rejected",
+      reason: "no check applies to this Change: its checks file applies none and its policy requires none",
+      gaps: ["checks: none applies; give a check without `when`, or a rule that holds for this Change"],
+      gate,
+    };
+  }
   const findings = gate.gaps.filter((g) => g.gap === "blocking_finding").length;
   const checks = gate.gaps.length - findings;
   const s = (n: number) => (n === 1 ? "" : "s");
@@ -372,8 +553,7 @@ export async function gateStep(
 
 /** Covers the slowest check step: a project's policy may set a check's timeout up to POLICY_BOUNDS' maximum. */
 export const leaseSeconds = (config: RhumbatronConfig) =>
-  Math.max(...Object.values(config.checks.timeoutsSeconds), POLICY_BOUNDS.timeoutSeconds.max) +
-  config.queues.leaseSeconds;
+  Math.max(POLICY_BOUNDS.timeoutSeconds.max, CHECKS_FILE_BOUNDS.timeoutSeconds.max) + config.queues.leaseSeconds;
 
 /** What each ChangeSet does to each file, from its fork (the input of checkCompatibility). */
 async function composable(
@@ -406,7 +586,7 @@ async function composable(
 }
 
 type Merged =
-  | { ok: true; commit: string; tree: string; paths: string[]; testFiles: string[] }
+  | { ok: true; commit: string; tree: string; paths: string[] }
   | { ok: false; reason: string; paths: string[]; lines: string[] };
 
 /**
@@ -454,10 +634,7 @@ export async function merge(
       diff.patch,
       deps.config.source.patchMaxBytes,
     );
-    const testFiles = (await deps.source.files(fork, t, commit))
-      .map((f) => f.path)
-      .filter((p) => /\.test\.[tj]sx?$/.test(p));
-    return { ok: true as const, commit, tree, paths: diff.paths, testFiles };
+    return { ok: true as const, commit, tree, paths: diff.paths };
   });
 }
 
@@ -553,6 +730,7 @@ export function evidenceFrom(
     command?: string | null;
     outputTail?: string | null;
     excerpt?: string[] | null;
+    tests?: unknown[] | null;
   },
   outputKey: string | null = null,
   attachments: string[] = [],
@@ -570,17 +748,19 @@ export function evidenceFrom(
     command: r.command ?? null,
     outputTail: r.outputTail ?? null,
     excerpt: r.excerpt ?? null,
+    tests: r.tests ?? null,
     attachments,
     detail: r.detail,
     completedAt: ended.toISOString(),
   };
 }
 
-function compositionEvidence(candidateId: string, lines: string[], now: Date): NewEvidence {
+/** The Evidence of a Candidate refused before its checks ran: its composition, or its checks file. */
+function refusalEvidence(candidateId: string, what: string, lines: string[], now: Date): NewEvidence {
   return {
-    id: `ev_${candidateId.slice(5)}_composition`,
-    checkId: "composition",
-    kind: "composition",
+    id: `ev_${candidateId.slice(5)}_${what}`,
+    checkId: what,
+    kind: what,
     status: "fail",
     coverage: "checked_supported",
     durationMs: 0,
@@ -623,7 +803,7 @@ async function readCheck(
     return key;
   };
   const run: CheckRun = { deps, input, ws, check, started, suffix, save };
-  return check.kind === "browser" ? readBrowserCheck(run) : readCommandRun(run);
+  return check.procedure === "browser" ? readBrowserCheck(run) : readCommandRun(run);
 }
 
 /** One check being read: where it runs, when it started, and how its log is stored. */
@@ -650,17 +830,18 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
       detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
     });
   }
-  if (!existsSync(join(ws.path, "dist"))) {
-    await ws.run({ argv: ["npm", "run", "-s", "build"], timeoutMs: deps.config.checks.timeoutsSeconds.build * 1000 });
-  }
+  if (!check.argv || !check.steps)
+    throw new DomainError("INVALID_CONFIG", `browser check ${check.id} has no command or steps`);
   const r = await deps.browserCheck({
     workspace: ws,
     blobs: deps.blobs,
-    keyPrefix: evidenceKey(project.id, candidate.id, `browser${suffix}`),
+    keyPrefix: evidenceKey(project.id, candidate.id, `${check.id}${suffix}`),
     sessionMaxMs: deps.config.browser.sessionMaxSeconds * 1000,
     warmIdleMs: deps.config.browser.warmIdleSeconds * 1000,
-    // The plan chose it (the cart flow when the Change touches the Cart); the detail names it.
-    flow: check.flow ?? "wishlist",
+    // The project's own app and steps, from its checks file.
+    start: check.argv,
+    steps: check.steps,
+    ...(check.tools ? { tools: check.tools } : {}),
   });
   const out = await save(r.log);
   return evidenceFrom(
@@ -682,14 +863,18 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
 
 /** A check that is a command, read by its kind's rules; a passing contract check is compared with the base. */
 async function readCommandRun({ deps, input, ws, check, started, save }: CheckRun) {
-  if (!check.argv) throw new DomainError("INVALID_CONFIG", `check ${check.id} has no command`);
+  if (!check.argv)
+    throw new DomainError("INVALID_CONFIG", check.undeclared ? check.reason : `check ${check.id} has no command`);
   const timeoutMs = check.timeoutSeconds * 1000;
-  const r = await ws.run({ argv: check.argv, timeoutMs });
+  // A report left by the base tree or an earlier run must never stand for this one.
+  if (check.report?.path) await rm(join(ws.path, check.report.path), { force: true, recursive: true });
+  const r = await ws.run({ argv: check.argv, timeoutMs, ...(check.tools ? { allow: check.tools } : {}) });
   let log = `$ ${check.argv.join(" ")}\n${r.stdout}\n${r.stderr}`;
-  let reading = readCommandCheck(check, r);
+  const report = check.report && !r.timedOut ? await readCheckReport(ws, check.report, r) : null;
+  let reading = readCommandCheck(check, r, report);
 
   if (check.kind === "contract" && reading.status === "pass") {
-    const against = await contractAgainstBase(deps, input, ws, check.argv, r, timeoutMs);
+    const against = await contractAgainstBase(deps, input, ws, { ...check, argv: check.argv }, r, timeoutMs);
     reading = against.reading;
     log += against.log;
   }
@@ -713,9 +898,47 @@ async function readCommandRun({ deps, input, ws, check, started, save }: CheckRu
         reading.status !== "pass" && (r.exitCode !== 0 || r.timedOut)
           ? failureExcerpt(`${r.stdout}\n${r.stderr}`)
           : null,
+      tests: report && "report" in report ? report.report.tests.slice(0, TESTS_KEPT) : null,
     },
     out,
   );
+}
+
+/** How many tests' outcomes a record keeps (failing first); the counts are always complete. */
+const TESTS_KEPT = 2_000;
+/** A report larger than this is not read. */
+const REPORT_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The check's test report: the file it names in the workspace (never one outside it: a link the
+ * code under test made is not followed out), or its stdout. Read with a kept parser (reports.ts).
+ */
+async function readCheckReport(
+  ws: SandboxWorkspace,
+  report: NonNullable<PlannedCheck["report"]>,
+  r: CommandResult,
+): Promise<ReportReading> {
+  let text: string;
+  if (report.path) {
+    const file = join(ws.path, report.path);
+    const real = await realpath(file).catch(() => null);
+    const root = await realpath(ws.path);
+    if (!real) return { unreadable: `was not written (no file ${report.path})` };
+    if (!real.startsWith(`${root}/`)) return { unreadable: `${report.path} leads outside the workspace` };
+    const s = await stat(real);
+    if (!s.isFile()) return { unreadable: `${report.path} is not a file` };
+    if (s.size > REPORT_MAX_BYTES) return { unreadable: `${report.path} is larger than ${REPORT_MAX_BYTES} bytes` };
+    text = await readFile(real, "utf8");
+  } else {
+    if (r.truncated) return { unreadable: "was cut by the Sandbox's output cap (write it to a file: report.path)" };
+    text = r.stdout;
+  }
+  try {
+    return { report: readReport(report.format, text) };
+  } catch (e) {
+    if (e instanceof ReportUnreadable) return { unreadable: `could not be read: ${e.message}` };
+    throw e;
+  }
 }
 
 type CheckReading = ReturnType<typeof readCommandCheck>;
@@ -732,7 +955,7 @@ async function contractAgainstBase(
   deps: VerificationDeps,
   input: VerificationInput,
   ws: SandboxWorkspace,
-  argv: string[],
+  check: PlannedCheck & { argv: string[] },
   r: CommandResult,
   timeoutMs: number,
 ): Promise<{ reading: CheckReading; log: string }> {
@@ -740,8 +963,8 @@ async function contractAgainstBase(
   prefetchedBase.delete(input.candidate.id);
   const b =
     (ahead && (await ahead)) ??
-    (await baseRouteTable(deps, input, ws, argv, Math.max(1_000, timeoutMs - r.durationMs)));
-  const log = `\n$ (base) ${argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
+    (await baseRouteTable(deps, input, ws, check, Math.max(1_000, timeoutMs - r.durationMs)));
+  const log = `\n$ (base) ${check.argv.join(" ")}\n${b.stdout}\n${b.stderr}`;
   if (b.timedOut) {
     return {
       log,
@@ -766,10 +989,9 @@ async function prefetchBaseRouteTable(v: VerificationRun, ws: SandboxWorkspace, 
   const check = checks.find((c) => c.kind === "contract");
   if (!check?.argv || deps.config.checks.concurrency <= 1 || !canCopy(ws)) return;
   if (await v.run.done(`evidence:${check.id}`)) return;
-  const argv = check.argv;
   const own = await ws.copy(`${check.id}-base`).catch(() => null);
   if (!own) return;
-  const table = baseRouteTable(deps, input, own, argv, check.timeoutSeconds * 1000)
+  const table = baseRouteTable(deps, input, own, { ...check, argv: check.argv }, check.timeoutSeconds * 1000)
     .catch(() => null)
     .finally(() => own.remove().catch(() => {}));
   prefetchedBase.set(input.candidate.id, table);
@@ -780,7 +1002,7 @@ async function baseRouteTable(
   deps: VerificationDeps,
   input: VerificationInput,
   ws: SandboxWorkspace,
-  argv: string[],
+  check: PlannedCheck & { argv: string[] },
   timeoutMs: number,
 ): Promise<CommandResult> {
   const fork = candidateFork(input.candidate.id);
@@ -788,7 +1010,12 @@ async function baseRouteTable(
   await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "contract base" }, deps.config, deps.now, (t) =>
     deps.source.checkout(fork, t, join(ws.path, BASE_DIR), input.candidate.baseCommit),
   );
-  const b = await ws.run({ argv, cwd: BASE_DIR, timeoutMs });
+  const b = await ws.run({
+    argv: check.argv,
+    cwd: BASE_DIR,
+    timeoutMs,
+    ...(check.tools ? { allow: check.tools } : {}),
+  });
   await rm(join(ws.path, BASE_DIR), { recursive: true, force: true });
   return b;
 }

@@ -1,10 +1,11 @@
-import { idSchema, safeText } from "@rhumbatron/core";
+import { checkIdSchema, idSchema, safeText } from "@rhumbatron/core";
 import {
   approvalInterdiff,
   decideCandidateApproval,
   getCandidate,
   listCandidates,
   promoteCandidate,
+  readCandidateChecks,
   readCandidatePatch,
   requestCheckRerun,
 } from "@rhumbatron/db";
@@ -12,7 +13,7 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 const id = idSchema;
-const checkId = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, "a check ID of the Candidate's plan, like unit or build");
+const checkId = checkIdSchema;
 const treeHash = z.string().regex(/^[0-9a-f]{40}$/, "the composed tree hash the client shows (40 hex digits)");
 
 /**
@@ -35,6 +36,12 @@ export const candidatesRouter = router({
     .input(z.object({ candidateId: id }))
     .query(({ ctx, input }) =>
       readCandidatePatch(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
+    ),
+  /** Where the Candidate's checks come from; for detected checks, the checks file to commit. */
+  checks: tenantProcedure("viewer")
+    .input(z.object({ candidateId: id }))
+    .query(({ ctx, input }) =>
+      readCandidateChecks(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, candidateId: input.candidateId }),
     ),
   /** What changed since a person last approved another Candidate of the same Change (null: nobody did). */
   interdiff: tenantProcedure("viewer")

@@ -22,8 +22,13 @@ export interface RunDir {
 }
 
 export interface SandboxCommand {
-  /** argv[0] is a bare executable name on the allowlist; nothing runs through a shell. */
+  /** argv[0] is a bare executable name on the allowlist (or in `allow`); nothing runs through a shell. */
   argv: string[];
+  /**
+   * Programs this command may start besides the Sandbox's allowlist: the tools a project's checks
+   * file requires (checks-file.ts, `requires`), for that project's setup and checks only.
+   */
+  allow?: readonly string[];
   /** Relative to the workspace and inside it. */
   cwd?: string;
   /** The only variables besides PATH, HOME and LANG (for example the repository token). */

@@ -48,6 +48,8 @@ export const sourceKeys = {
     `source/${projectId}/patches/changesets/${changeSetId}.patch`,
   candidatePatch: (projectId: string, candidateId: string) =>
     `source/${projectId}/patches/candidates/${candidateId}.patch`,
+  /** The checks file proposed for a commit without one (the detected checks, verification/detect-checks.ts). */
+  proposedChecks: (projectId: string, commit: string) => `source/${projectId}/checks/${commit}.yml`,
 };
 
 /**

@@ -116,7 +116,8 @@ const glob = z.string().min(1).max(300);
 /**
  * When a check applies: any one rule that holds. Within a rule every field given must hold: the
  * Change's risk tier is listed, a changed path matches a glob, an invariant of the Change names the
- * word, the Change sets the goal. An empty rule always holds; a check without `when` always applies.
+ * word, the Change sets the goal. An empty rule always holds; a check without `when` always applies,
+ * and one with an empty `when` only when the project's policy requires it.
  */
 export const ruleSchema = z.strictObject({
   tiers: z.array(z.enum(RISK_TIERS)).min(1).optional(),
@@ -152,7 +153,8 @@ const checkSchema = z
     about: z.string().max(300).optional(),
     run: argvSchema.optional(),
     timeout: seconds.optional(),
-    when: z.array(ruleSchema).min(1).max(20).optional(),
+    /** Absent: every Change. Empty: only when the policy requires it (by tier). */
+    when: z.array(ruleSchema).max(20).optional(),
     /** The tree this check leaves is where every other check starts (a build). At most one. */
     prepares: z.boolean().optional(),
     /** Passing needs a test report with at least one test that ran. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config.ts";
 import { COVERAGES, EVIDENCE_STATUSES, type EvidenceRecord, gateRequiredChecks } from "./gate.ts";
 import { buildVerificationPlan, DEFAULT_POLICY } from "./plan.ts";
+import { shopChecks } from "./shop-checks.testing.ts";
 
 const config = loadConfig("dev");
 const plan = buildVerificationPlan(
@@ -10,6 +11,7 @@ const plan = buildVerificationPlan(
   [],
   DEFAULT_POLICY,
   config,
+  shopChecks(),
 );
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000);
 const rec = (checkId: string, o: Partial<EvidenceRecord> = {}): EvidenceRecord => ({

@@ -3,7 +3,8 @@ import type { RhumbatronConfig } from "../config.ts";
 import { safeText } from "../input.ts";
 import { commandRefusal, DEFAULT_COMMAND_ALLOWLIST } from "../sandbox/allowlist.ts";
 import { RISK_TIERS, type RiskTier } from "../work-graph/model.ts";
-import { CHECK_IDS, type CheckId, checksForTier, DEFAULT_POLICY, type VerificationPolicy } from "./plan.ts";
+import { checkIdSchema } from "./checks-file.ts";
+import { checksForTier, DEFAULT_POLICY, type VerificationPolicy } from "./plan.ts";
 
 /**
  * A project's verification policy as its admins edit it (README: Verification, approval and
@@ -26,9 +27,6 @@ export const POLICY_BOUNDS = {
   argLength: 1000,
 } as const;
 
-/** The checks that run a command; `browser` is a procedure (README: The browser check). */
-export const COMMAND_CHECK_IDS = CHECK_IDS.filter((id) => id !== "browser") as Exclude<CheckId, "browser">[];
-
 /** Refuses a repeated item at its own index, so the message points at the duplicate. */
 function noRepeats<T>(what: string) {
   return (items: readonly T[], ctx: z.RefinementCtx) => {
@@ -38,10 +36,8 @@ function noRepeats<T>(what: string) {
   };
 }
 
-const checkList = z
-  .array(z.enum(CHECK_IDS))
-  .min(1, "list at least one check: a tier without checks would promote untested code")
-  .superRefine(noRepeats("lists check"));
+/** Checks a tier requires on top of the project's own; empty: what the checks file says applies. */
+const checkList = z.array(checkIdSchema).max(50).superRefine(noRepeats("lists check"));
 
 /** A check command: argv (no shell), its executable from the Sandbox's allowlist, like an Agent's commands. */
 const argv = z
@@ -72,16 +68,17 @@ const byTier = <T extends z.ZodType>(v: T) =>
     Object.fromEntries(RISK_TIERS.map((t) => [t, v])) as Record<RiskTier, T>,
     takes("a risk tier", RISK_TIERS),
   );
-const byCheck = <K extends string, T extends z.ZodType>(what: string, ids: readonly K[], v: T) =>
-  z.strictObject(Object.fromEntries(ids.map((id) => [id, v])) as Record<K, T>, takes(what, ids));
+/** Per-check settings, by the id the checks file gives the check. */
+const byCheck = <T extends z.ZodType>(v: T) => z.record(checkIdSchema, v);
 
 export const policyDocumentSchema = z.strictObject({
-  /** Every tier names its checks; triggers (an invariant on the Cart, a p95 goal, …) add more. */
+  /** Checks each tier requires besides those the project's checks file applies. */
   requiredChecksByRisk: byTier(checkList),
   humanGateRiskTiers: z.array(z.enum(RISK_TIERS)).superRefine(noRepeats("lists tier")),
-  /** Overrides of the template's commands; a check not named runs the template's. */
-  commands: byCheck("a check that runs a command", COMMAND_CHECK_IDS, argv.optional()).partial(),
-  timeoutSeconds: byCheck("a check", CHECK_IDS, seconds),
+  /** Overrides of the checks file's commands; a check not named runs its file's. */
+  commands: byCheck(argv),
+  /** Overrides of the checks file's timeouts. */
+  timeoutSeconds: byCheck(seconds),
   rerunBudget: z.number().int().min(POLICY_BOUNDS.rerunBudget.min).max(POLICY_BOUNDS.rerunBudget.max),
   p95LimitMs: z.number().int().min(POLICY_BOUNDS.p95LimitMs.min).max(POLICY_BOUNDS.p95LimitMs.max),
 });
@@ -98,12 +95,11 @@ export function policyDocumentProblems(error: z.ZodError): string {
 }
 
 /**
- * Version 1 of every project: today's built-in policy (DEFAULT_POLICY) with the configured
- * timeouts, rerun budget and p95 limit, so a project that never edits its policy verifies exactly
- * as before. `critical` names what an unlisted tier already got (the strictest listed one).
+ * Version 1 of every project: the project's checks file decides which checks apply (no tier
+ * requires more), with the configured rerun budget and p95 limit; high and critical risk wait for
+ * a person (DEFAULT_POLICY).
  */
 export function defaultPolicyDocument(config: RhumbatronConfig): PolicyDocument {
-  const t = config.checks.timeoutsSeconds;
   return canonicalPolicyDocument({
     requiredChecksByRisk: {
       low: checksForTier(DEFAULT_POLICY, "low"),
@@ -113,7 +109,7 @@ export function defaultPolicyDocument(config: RhumbatronConfig): PolicyDocument 
     },
     humanGateRiskTiers: [...DEFAULT_POLICY.humanGateRiskTiers],
     commands: {},
-    timeoutSeconds: { ...t, targeted: t.unit },
+    timeoutSeconds: {},
     rerunBudget: config.checks.rerunsPerCheck,
     p95LimitMs: config.checks.defaultP95LimitMs,
   });
@@ -122,25 +118,24 @@ export function defaultPolicyDocument(config: RhumbatronConfig): PolicyDocument 
 const inOrder = <T extends string>(order: readonly T[], items: readonly T[]) => order.filter((x) => items.includes(x));
 
 /**
- * The document with its lists and keys in catalogue order (checks as CHECK_IDS, tiers as
+ * The document with its lists and keys in catalogue order (check ids sorted, tiers as
  * RISK_TIERS), so two documents that mean the same are the same text: an edit that changes nothing
  * makes no new version.
  */
 export function canonicalPolicyDocument(d: PolicyDocument): PolicyDocument {
-  const commands: PolicyDocument["commands"] = {};
-  for (const id of COMMAND_CHECK_IDS) {
-    const a = d.commands[id];
-    if (a) commands[id] = [...a];
-  }
+  const sortedKeys = <T>(r: Record<string, T>) =>
+    Object.fromEntries(
+      Object.keys(r)
+        .sort()
+        .map((k) => [k, r[k] as T]),
+    ) as Record<string, T>;
   return {
     requiredChecksByRisk: Object.fromEntries(
-      RISK_TIERS.map((t) => [t, inOrder(CHECK_IDS, d.requiredChecksByRisk[t])]),
+      RISK_TIERS.map((t) => [t, [...d.requiredChecksByRisk[t]].sort()]),
     ) as PolicyDocument["requiredChecksByRisk"],
     humanGateRiskTiers: inOrder(RISK_TIERS, d.humanGateRiskTiers),
-    commands,
-    timeoutSeconds: Object.fromEntries(
-      CHECK_IDS.map((id) => [id, d.timeoutSeconds[id]]),
-    ) as PolicyDocument["timeoutSeconds"],
+    commands: sortedKeys(Object.fromEntries(Object.entries(d.commands).map(([k, a]) => [k, [...a]]))),
+    timeoutSeconds: sortedKeys(d.timeoutSeconds),
     rerunBudget: d.rerunBudget,
     p95LimitMs: d.p95LimitMs,
   };

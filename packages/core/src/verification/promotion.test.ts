@@ -11,9 +11,16 @@ import {
   humanGateApplies,
   type PromotionFacts,
 } from "./promotion.ts";
+import { shopChecks } from "./shop-checks.testing.ts";
 
 const config = loadConfig("dev");
-const plan = buildVerificationPlan({ riskTier: "high", invariants: [], goals: {} }, [], DEFAULT_POLICY, config);
+const plan = buildVerificationPlan(
+  { riskTier: "high", invariants: [], goals: {} },
+  [],
+  DEFAULT_POLICY,
+  config,
+  shopChecks(),
+);
 const passing = plan.checks.map((c) => ({
   id: c.id,
   checkId: c.id,

@@ -5,6 +5,7 @@ import {
   type PolicyDocument,
   policyFromDocument,
 } from "@rhumbatron/core";
+import { shopChecks } from "@rhumbatron/core/testing";
 import { describe, expect, it } from "vitest";
 import { pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, useTestDatabase, waitFor } from "../testing/index.ts";
@@ -54,9 +55,10 @@ describe("a project's policy", () => {
     const active = await activeProjectPolicy(t.db, "proj_pol_read", config);
     expect(active).toMatchObject({ policyId: "policy-1", version: 1, implicit: true, createdBy: null });
     expect(active.document).toEqual(defaults);
-    // The defaults are today's behaviour: the built-in tiers and gate, the configured numbers.
-    expect(defaults.requiredChecksByRisk.critical).toEqual(["build", "targeted", "contract", "security", "browser"]);
-    expect(defaults.timeoutSeconds.targeted).toBe(config.checks.timeoutsSeconds.unit);
+    // The defaults leave the checks to the project's checks file: no tier requires more, no override.
+    expect(defaults.requiredChecksByRisk.critical).toEqual([]);
+    expect(defaults.timeoutSeconds).toEqual({});
+    expect(defaults.commands).toEqual({});
     expect(defaults.rerunBudget).toBe(config.checks.rerunsPerCheck);
     expect(await written("proj_pol_read")).toEqual({ versions: 0, events: 0 });
   });
@@ -92,14 +94,14 @@ describe("a project's policy", () => {
     await seedProjects(t.db, ["proj_pol_bad"]);
     const bad = {
       ...defaults,
-      requiredChecksByRisk: { ...defaults.requiredChecksByRisk, low: [] },
+      requiredChecksByRisk: { ...defaults.requiredChecksByRisk, low: ["Build!"] },
       timeoutSeconds: { ...defaults.timeoutSeconds, build: 0 },
       commands: { build: ["bash", "-c", "make"] },
     };
     const err = await edit("proj_pol_bad", bad).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "INVALID_INPUT" });
     const message = (err as Error).message;
-    expect(message).toContain("requiredChecksByRisk.low: list at least one check");
+    expect(message).toContain("requiredChecksByRisk.low[0]: a check id is 1 to 40 lower-case letters");
     expect(message).toContain("timeoutSeconds.build:");
     expect(message).toContain('commands.build[0]: command "bash" is not on the sandbox allowlist');
     await expect(edit("proj_pol_bad", { ...defaults, rerunBudget: "2" })).rejects.toThrow(/rerunBudget:/);
@@ -179,6 +181,7 @@ async function verifiedUnderV1(projectId: string, status: "verified" | "rejected
     ["src/banner.ts"],
     policyFromDocument(defaults, 1),
     config,
+    shopChecks(),
   );
   await t.db.candidate.create({
     data: {

@@ -132,6 +132,8 @@ export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
   /** The command that ran, and the end of its output when it did not pass. */
   command?: string | null;
   outputTail?: string | null;
+  /** Each test's outcome from the check's report (reports.ts), failing first; null: no report. */
+  tests?: unknown[] | null;
   completedAt: Date;
 };
 
@@ -160,6 +162,7 @@ export async function recordEvidence(
         outputTail: e.outputTail ?? null,
         // One line each: the excerpt's lines never hold a newline (failure-excerpt.ts).
         outputExcerpt: e.excerpt?.length ? e.excerpt.join("\n") : null,
+        ...(e.tests ? { tests: e.tests as object[] } : {}),
         attachments: e.attachments ?? [],
         detail: e.detail.slice(0, 4000),
         completedAt: e.completedAt,

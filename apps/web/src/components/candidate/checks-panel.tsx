@@ -45,10 +45,61 @@ export function PlanPanel({ candidate }: { candidate: CandidateDetail }) {
             </ul>
           )}
         </dd>
+        <dt className="text-slate-500">Checks from</dt>
+        <dd data-testid="plan-checks-source" data-source={plan.checksSource?.kind ?? "unknown"}>
+          <ChecksSourceLine source={plan.checksSource} />
+        </dd>
+        {(plan.requires ?? []).length > 0 && (
+          <>
+            <dt className="text-slate-500">Requires</dt>
+            <dd data-testid="plan-requires" className="font-mono text-xs">
+              {(plan.requires ?? []).join(", ")}
+            </dd>
+          </>
+        )}
+        {(plan.editsTheGate ?? []).length > 0 && (
+          <>
+            <dt className="text-slate-500">Edits the gate</dt>
+            <dd data-testid="plan-edits-gate" className="font-medium text-amber-800">
+              this Change edits {(plan.editsTheGate ?? []).join(", ")}: a person must approve it, and its checks apply
+              from the next generation (this Candidate is judged by the base's)
+            </dd>
+          </>
+        )}
         <dt className="text-slate-500">Checks</dt>
         <dd>{plan.checks.length}</dd>
       </dl>
     </Panel>
+  );
+}
+
+/** Where the plan's checks come from: the base's checks file, or detected with the file to commit. */
+function ChecksSourceLine({ source }: { source: NonNullable<CandidateDetail["plan"]>["checksSource"] }) {
+  if (!source) return <span>the checks built into an earlier version</span>;
+  if (source.kind === "file") {
+    return (
+      <span>
+        <code className="font-mono text-xs">{source.path}</code> at the base ({source.commit.slice(0, 10)})
+      </span>
+    );
+  }
+  return (
+    <span>
+      <Badge tone="neutral" testId="plan-detected">
+        detected
+      </Badge>{" "}
+      no checks file at the base ({source.commit.slice(0, 10)}); checks proposed from {source.reasons.join("; ")}.{" "}
+      <a
+        data-testid="plan-proposed-file"
+        className="text-sky-700 underline"
+        href={blobHref(source.proposalKey)}
+        target="_blank"
+        rel="noreferrer"
+      >
+        Show the proposed checks file
+      </a>{" "}
+      (commit it as .rhumbatron/checks.yml to make these the project's checks)
+    </span>
   );
 }
 
@@ -242,6 +293,7 @@ function EvidenceItem({
         </dl>
       )}
       {e.detail && <p className="mt-1 whitespace-pre-wrap text-slate-700">{e.detail}</p>}
+      <TestResults tests={e.tests} />
       {e.command && (
         <p data-testid="evidence-command" className="mt-1 font-mono text-slate-600">
           $ {e.command}
@@ -285,5 +337,63 @@ function EvidenceItem({
         ))}
       </div>
     </li>
+  );
+}
+
+/** One test's outcome as the check's report gave it (apps/worker/src/verification/reports.ts). */
+interface TestOutcomeView {
+  id: string;
+  name: string;
+  suite: string[];
+  file: string | null;
+  status: "passed" | "failed" | "skipped";
+  durationMs: number | null;
+  message: string | null;
+}
+
+const isTestOutcome = (t: unknown): t is TestOutcomeView =>
+  !!t && typeof t === "object" && typeof (t as TestOutcomeView).name === "string";
+
+/** Each test of the record's report, failing first with its message; the passing ones folded. */
+function TestResults({ tests }: { tests: unknown }) {
+  if (!Array.isArray(tests)) return null;
+  const all = tests.filter(isTestOutcome);
+  const failing = all.filter((t) => t.status === "failed");
+  const rest = all.filter((t) => t.status !== "failed");
+  const label = (t: TestOutcomeView) => [...t.suite, t.name].join(" › ");
+  return (
+    <div data-testid="evidence-tests" className="mt-1">
+      {failing.length > 0 && (
+        <ul className="space-y-1">
+          {failing.map((t) => (
+            <li key={t.id} data-testid="evidence-test-failed" className="rounded bg-red-50 p-1">
+              <span className="font-medium text-red-800">✗ {label(t)}</span>
+              {t.file && <span className="text-slate-500"> ({t.file})</span>}
+              {t.message && (
+                <pre className="mt-0.5 max-h-32 overflow-auto whitespace-pre-wrap font-mono text-[11px] text-red-900">
+                  {t.message}
+                </pre>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {rest.length > 0 && (
+        <details className="mt-1">
+          <summary className="cursor-pointer text-slate-600">
+            {rest.filter((t) => t.status === "passed").length} passed,{" "}
+            {rest.filter((t) => t.status === "skipped").length} skipped: show each test
+          </summary>
+          <ul data-testid="evidence-tests-rest" className="mt-1 max-h-64 overflow-auto">
+            {rest.map((t) => (
+              <li key={t.id} data-status={t.status}>
+                {t.status === "passed" ? "✓" : "–"} {label(t)}
+                {t.durationMs !== null && <span className="text-slate-500"> {Math.round(t.durationMs)} ms</span>}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </div>
   );
 }
