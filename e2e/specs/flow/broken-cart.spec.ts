@@ -52,9 +52,14 @@ test("a Change that breaks the cart invariant is rejected, with the failed prote
   const check = page.getByTestId("check-protected-invariant-cart");
   await expect(check).toHaveAttribute("data-status", "fail");
   await expect(check).toHaveAttribute("data-gap", "failed");
-  await expect(check).toContainText("an invariant names the Cart");
+  // The shop's own checks file put it there, read from the base.
+  await expect(check).toContainText(".rhumbatron/checks.yml: an invariant names cart");
+  await expect(page.getByTestId("plan-checks-source")).toHaveAttribute("data-source", "file");
+  await expect(page.getByTestId("plan-checks-source")).toContainText(".rhumbatron/checks.yml at the base");
   // A reader sees what ran and how its output ended, inline; the full log stays one click away.
-  await expect(check.getByTestId("evidence-command").first()).toHaveText("$ npm run -s test:cart");
+  await expect(check.getByTestId("evidence-command").first()).toHaveText("$ npm run -s test:cart:built");
+  // Each failing test of its JUnit report, by name with its message, before any passing one.
+  await expect(check.getByTestId("evidence-test-failed").first()).toContainText(/holds over seeded|removing every/);
   const tail = check.getByTestId("evidence-output-tail").first();
   await expect(tail).toBeVisible();
   expect(((await tail.textContent()) ?? "").split("\n").length).toBeLessThanOrEqual(40);

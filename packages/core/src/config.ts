@@ -137,6 +137,11 @@ export const configSchema = z
       maxOutputBytes: positiveInt,
       /** Tasks (processes and threads) one command may have at once: a fork bomb stops here. */
       maxProcesses: positiveInt,
+      /**
+       * What a project's setup steps produced, kept by content (lockfile, command, toolchain) and
+       * copied into later Candidates: at most this many bytes per project, oldest used evicted first.
+       */
+      setupCacheMaxBytes: positiveInt,
     }),
     browser: z.object({
       sessionMaxSeconds: positiveInt,
@@ -340,6 +345,7 @@ const base: RhumbatronConfig = {
     commandTimeoutSeconds: 180,
     maxOutputBytes: 1024 * 1024,
     maxProcesses: 256,
+    setupCacheMaxBytes: 2 * 1024 * 1024 * 1024,
   },
   browser: { sessionMaxSeconds: 55, maxRunsPerCandidate: 2, concurrency: 1, warmIdleSeconds: 300 },
   api: { requestBodyMaxBytes: 2 * 1024 * 1024 },

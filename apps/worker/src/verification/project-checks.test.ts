@@ -160,7 +160,10 @@ describe("a project's own checks file", () => {
       "test/setup.test.js":
         'import { test } from "node:test";\nimport { readFileSync } from "node:fs";\ntest("setup ran", () => { if (readFileSync("vendor/ready", "utf8") !== "yes") throw new Error("no"); });\n',
       ".rhumbatron/checks.yml": LIBRARY[".rhumbatron/checks.yml"]
-        .replace("checks:\n", `setup:\n  - id: vendor\n    run: [node, -e, "${code}"]\n    timeout: 60\nchecks:\n`)
+        .replace(
+          "checks:\n",
+          `setup:\n  - id: vendor\n    run: [node, -e, "${code}"]\n    timeout: 60\n    cache: [vendor]\n    key: [package.json]\nchecks:\n`,
+        )
         .replace("test/add.test.js]", "test/add.test.js, test/setup.test.js]"),
     });
     const good = await importedProject(
@@ -173,8 +176,36 @@ describe("a project's own checks file", () => {
     });
     expect((await verify(w))[0]).toMatchObject({ candidateId: ok.candidateId, outcome: "verified" });
     const okView = await view(w, ok.candidateId);
-    expect(okView.evidence.find((e) => e.checkId === "setup-vendor")).toMatchObject({ kind: "setup", status: "pass" });
+    const first = okView.evidence.find((e) => e.checkId === "setup-vendor");
+    expect(first).toMatchObject({ kind: "setup", status: "pass", metrics: { cacheHit: 0, exitCode: 0 } });
+    expect(first?.detail).toMatch(/^prepared; saved to the setup cache \(key [0-9a-f]{12}\): vendor$/);
     expect(okView.evidence.find((e) => e.checkId === "tests")?.detail).toBe("3 passed, 0 skipped, 0 failed");
+
+    // The next Candidate with the same key file gets vendor/ from the cache: the command does not
+    // run, and the test that reads vendor/ready still passes on what was copied in.
+    const again = await candidateFor(w, good, {
+      requestId: "setup-again",
+      tasks: [{ key: "a", editPlan: [{ op: "write", path: "NOTES2.md", content: "more notes\n" }] }],
+    });
+    expect((await verify(w))[0]).toMatchObject({ candidateId: again.candidateId, outcome: "verified" });
+    const againView = await view(w, again.candidateId);
+    const hit = againView.evidence.find((e) => e.checkId === "setup-vendor");
+    expect(hit).toMatchObject({ kind: "setup", status: "pass", metrics: { cacheHit: 1 }, outputKey: null });
+    expect(hit?.detail).toBe(
+      `restored from the setup cache (key ${first?.detail.slice(40, 52)}): vendor; the command did not run`,
+    );
+    expect(againView.evidence.find((e) => e.checkId === "tests")?.detail).toBe("3 passed, 0 skipped, 0 failed");
+
+    // A Change to a key file is a miss: the step runs again.
+    const rekeyed = await candidateFor(w, good, {
+      requestId: "setup-rekeyed",
+      tasks: [
+        { key: "a", editPlan: [{ op: "replace", path: "package.json", find: '"tiny-lib"', replace: '"tiny-lib-2"' }] },
+      ],
+    });
+    expect((await verify(w))[0]).toMatchObject({ candidateId: rekeyed.candidateId, outcome: "verified" });
+    const rekeyedView = await view(w, rekeyed.candidateId);
+    expect(rekeyedView.evidence.find((e) => e.checkId === "setup-vendor")?.metrics).toMatchObject({ cacheHit: 0 });
 
     const bad = await importedProject(w, withSetup("console.error('registry unreachable'); process.exit(3)"));
     const failed = await candidateFor(w, bad, {

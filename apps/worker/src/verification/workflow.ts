@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { readFile, realpath, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   buildVerificationPlan,
   CHECKS_FILE_BOUNDS,
@@ -23,6 +23,8 @@ import {
   parseRequirement,
   type RhumbatronConfig,
   type SandboxWorkspace,
+  type SetupStep,
+  sandboxName,
   sourceKeys,
   type VerificationPlan,
   withReviewGaps,
@@ -50,6 +52,7 @@ import {
   workflowRun,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
+import { SetupCache, setupCacheKey } from "../sandbox/setup-cache.ts";
 import { canCopy } from "../sandbox/workspace.ts";
 import { storePatch } from "../source/code-store.ts";
 import { runPlannedChecks } from "./check-pool.ts";
@@ -317,9 +320,13 @@ async function requiresStep(
 }
 
 /**
- * Step `setup:<id>` for each setup step of the checks file, in the Candidate's workspace before any
- * check: each with its log kept as Evidence (`setup-<id>`). A step that fails rejects the Candidate
- * with its output; it is the project's preparation, not one of its checks.
+ * Step `setup-<id>` for each setup step of the checks file, in the Candidate's workspace before any
+ * check: each with its log kept as Evidence (`setup-<id>`, kind setup). A step that names what it
+ * produces (`cache`) and the files that key it (`key`) is cached by content (the key files' bytes,
+ * its command, the toolchain's versions; sandbox/setup-cache.ts, one cache per project): a later
+ * Candidate with the same inputs gets the saved result copied in and runs nothing, and its Evidence
+ * says it was restored, from which key. A step that fails rejects the Candidate with its output; it
+ * is the project's preparation, not one of its checks.
  */
 async function setupStep(
   v: VerificationRun,
@@ -333,28 +340,46 @@ async function setupStep(
     const e = await run.step(id, async () => {
       const started = deps.now();
       const timeoutSeconds = step.timeout ?? 600;
+      const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
+      const record = (r: Parameters<typeof evidenceFrom>[4], key: string | null) =>
+        evidenceFrom(input.candidate.id, setupCheck, started, deps.now(), { command: step.run.join(" "), ...r }, key);
+      const cache = step.cache && step.key ? setupCacheOf(ws, input.project.id, deps.config) : null;
+      const cacheKey = cache && step.key ? await stepCacheKey(ws, step, tools) : null;
+      const hit = cache && cacheKey ? await cache.restore(cacheKey, ws.path) : null;
+      if (hit && cacheKey) {
+        return record(
+          {
+            status: "pass",
+            coverage: "checked_supported",
+            metrics: { cacheHit: 1, restoredBytes: hit.bytes },
+            detail: `restored from the setup cache (key ${cacheKey.slice(0, 12)}): ${hit.paths.join(", ")}; the command did not run`,
+            durationMs: deps.now().getTime() - started.getTime(),
+          },
+          null,
+        );
+      }
       const r = await ws.run({ argv: step.run, allow: tools, timeoutMs: timeoutSeconds * 1000 });
       const log = `$ ${step.run.join(" ")}\n${r.stdout}\n${r.stderr}`;
       const key = evidenceKey(input.project.id, input.candidate.id, `${id}.log`);
       await deps.blobs.put(key, new TextEncoder().encode(log), { contentType: "text/plain; charset=utf-8" });
       const ok = r.exitCode === 0 && !r.timedOut;
-      const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
-      return evidenceFrom(
-        input.candidate.id,
-        setupCheck,
-        started,
-        deps.now(),
+      const saved = ok && cache && cacheKey && step.cache ? await cache.save(cacheKey, ws.path, step.cache) : null;
+      const cached = saved
+        ? saved.kept
+          ? `; saved to the setup cache (key ${cacheKey?.slice(0, 12)}): ${saved.saved.join(", ") || "nothing"}${saved.missing.length ? ` (not produced: ${saved.missing.join(", ")})` : ""}`
+          : "; too large for the setup cache, not kept"
+        : "";
+      return record(
         {
           status: ok ? "pass" : r.timedOut ? "error" : "fail",
           coverage: ok ? "checked_supported" : "not_checked",
-          metrics: r.exitCode === null ? {} : { exitCode: r.exitCode },
+          metrics: { ...(r.exitCode === null ? {} : { exitCode: r.exitCode }), ...(cache ? { cacheHit: 0 } : {}) },
           detail: ok
-            ? "prepared"
+            ? `prepared${cached}`
             : r.timedOut
               ? `timed out after ${timeoutSeconds} s`
               : `exited with ${r.exitCode ?? r.signal}`,
           durationMs: r.durationMs,
-          command: step.run.join(" "),
           outputTail: ok ? null : lastLines(log, OUTPUT_TAIL_LINES),
           excerpt: ok ? null : failureExcerpt(`${r.stdout}\n${r.stderr}`),
         },
@@ -373,6 +398,41 @@ async function setupStep(
     }
   }
   return null;
+}
+
+/**
+ * One project's setup cache, beside the projects' Sandbox folders on the host (never inside one, so
+ * no command can reach it): `<sandbox root>/.setup-cache/<project folder>`.
+ */
+function setupCacheOf(ws: SandboxWorkspace, projectId: string, config: RhumbatronConfig): SetupCache {
+  const sandboxRoot = dirname(dirname(ws.path));
+  return new SetupCache({
+    root: join(sandboxRoot, ".setup-cache", sandboxName(projectId)),
+    maxBytes: config.sandbox.setupCacheMaxBytes,
+  });
+}
+
+/** A setup step's cache key: its key files as the workspace holds them, its command, the toolchain's versions. */
+async function stepCacheKey(ws: SandboxWorkspace, step: SetupStep, tools: readonly string[]): Promise<string> {
+  const keyFiles = await Promise.all(
+    (step.key ?? []).map(async (path) => ({ path, bytes: await readInside(ws.path, path, REPORT_MAX_BYTES) })),
+  );
+  const toolchain: Record<string, string> = {};
+  for (const tool of ["node", ...tools]) {
+    const r = await ws.run({ argv: [tool, "--version"], allow: [tool], timeoutMs: 30_000 }).catch(() => null);
+    toolchain[tool] = r && r.exitCode === 0 ? `${r.stdout}${r.stderr}`.trim() : "unavailable";
+  }
+  return setupCacheKey({ stepId: step.id, argv: step.run, keyFiles, toolchain });
+}
+
+/** A file of the workspace (never one a link leads to outside it), or null when absent or larger than `max`. */
+async function readInside(root: string, rel: string, max: number): Promise<Buffer | null> {
+  const real = await realpath(join(root, rel)).catch(() => null);
+  const inside = await realpath(root);
+  if (!real || !real.startsWith(`${inside}/`)) return null;
+  const s = await stat(real);
+  if (!s.isFile() || s.size > max) return null;
+  return readFile(real);
 }
 
 /** Step `fork`: the Candidate's own repository, cand-<id>, forked from canonical. */
