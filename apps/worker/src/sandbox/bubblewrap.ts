@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import { lstat, readlink } from "node:fs/promises";
+import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
+import {
+  assertProxySocket,
+  LAUNCHER_DIR_INSIDE,
+  LAUNCHER_FILE,
+  PROXY_SOCKET_INSIDE,
+  writeLauncher,
+} from "./network.ts";
 import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
 import { runCapped } from "./run-capped.ts";
 import { checkCommand, openWorkspace, type SandboxLimits, SYSTEM_PATH, toolchainBins } from "./workspace.ts";
@@ -10,7 +18,9 @@ import { checkCommand, openWorkspace, type SandboxLimits, SYSTEM_PATH, toolchain
  * no network, its own pids), drops to an unprivileged uid with no capabilities, and sees the system
  * toolchain read-only, a private /tmp, and its run directory at /workspace/<dirName> as the only
  * writable host path. `--clearenv`: only PATH, HOME, LANG and the command's explicit env get in,
- * so no DATABASE_URL, API key or INNGEST_* ever reaches it.
+ * so no DATABASE_URL, API key or INNGEST_* ever reaches it. A command with `network` (the setup
+ * step) keeps the same empty network namespace and gets only the registry proxy's socket bound in,
+ * reached through the worker's launcher (network.ts).
  */
 export interface BubblewrapOptions {
   /** Host directory holding one folder per Sandbox (`proj-<uuid>`). */
@@ -41,7 +51,15 @@ async function systemMounts(extra: readonly string[]): Promise<string[]> {
   return args;
 }
 
-function bwrapArgs(o: { mounts: string[]; path: string; dirName: string; rel: string; env: Record<string, string> }) {
+function bwrapArgs(o: {
+  mounts: string[];
+  path: string;
+  dirName: string;
+  rel: string;
+  env: Record<string, string>;
+  /** Host paths of the launcher's folder and the proxy's socket, for a command with network. */
+  network?: { launcherDir: string; proxySocket: string };
+}) {
   const inside = `/workspace/${o.dirName}`;
   return [
     "--unshare-all",
@@ -66,6 +84,9 @@ function bwrapArgs(o: { mounts: string[]; path: string; dirName: string; rel: st
     "--bind",
     o.path,
     inside,
+    ...(o.network
+      ? ["--ro-bind", o.network.launcherDir, LAUNCHER_DIR_INSIDE, "--bind", o.network.proxySocket, PROXY_SOCKET_INSIDE]
+      : []),
     "--remount-ro",
     "/",
     "--chdir",
@@ -98,11 +119,30 @@ export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<Bub
   const PATH = [...bins, ...SYSTEM_PATH].join(":");
   const cap = await detectProcessCap();
   const bwrap = options.bwrapPath ?? "bwrap";
+  // Written on the first command with network; `.network` can never be a Sandbox's name (proj-<uuid>).
+  let launcherDir: Promise<string> | undefined;
 
   async function run(path: string, dirName: string, cmd: SandboxCommand) {
     const rel = await checkCommand(path, cmd, allowlist);
     const env = { PATH, HOME: `/workspace/${dirName}`, LANG: "C.UTF-8", ...cmd.env };
-    const argv = [bwrap, ...bwrapArgs({ mounts, path, dirName, rel, env }), "--", ...cmd.argv];
+    let network: { launcherDir: string; proxySocket: string } | undefined;
+    let command = cmd.argv;
+    if (cmd.network) {
+      await assertProxySocket(cmd.network.proxySocket);
+      launcherDir ??= writeLauncher(join(options.root, ".network")).catch((err: unknown) => {
+        launcherDir = undefined; // the next command tries again
+        throw err;
+      });
+      network = { launcherDir: await launcherDir, proxySocket: cmd.network.proxySocket };
+      // argv[0] was checked above; the launcher in front of it is the worker's own.
+      command = ["node", `${LAUNCHER_DIR_INSIDE}/${LAUNCHER_FILE}`, PROXY_SOCKET_INSIDE, ...cmd.argv];
+    }
+    const argv = [
+      bwrap,
+      ...bwrapArgs({ mounts, path, dirName, rel, env, ...(network ? { network } : {}) }),
+      "--",
+      ...command,
+    ];
     const capped = await capProcesses(cap, options.limits.maxProcesses, argv);
     try {
       const [file, ...args] = capped.argv as [string, ...string[]];

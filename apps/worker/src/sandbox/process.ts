@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
+import { assertProxySocket, openLoopbackForwarder, proxyEnv } from "./network.ts";
 import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
 import { runCapped } from "./run-capped.ts";
 import {
@@ -14,7 +15,9 @@ import {
 /**
  * Fallback when bubblewrap cannot run (no bwrap, or user namespaces disabled). It applies the same
  * allowlist, scrubbed environment, timeout, output cap and process cap, but commands see the host's
- * file system and network: it does NOT isolate, and says so when created.
+ * file system and network: it does NOT isolate, and says so when created. A command with `network`
+ * gets the proxy variables pointing at a host listener that leads to the registry proxy, so a
+ * package manager still goes through the allow list; anything ignoring those variables is not stopped.
  */
 export interface PlainProcessOptions {
   root: string;
@@ -40,19 +43,28 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
   const cap = await detectProcessCap();
   const warning =
     "SANDBOX DOES NOT ISOLATE: agent and check commands run as plain processes with the worker's " +
-    "file system and network access (only the environment is scrubbed). Install bubblewrap: apt-get install -y bubblewrap";
+    "file system and network access (only the environment is scrubbed; a setup step's registry allow list holds only " +
+    "for tools that use the proxy variables). Install bubblewrap: apt-get install -y bubblewrap";
   options.log.warn({ sandbox: "process", reason: options.reason ?? null, processCap: cap.cap }, warning);
 
   async function run(path: string, cmd: SandboxCommand) {
     const rel = await checkCommand(path, cmd, allowlist);
-    const capped = await capProcesses(cap, options.limits.maxProcesses, cmd.argv);
+    let proxy: Awaited<ReturnType<typeof openLoopbackForwarder>> | undefined;
+    if (cmd.network) {
+      await assertProxySocket(cmd.network.proxySocket);
+      proxy = await openLoopbackForwarder(cmd.network.proxySocket);
+    }
+    const capped = await capProcesses(cap, options.limits.maxProcesses, cmd.argv).catch(async (err: unknown) => {
+      await proxy?.close();
+      throw err;
+    });
     try {
       const [file, ...args] = capped.argv as [string, ...string[]];
       return await runCapped({
         file,
         args,
         cwd: rel ? join(path, rel) : path,
-        env: { PATH, HOME: path, LANG: "C.UTF-8", ...cmd.env },
+        env: { PATH, HOME: path, LANG: "C.UTF-8", ...cmd.env, ...(proxy ? proxyEnv(proxy.url) : {}) },
         ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
         ...(cmd.signal === undefined ? {} : { signal: cmd.signal }),
         timeoutMs: cmd.timeoutMs,
@@ -61,6 +73,7 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
       });
     } finally {
       await capped.done();
+      await proxy?.close();
     }
   }
 

@@ -40,6 +40,13 @@ export interface SandboxCommand {
    * killed as on a timeout, but the result says `timedOut: false` and `signal: "SIGKILL"`.
    */
   signal?: AbortSignal;
+  /**
+   * Only a project's setup step (installing its dependencies) has this: the command then reaches
+   * the host's filtering proxy through `proxySocket` (a Unix socket the worker listens on, letting
+   * through only the project's package registries), with the proxy variables set, and nothing else.
+   * Every other command has no network at all.
+   */
+  network?: { proxySocket: string };
 }
 
 export interface CommandResult {
