@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
@@ -213,6 +214,58 @@ describe("registry proxy on the host", () => {
     await expect(startRegistryProxy({ socketPath: join(root, "bad.sock"), allow: ["http://x/"] })).rejects.toThrow(
       /not a host or host:port/,
     );
+  });
+
+  it("resolves a name once, and refuses one that resolves to a link-local (metadata) address", async () => {
+    const asked: string[] = [];
+    const names: Record<string, string> = { "registry.test": "127.0.0.1", "metadata.test": "169.254.169.254" };
+    const p = await startRegistryProxy({
+      socketPath: join(root, "names.sock"),
+      allow: [`Registry.Test:${registryPort}`, "metadata.test"],
+      resolve: async (host) => {
+        asked.push(host);
+        const address = names[host];
+        if (!address) throw new Error(`no such host ${host}`);
+        return address;
+      },
+    });
+    try {
+      const ping = await rawExchange(
+        p.socketPath,
+        `GET http://registry.test:${registryPort}/-/ping HTTP/1.1\r\nhost: registry.test:${registryPort}\r\nconnection: close\r\n\r\n`,
+      );
+      expect(ping).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      const metadata = await rawExchange(
+        p.socketPath,
+        "GET http://metadata.test/latest/meta-data/ HTTP/1.1\r\nhost: metadata.test\r\nconnection: close\r\n\r\n",
+      );
+      expect(metadata).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+      expect(asked).toEqual(["registry.test", "metadata.test"]);
+      expect(p.seen()).toEqual([
+        { host: "registry.test", port: registryPort, allowed: true },
+        { host: "metadata.test", port: 80, allowed: false },
+      ]);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("replaces a socket left by a dead process, never a live one", async () => {
+    const path = join(root, "stale.sock");
+    // A process that dies by SIGKILL leaves its socket file behind, with nobody listening.
+    const child = spawn(process.execPath, [
+      "-e",
+      `require("net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
+    await new Promise((r) => child.on("exit", r));
+    expect(existsSync(path)).toBe(true);
+    const p = await startRegistryProxy({ socketPath: path, allow: [] });
+    try {
+      await expect(startRegistryProxy({ socketPath: path, allow: [] })).rejects.toMatchObject({ code: "EADDRINUSE" });
+      expect(await rawExchange(path, "CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n")).toMatch(/^HTTP\/1\.1 403/);
+    } finally {
+      await p.stop();
+    }
   });
 
   it("stop() closes the socket and open tunnels, leaving no listener", async () => {

@@ -16,12 +16,17 @@ import type { SandboxLog } from "./workspace.ts";
  * what npm sends for an http:// registry), forwarded with bodies streamed both ways.
  */
 export interface RegistryProxyOptions {
-  /** Where to listen; the caller owns the directory (keep it private to the worker's user). */
+  /**
+   * Where to listen; the caller owns the directory (keep it private to the worker's user). A socket
+   * already there that nobody answers (left by a worker that died) is replaced; a live one is not.
+   */
   socketPath: string;
   /** `host` (ports 80 and 443) or `host:port`; `[v6]` or `[v6]:port` for an IPv6 address. */
   allow: readonly string[];
   /** Told about every refusal, so an operator sees which host a setup step wanted. */
   log?: SandboxLog;
+  /** A host name's address; default: the system resolver (dns.lookup). Tests pass their own. */
+  resolve?: (host: string) => Promise<string>;
 }
 
 export interface ProxyVisit {
@@ -81,10 +86,23 @@ function passOn(headers: IncomingMessage["headers"]): IncomingMessage["headers"]
   return out;
 }
 
+/** Whether something accepts connections on the Unix socket at `path`. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+}
+
 export async function startRegistryProxy(options: RegistryProxyOptions): Promise<RegistryProxy> {
   const keys = allowedKeys(options.allow);
   const visits: ProxyVisit[] = [];
   const tunnels = new Set<Duplex>();
+  const resolveName = options.resolve ?? (async (host: string) => (await lookup(host)).address);
 
   /**
    * The address to connect to, or null when refused (recorded either way). The name is resolved
@@ -93,12 +111,7 @@ export async function startRegistryProxy(options: RegistryProxyOptions): Promise
   async function decide(host: string, port: number): Promise<string | null> {
     let address: string | null = null;
     if (keys.has(`${host}:${port}`)) {
-      address = isIP(host)
-        ? host
-        : await lookup(host).then(
-            (r) => r.address,
-            () => null,
-          );
+      address = isIP(host) ? host : await resolveName(host).catch(() => null);
       if (address && !isIP(host) && linkLocal(address)) address = null;
     }
     visits.push({ host, port, allowed: address !== null });
@@ -187,12 +200,19 @@ export async function startRegistryProxy(options: RegistryProxyOptions): Promise
   server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(req, client, head));
   server.on("clientError", (_err, socket) => socket.destroy());
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.socketPath, () => {
-      server.off("error", reject);
-      resolve();
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
+  await listen().catch(async (err: NodeJS.ErrnoException) => {
+    // A socket left by a worker that died: nobody answers it, so it is ours to replace.
+    if (err.code !== "EADDRINUSE" || (await answers(options.socketPath))) throw err;
+    await rm(options.socketPath, { force: true });
+    await listen();
   });
   // Only the worker's user (which the Sandbox's uid maps to) may connect.
   await chmod(options.socketPath, 0o600);
