@@ -37,7 +37,7 @@ import { provisionHandler } from "./source/handlers.ts";
 import { SourceStore } from "./source/store.ts";
 import { captureLogs, startNudgeOnlyExecutor } from "./testing.ts";
 import { runBrowserCheck } from "./verification/browser-check.ts";
-import type { VerificationDeps } from "./verification/workflow.ts";
+import type { VerificationDeps } from "./verification/verification-run.ts";
 
 /**
  * Test support only: a real source store, blob folder and Sandbox in a temporary folder, projects
@@ -125,7 +125,7 @@ export async function provisionedProject(w: TestWorld, tenantId = "ten_a"): Prom
  */
 export async function importedProject(
   w: TestWorld,
-  files: Record<string, string>,
+  files: Record<string, string | Uint8Array>,
   tenantId = "ten_a",
 ): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "rh-imported-"));

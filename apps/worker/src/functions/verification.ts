@@ -1,6 +1,6 @@
 import { workflowChannel } from "@rhumbatron/db";
 import { drainVerifications } from "../verification/runner.ts";
-import type { VerificationDeps } from "../verification/workflow.ts";
+import type { VerificationDeps } from "../verification/verification-run.ts";
 import type { WorkerFunction } from "./types.ts";
 
 /**

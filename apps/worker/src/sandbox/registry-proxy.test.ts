@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { SandboxCommand, SandboxWorkspace } from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalRegistry, startLocalRegistry } from "../../../../scripts/lib/registry.ts";
+import { type LocalRegistry, startLocalRegistry } from "../test-registry.ts";
 import { testConfig } from "../testing.ts";
 import { type BubblewrapSandbox, bubblewrapAvailable, bubblewrapSandbox } from "./bubblewrap.ts";
 import { plainProcessSandbox } from "./process.ts";

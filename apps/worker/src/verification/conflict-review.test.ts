@@ -21,7 +21,7 @@ import {
   verificationDeps,
 } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
-import type { VerificationDeps } from "./workflow.ts";
+import type { VerificationDeps } from "./verification-run.ts";
 
 /**
  * Conflict reviews in the verification workflow: real Postgres, real git, the real Sandbox running

@@ -4,7 +4,7 @@ import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import { candidateFor, provisionedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
-import type { VerificationDeps } from "./workflow.ts";
+import type { VerificationDeps } from "./verification-run.ts";
 
 const t = useTestDatabase();
 

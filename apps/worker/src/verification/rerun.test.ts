@@ -12,7 +12,7 @@ import {
   verificationDeps,
 } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
-import type { VerificationDeps } from "./workflow.ts";
+import type { VerificationDeps } from "./verification-run.ts";
 
 const t = useTestDatabase();
 

@@ -6,16 +6,8 @@ import {
   loadVerificationInput,
   withRepoToken,
 } from "@rhumbatron/db";
-import {
-  checkAndRecordStep,
-  gateStep,
-  merge,
-  reserveStep,
-  settleStep,
-  type VerificationDeps,
-  type VerificationRunResult,
-  verificationRun,
-} from "./workflow.ts";
+import { type VerificationDeps, type VerificationRunResult, verificationRun } from "./verification-run.ts";
+import { checkAndRecordStep, gateStep, merge, reserveStep, settleStep } from "./workflow.ts";
 
 /**
  * A check rerun (README: Landing, "Rerun a check"): one planned check of a rejected Candidate runs

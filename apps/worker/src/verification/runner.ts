@@ -11,7 +11,8 @@ import {
   workflowRun,
 } from "@rhumbatron/db";
 import { runCheckRerun } from "./rerun.ts";
-import { leaseSeconds, runVerification, type VerificationDeps, type VerificationRunResult } from "./workflow.ts";
+import { leaseSeconds, type VerificationDeps, type VerificationRunResult } from "./verification-run.ts";
+import { runVerification } from "./workflow.ts";
 
 /**
  * The verification runner: claims CandidateVerificationWorkflow instances, then check reruns, and

@@ -25,7 +25,7 @@ import {
 } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
-import type { VerificationDeps } from "./workflow.ts";
+import type { VerificationDeps } from "./verification-run.ts";
 
 /**
  * A check stopped because its Candidate went stale is not a result of the code (README:

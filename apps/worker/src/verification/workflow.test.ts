@@ -36,7 +36,7 @@ import {
 } from "../test-world.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./browser-check.ts";
 import { drainVerifications } from "./runner.ts";
-import type { VerificationDeps } from "./workflow.ts";
+import type { VerificationDeps } from "./verification-run.ts";
 
 const t = useTestDatabase();
 

@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs";
 import { readFile, realpath, rm, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import {
   buildVerificationPlan,
-  CHECKS_FILE_BOUNDS,
   type CommandResult,
   type ComposableChangeSet,
   candidateFork,
@@ -12,19 +11,13 @@ import {
   checkCompatibility,
   DomainError,
   dirForCandidate,
-  type EvidenceRecord,
   type FileChangeKind,
   failureExcerpt,
   gateRequiredChecks,
   humanGateApplies,
   type PlannedCheck,
-  POLICY_BOUNDS,
   type ProjectChecks,
-  parseRequirement,
-  type RhumbatronConfig,
   type SandboxWorkspace,
-  type SetupStep,
-  sandboxName,
   sourceKeys,
   type VerificationPlan,
   withReviewGaps,
@@ -33,34 +26,42 @@ import {
   activeVerificationPolicy,
   conflictFindingsOf,
   evidenceOf,
-  finishCandidateVerification,
   finishWorkflowInstance,
   loadVerificationInput,
   markCandidateComposed,
-  type NewEvidence,
   recordEvidence,
   reserveSandboxSeconds,
   type SandboxReservation,
   settleSandbox,
-  type TxContext,
   takeBrowserRun,
   type VerificationInput,
   type VerificationOutcome,
-  type WorkflowRun,
   withRepoToken,
   withRepoTokens,
-  workflowRun,
 } from "@rhumbatron/db";
-import type { WorkerContext } from "../context.ts";
-import { SetupCache, setupCacheKey } from "../sandbox/setup-cache.ts";
 import { canCopy } from "../sandbox/workspace.ts";
 import { storePatch } from "../source/code-store.ts";
 import { runPlannedChecks } from "./check-pool.ts";
 import { compareContract, lastLines, type ReportReading, readCommandCheck, routesOf } from "./checks.ts";
 import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
-import { atLeast, checksAtCommit, versionIn } from "./project-checks.ts";
+import { checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { ReportUnreadable, readReport } from "./reports.ts";
+import {
+  evidenceFrom,
+  evidenceKey,
+  OUTPUT_TAIL_LINES,
+  refusalEvidence,
+  type SerializedEvidence,
+  type VerificationDeps,
+  type VerificationRun,
+  type VerificationRunResult,
+  verificationRun,
+} from "./verification-run.ts";
+
+const BASE_DIR = ".rhumbatron-base";
+/** How often a verification reads whether its Candidate was closed while checks run. */
+const CLOSED_POLL_MS = 2_000;
 
 /**
  * CandidateVerificationWorkflow (README: Verification, approval and promotion; its steps are charted
@@ -73,28 +74,6 @@ import { ReportUnreadable, readReport } from "./reports.ts";
  * (Evidence rows, output blobs; `build` first, the others at once, each in its own copy of the built
  * tree: check-pool.ts) -> gate -> verified (+ approval.requested) or rejected -> settle.
  */
-export type VerificationDeps = Pick<
-  WorkerContext,
-  | "db"
-  | "config"
-  | "nudger"
-  | "now"
-  | "source"
-  | "sandbox"
-  | "blobs"
-  | "policy"
-  | "projectChecks"
-  | "browserCheck"
-  | "reviewer"
->;
-
-export type VerificationRunResult = { candidateId: string; outcome: string; detail?: string };
-
-const BASE_DIR = ".rhumbatron-base";
-/** How often a verification reads whether its Candidate was closed while checks run. */
-const CLOSED_POLL_MS = 2_000;
-export const evidenceKey = (projectId: string, candidateId: string, name: string) =>
-  `evidence/${projectId}/${candidateId}/${name}`;
 
 export async function runVerification(deps: VerificationDeps, instanceId: string): Promise<VerificationRunResult> {
   const input = await loadVerificationInput(deps.db, instanceId);
@@ -158,61 +137,6 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   return done(await gateStep(v, plan, merged.tree));
 }
 
-/**
- * One verification in progress (a first verification, or a check rerun): its deps, its durable
- * step runner, what it verifies, its Sandbox reservation ID, and its two endings.
- */
-export interface VerificationRun {
-  deps: VerificationDeps;
-  run: WorkflowRun;
-  input: VerificationInput;
-  ids: { candidateId: string; changeId: string; eventKey?: string };
-  reservationId: string;
-  finish(o: VerificationOutcome): Promise<VerificationRunResult>;
-  skip(why: string): Promise<VerificationRunResult>;
-}
-
-/**
- * A first verification's instance ID is the Candidate's ID; a rerun's is its rerun ID, which also
- * keys its Events and its reservation, and `afterFinish` records the rerun's end in the same step.
- */
-export function verificationRun(
-  deps: VerificationDeps,
-  instanceId: string,
-  input: VerificationInput,
-  afterFinish?: (ctx: TxContext, status: string) => Promise<void>,
-): VerificationRun {
-  const run = workflowRun(deps.db, instanceId, { now: deps.now, leaseSeconds: leaseSeconds(deps.config) });
-  const rerun = instanceId !== input.candidate.id;
-  const ids = {
-    candidateId: input.candidate.id,
-    changeId: input.candidate.changeId,
-    ...(rerun ? { eventKey: instanceId } : {}),
-  };
-  const end = (output: Record<string, unknown>) =>
-    finishWorkflowInstance(deps.db, instanceId, { status: "succeeded", output }, deps.now());
-  return {
-    deps,
-    run,
-    input,
-    ids,
-    reservationId: `sbxres_${instanceId}`,
-    async finish(o) {
-      await run.txStep("finish", async (ctx) => {
-        const moved = await finishCandidateVerification(ctx, ids, o, deps);
-        await afterFinish?.(ctx, o.status);
-        return moved;
-      });
-      await end({ status: o.status });
-      return { candidateId: ids.candidateId, outcome: o.status, ...("reason" in o ? { detail: o.reason } : {}) };
-    },
-    async skip(why) {
-      await end({ skipped: input.candidate.status });
-      return { candidateId: ids.candidateId, outcome: "skipped", detail: why };
-    },
-  };
-}
-
 /** Step `compatibility`: what each ChangeSet does to each file; an incompatible set is rejected with Evidence. */
 async function compatibilityStep(v: VerificationRun): Promise<VerificationOutcome | null> {
   const { deps, run, input, ids } = v;
@@ -229,210 +153,6 @@ async function compatibilityStep(v: VerificationRun): Promise<VerificationOutcom
     reason: "the ChangeSets cannot be composed",
     gaps: compat.conflicts.map((c) => `composition: ${c.path} ${c.reason}`),
   };
-}
-
-type ChecksStepResult =
-  | { ok: true; project: ProjectChecks }
-  | { ok: false; outcome: Extract<VerificationOutcome, { status: "rejected" }> };
-
-/**
- * Step `checks`: the project's checks at the Candidate's base, never the Candidate's own (a Change
- * cannot weaken the gate that judges it): its checks file, or the detected checks with the file that
- * would declare them (stored for the page and `candidate checks`). A file that does not parse, or
- * a repository with nothing to detect, rejects the Candidate with the file's errors as Evidence.
- */
-async function checksStep(v: VerificationRun): Promise<ChecksStepResult> {
-  const { deps, run, input, ids } = v;
-  const { project, candidate } = input;
-  const read = await run.step("checks", async () => {
-    if (deps.projectChecks) return { ok: true as const, project: deps.projectChecks };
-    const canonical = canonicalRepo(project.id);
-    const key = sourceKeys.proposedChecks(project.id, candidate.baseCommit);
-    const r = await withRepoToken(
-      deps.db,
-      { repo: canonical, mode: "read", purpose: "checks file" },
-      deps.config,
-      deps.now,
-      (token) =>
-        checksAtCommit(
-          candidate.baseCommit,
-          {
-            files: () => deps.source.files(canonical, token, candidate.baseCommit),
-            read: (oid) => deps.source.readBlob(canonical, token, oid),
-          },
-          key,
-        ),
-    );
-    if (r.ok && r.proposal !== null) {
-      await deps.blobs.put(key, new TextEncoder().encode(r.proposal), { contentType: "text/yaml; charset=utf-8" });
-    }
-    return r.ok ? { ok: true as const, project: r.project } : r;
-  });
-  if (read.ok) return read;
-  await run.txStep("evidence:checks-file", (ctx) =>
-    recordEvidence(ctx, ids, refusalEvidence(ids.candidateId, "checks-file", read.lines, deps.now()), deps),
-  );
-  return {
-    ok: false,
-    outcome: { status: "rejected", reason: read.reason, gaps: read.lines.map((l) => `checks file: ${l}`) },
-  };
-}
-
-/**
- * Step `requires`: every tool the checks file requires runs in the Candidate's Sandbox at the
- * version asked (`<tool> --version`). A Candidate the worker cannot meet is refused saying what is
- * missing and how to install it; it is not a failing check, since the code was never tried.
- */
-async function requiresStep(
-  v: VerificationRun,
-  ws: SandboxWorkspace,
-  plan: VerificationPlan,
-): Promise<VerificationOutcome | null> {
-  const needs = (plan.requires ?? []).flatMap((r) => parseRequirement(r) ?? []);
-  if (needs.length === 0) return null;
-  const unmet = await v.run.step("requires", async () => {
-    const out: string[] = [];
-    for (const need of needs) {
-      const r = await ws
-        .run({ argv: [need.tool, "--version"], allow: [need.tool], timeoutMs: 30_000 })
-        .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-      if (r instanceof Error || r.exitCode !== 0) {
-        out.push(
-          `${need.tool} does not run in the worker's Sandbox (${r instanceof Error ? r.message : (r.stderr.trim().split("\n")[0] ?? `exit ${r.exitCode}`)}): install ${need.tool} on the worker's host, in /usr/bin or /usr/local/bin (e.g. with apt-get)`,
-        );
-        continue;
-      }
-      const version = versionIn(`${r.stdout}\n${r.stderr}`);
-      if (need.atLeast && (!version || !atLeast(version, need.atLeast))) {
-        out.push(
-          `${need.text}: the worker has ${need.tool} ${version ?? "of a version it does not print"}; install ${need.tool} ${need.atLeast} or later on the worker's host`,
-        );
-      }
-    }
-    return out;
-  });
-  if (unmet.length === 0) return null;
-  return {
-    status: "rejected",
-    reason: "the worker cannot meet what the project requires; nothing was checked",
-    gaps: unmet.map((m) => `requires: ${m}`),
-  };
-}
-
-/**
- * Step `setup-<id>` for each setup step of the checks file, in the Candidate's workspace before any
- * check: each with its log kept as Evidence (`setup-<id>`, kind setup). A step that names what it
- * produces (`cache`) and the files that key it (`key`) is cached by content (the key files' bytes,
- * its command, the toolchain's versions; sandbox/setup-cache.ts, one cache per project): a later
- * Candidate with the same inputs gets the saved result copied in and runs nothing, and its Evidence
- * says it was restored, from which key. A step that fails rejects the Candidate with its output; it
- * is the project's preparation, not one of its checks.
- */
-async function setupStep(
-  v: VerificationRun,
-  ws: SandboxWorkspace,
-  project: ProjectChecks,
-): Promise<VerificationOutcome | null> {
-  const { deps, run, input, ids } = v;
-  const tools = (project.file.requires ?? []).flatMap((r) => parseRequirement(r)?.tool ?? []);
-  for (const step of project.file.setup ?? []) {
-    const id = `setup-${step.id}`;
-    const e = await run.step(id, async () => {
-      const started = deps.now();
-      const timeoutSeconds = step.timeout ?? 600;
-      const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
-      const record = (r: Parameters<typeof evidenceFrom>[4], key: string | null) =>
-        evidenceFrom(input.candidate.id, setupCheck, started, deps.now(), { command: step.run.join(" "), ...r }, key);
-      const cache = step.cache && step.key ? setupCacheOf(ws, input.project.id, deps.config) : null;
-      const cacheKey = cache && step.key ? await stepCacheKey(ws, step, tools) : null;
-      const hit = cache && cacheKey ? await cache.restore(cacheKey, ws.path) : null;
-      if (hit && cacheKey) {
-        return record(
-          {
-            status: "pass",
-            coverage: "checked_supported",
-            metrics: { cacheHit: 1, restoredBytes: hit.bytes },
-            detail: `restored from the setup cache (key ${cacheKey.slice(0, 12)}): ${hit.paths.join(", ")}; the command did not run`,
-            durationMs: deps.now().getTime() - started.getTime(),
-          },
-          null,
-        );
-      }
-      const r = await ws.run({ argv: step.run, allow: tools, timeoutMs: timeoutSeconds * 1000 });
-      const log = `$ ${step.run.join(" ")}\n${r.stdout}\n${r.stderr}`;
-      const key = evidenceKey(input.project.id, input.candidate.id, `${id}.log`);
-      await deps.blobs.put(key, new TextEncoder().encode(log), { contentType: "text/plain; charset=utf-8" });
-      const ok = r.exitCode === 0 && !r.timedOut;
-      const saved = ok && cache && cacheKey && step.cache ? await cache.save(cacheKey, ws.path, step.cache) : null;
-      const cached = saved
-        ? saved.kept
-          ? `; saved to the setup cache (key ${cacheKey?.slice(0, 12)}): ${saved.saved.join(", ") || "nothing"}${saved.missing.length ? ` (not produced: ${saved.missing.join(", ")})` : ""}`
-          : "; too large for the setup cache, not kept"
-        : "";
-      return record(
-        {
-          status: ok ? "pass" : r.timedOut ? "error" : "fail",
-          coverage: ok ? "checked_supported" : "not_checked",
-          metrics: { ...(r.exitCode === null ? {} : { exitCode: r.exitCode }), ...(cache ? { cacheHit: 0 } : {}) },
-          detail: ok
-            ? `prepared${cached}`
-            : r.timedOut
-              ? `timed out after ${timeoutSeconds} s`
-              : `exited with ${r.exitCode ?? r.signal}`,
-          durationMs: r.durationMs,
-          outputTail: ok ? null : lastLines(log, OUTPUT_TAIL_LINES),
-          excerpt: ok ? null : failureExcerpt(`${r.stdout}\n${r.stderr}`),
-        },
-        key,
-      );
-    });
-    await run.txStep(`evidence:${id}`, (ctx) =>
-      recordEvidence(ctx, ids, { ...e, kind: "setup", completedAt: new Date(e.completedAt) }, deps),
-    );
-    if (e.status !== "pass") {
-      return {
-        status: "rejected",
-        reason: `setup step ${step.id} did not finish; no check ran`,
-        gaps: [`setup: ${step.id} ${e.detail}`],
-      };
-    }
-  }
-  return null;
-}
-
-/**
- * One project's setup cache, beside the projects' Sandbox folders on the host (never inside one, so
- * no command can reach it): `<sandbox root>/.setup-cache/<project folder>`.
- */
-function setupCacheOf(ws: SandboxWorkspace, projectId: string, config: RhumbatronConfig): SetupCache {
-  const sandboxRoot = dirname(dirname(ws.path));
-  return new SetupCache({
-    root: join(sandboxRoot, ".setup-cache", sandboxName(projectId)),
-    maxBytes: config.sandbox.setupCacheMaxBytes,
-  });
-}
-
-/** A setup step's cache key: its key files as the workspace holds them, its command, the toolchain's versions. */
-async function stepCacheKey(ws: SandboxWorkspace, step: SetupStep, tools: readonly string[]): Promise<string> {
-  const keyFiles = await Promise.all(
-    (step.key ?? []).map(async (path) => ({ path, bytes: await readInside(ws.path, path, REPORT_MAX_BYTES) })),
-  );
-  const toolchain: Record<string, string> = {};
-  for (const tool of ["node", ...tools]) {
-    const r = await ws.run({ argv: [tool, "--version"], allow: [tool], timeoutMs: 30_000 }).catch(() => null);
-    toolchain[tool] = r && r.exitCode === 0 ? `${r.stdout}${r.stderr}`.trim() : "unavailable";
-  }
-  return setupCacheKey({ stepId: step.id, argv: step.run, keyFiles, toolchain });
-}
-
-/** A file of the workspace (never one a link leads to outside it), or null when absent or larger than `max`. */
-async function readInside(root: string, rel: string, max: number): Promise<Buffer | null> {
-  const real = await realpath(join(root, rel)).catch(() => null);
-  const inside = await realpath(root);
-  if (!real || !real.startsWith(`${inside}/`)) return null;
-  const s = await stat(real);
-  if (!s.isFile() || s.size > max) return null;
-  return readFile(real);
 }
 
 /** Step `fork`: the Candidate's own repository, cand-<id>, forked from canonical. */
@@ -611,10 +331,6 @@ export async function gateStep(
   };
 }
 
-/** Covers the slowest check step: a project's policy may set a check's timeout up to POLICY_BOUNDS' maximum. */
-export const leaseSeconds = (config: RhumbatronConfig) =>
-  Math.max(POLICY_BOUNDS.timeoutSeconds.max, CHECKS_FILE_BOUNDS.timeoutSeconds.max) + config.queues.leaseSeconds;
-
 /** What each ChangeSet does to each file, from its fork (the input of checkCompatibility). */
 async function composable(
   deps: VerificationDeps,
@@ -772,65 +488,6 @@ export async function checkStep(
     });
     return tag ? { ...e, id: `${e.id}_${tag}` } : e;
   }
-}
-
-export type SerializedEvidence = Omit<NewEvidence, "completedAt"> & { completedAt: string };
-
-export function evidenceFrom(
-  candidateId: string,
-  check: PlannedCheck,
-  started: Date,
-  ended: Date,
-  r: {
-    status: EvidenceRecord["status"];
-    coverage: EvidenceRecord["coverage"];
-    metrics: Record<string, number>;
-    detail: string;
-    durationMs?: number;
-    command?: string | null;
-    outputTail?: string | null;
-    excerpt?: string[] | null;
-    tests?: unknown[] | null;
-  },
-  outputKey: string | null = null,
-  attachments: string[] = [],
-): SerializedEvidence {
-  return {
-    id: `ev_${candidateId.slice(5)}_${check.id}`,
-    checkId: check.id,
-    kind: check.kind,
-    status: r.status,
-    coverage: r.coverage,
-    durationMs: Math.round(r.durationMs ?? ended.getTime() - started.getTime()),
-    timeoutSeconds: check.timeoutSeconds,
-    metrics: r.metrics,
-    outputKey,
-    command: r.command ?? null,
-    outputTail: r.outputTail ?? null,
-    excerpt: r.excerpt ?? null,
-    tests: r.tests ?? null,
-    attachments,
-    detail: r.detail,
-    completedAt: ended.toISOString(),
-  };
-}
-
-/** The Evidence of a Candidate refused before its checks ran: its composition, or its checks file. */
-function refusalEvidence(candidateId: string, what: string, lines: string[], now: Date): NewEvidence {
-  return {
-    id: `ev_${candidateId.slice(5)}_${what}`,
-    checkId: what,
-    kind: what,
-    status: "fail",
-    coverage: "checked_supported",
-    durationMs: 0,
-    timeoutSeconds: 0,
-    metrics: {},
-    outputKey: null,
-    detail: lines.join("\n"),
-    excerpt: null,
-    completedAt: now,
-  };
 }
 
 /**
@@ -1002,9 +659,6 @@ async function readCheckReport(
 }
 
 type CheckReading = ReturnType<typeof readCommandCheck>;
-
-/** How much of a failed check's output is shown inline. */
-export const OUTPUT_TAIL_LINES = 40;
 
 /**
  * The contract check's second half: the base's route table, from a checkout of the base commit

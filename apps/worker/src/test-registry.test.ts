@@ -1,12 +1,13 @@
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isPortFree } from "./ports.ts";
-import { isolatedNpmEnv, type LocalRegistry, startLocalRegistry } from "./registry.ts";
+import { vendoredPytestPath } from "./test-pytest.ts";
+import { isolatedNpmEnv, type LocalRegistry, startLocalRegistry } from "./test-registry.ts";
 
 // The fixtures are other people's code, imported as it was published (fixtures/README.md): a
 // project's setup step (`npm ci`) and its own tests, run the way Rhumbatron runs them. Installs come
@@ -15,13 +16,10 @@ import { isolatedNpmEnv, type LocalRegistry, startLocalRegistry } from "./regist
 // for a process to exit or a condition to hold, under vitest's outer limit.
 
 const run = promisify(execFile);
-const FIXTURES = resolve(import.meta.dirname, "../../fixtures");
+const FIXTURES = resolve(import.meta.dirname, "../../../fixtures");
 const TARBALLS = readdirSync(join(FIXTURES, "registry"))
   .filter((f) => f.endsWith(".tgz"))
   .map((f) => join(FIXTURES, "registry", f));
-const DEBS = readdirSync(join(FIXTURES, "debian"))
-  .filter((f) => f.endsWith(".deb"))
-  .map((f) => join(FIXTURES, "debian", f));
 
 /** @fastify/proxy-addr 5.1.3's suite: test/all.test.js, base.test.js and compile.test.js. */
 const JS_LIB_TESTS = 78;
@@ -151,12 +149,10 @@ describe("fixtures against a local registry (Verdaccio, no uplinks)", () => {
 
   it("runs py-lib's pytest suite with Debian's vendored pytest, not the host's, in JUnit", async () => {
     const base = join(root, "py");
-    const dist = join(base, "debs");
-    mkdirSync(dist, { recursive: true });
-    for (const deb of DEBS) await run("dpkg-deb", ["-x", deb, dist]);
     const project = join(base, "py-lib");
     cpSync(join(FIXTURES, "py-lib"), project, { recursive: true });
-    const site = join(dist, "usr", "lib", "python3", "dist-packages");
+    // Debian's pytest from fixtures/debian, unpacked with dpkg-deb (test-pytest.ts).
+    const site = vendoredPytestPath();
     // -S: no site module, so no site-packages of the host's Python (where a pip-installed pytest may
     // live): the standard library plus PYTHONPATH, which is the extracted debs and nothing else.
     const env: NodeJS.ProcessEnv = {};
@@ -194,7 +190,13 @@ describe("fixtures against a local registry (Verdaccio, no uplinks)", () => {
     expect((await fetch(`${reg.url}-/ping`)).ok).toBe(true);
     await reg.stop();
     expect(alive(reg.pid)).toBe(false);
-    expect(await isPortFree(port)).toBe(true);
+    // Nothing listens there any more: a new server can bind the port.
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once("error", () => resolve(false));
+      srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+    });
+    expect(free).toBe(true);
     await reg.stop(); // a second stop is harmless
   });
 });

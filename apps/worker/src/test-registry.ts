@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { freePort } from "./ports.ts";
+import { freePort } from "@rhumbatron/db/testing";
 
 const run = promisify(execFile);
 
