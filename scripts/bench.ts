@@ -40,8 +40,8 @@ const args = process.argv.slice(2);
 const which = args.find((a) => !a.startsWith("--")) ?? "events";
 /** `--hog`: two busy-loop processes run beside the bench, as on a machine with other work. */
 const hog = args.includes("--hog");
-if (which !== "events" && which !== "commands" && which !== "landing" && which !== "verification") {
-  console.error(`unknown benchmark "${which}"; available: events, commands, landing, verification`);
+if (!["events", "commands", "landing", "verification", "import"].includes(which)) {
+  console.error(`unknown benchmark "${which}"; available: events, commands, landing, verification, import`);
   process.exit(2);
 }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -480,13 +480,15 @@ async function commandsBench() {
 }
 
 const run =
-  which === "verification"
-    ? () => import("./bench-verification.ts").then((m) => m.verificationBench(openDatabase, emit))
-    : which === "landing"
-      ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
-      : which === "commands"
-        ? commandsBench
-        : main;
+  which === "import"
+    ? () => import("./bench-import.ts").then((m) => m.importBench(openDatabase, emit))
+    : which === "verification"
+      ? () => import("./bench-verification.ts").then((m) => m.verificationBench(openDatabase, emit))
+      : which === "landing"
+        ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
+        : which === "commands"
+          ? commandsBench
+          : main;
 withHogs(run).catch((err) => {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

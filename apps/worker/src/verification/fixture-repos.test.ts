@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsLib, pyLib, registryTarballs } from "../test-fixture-repos.ts";
 import { type LocalRegistry, startLocalRegistry } from "../test-registry.ts";
 import { candidateFor, importedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
@@ -18,21 +18,6 @@ import { drainVerifications } from "./runner.ts";
  * each is what a team adds to bring its repository: a checks file (and, for npm, its .npmrc).
  */
 const t = useTestDatabase();
-const FIXTURES = fileURLToPath(new URL("../../../../fixtures/", import.meta.url));
-
-/** Every file under `dir` (relative path -> bytes), as the repository holds them. */
-function filesOf(dir: string): Record<string, Uint8Array> {
-  const out: Record<string, Uint8Array> = {};
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out[relative(dir, p)] = readFileSync(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 const note = (requestId: string, path = "NOTES.md") => ({
   requestId,
@@ -43,8 +28,10 @@ const verify = (w: TestWorld) => drainVerifications(verificationDeps(w));
 
 let registry: LocalRegistry;
 beforeAll(async () => {
-  const tarballs = readdirSync(join(FIXTURES, "registry")).map((f) => join(FIXTURES, "registry", f));
-  registry = await startLocalRegistry({ dir: mkdtempSync(join(tmpdir(), "rh-fixture-registry-")), tarballs });
+  registry = await startLocalRegistry({
+    dir: mkdtempSync(join(tmpdir(), "rh-fixture-registry-")),
+    tarballs: registryTarballs(),
+  });
 }, 120_000);
 afterAll(async () => {
   await registry?.stop();
@@ -54,27 +41,8 @@ describe("@fastify/proxy-addr, a library with npm dependencies and its own node:
   it("installs through setup from the allowed registry only, verifies a green Change, rejects a breaking one naming the test, and the second install is a cache hit", async () => {
     const w = await testWorld(t.db);
     const host = new URL(registry.url).host;
-    const projectId = await importedProject(w, {
-      ...filesOf(join(FIXTURES, "js-lib")),
-      ".npmrc": `registry=${registry.url}\n`,
-      ".rhumbatron/checks.yml": [
-        "version: 1",
-        "requires: [node>=20]",
-        `registries: ["${host}"]`,
-        "setup:",
-        "  - id: install",
-        "    run: [npm, ci, --no-audit, --no-fund]",
-        "    cache: [node_modules]",
-        "    key: [package-lock.json]",
-        "    timeout: 300",
-        "checks:",
-        "  - id: test",
-        "    run: [npm, test]",
-        "    report: { format: junit, path: report.xml }",
-        "    timeout: 300",
-        "",
-      ].join("\n"),
-    });
+    const repo = jsLib(registry.url);
+    const projectId = await importedProject(w, repo.files);
 
     const green = await candidateFor(w, projectId, note("docs-only", "docs/NOTE.md"));
     expect((await verify(w))[0]).toMatchObject({ candidateId: green.candidateId, outcome: "verified" });
@@ -87,7 +55,7 @@ describe("@fastify/proxy-addr, a library with npm dependencies and its own node:
     expect(g.evidence.find((e) => e.checkId === "test")).toMatchObject({
       status: "pass",
       coverage: "checked_supported",
-      detail: "78 passed, 0 skipped, 0 failed",
+      detail: `${repo.tests} passed, 0 skipped, 0 failed`,
     });
 
     const breaking = await candidateFor(w, projectId, {
@@ -116,9 +84,8 @@ describe("@fastify/proxy-addr, a library with npm dependencies and its own node:
     const gap = b.gaps.find((x) => x.checkId === "test");
     expect(gap?.gap).toBe("failed");
     expect(gap?.detail).toMatch(/failing: .*should accept single pre-defined name/);
-    const failing = (b.evidence.find((e) => e.checkId === "test")?.tests as { status: string; name: string }[]).filter(
-      (x) => x.status === "failed",
-    );
+    const tests = (b.evidence.find((e) => e.checkId === "test")?.tests ?? []) as { status: string; name: string }[];
+    const failing = tests.filter((x) => x.status === "failed");
     expect(failing.length).toBeGreaterThan(0);
     expect(failing.map((x) => x.name)).toContain("when given predefined names should accept single pre-defined name");
   }, 400_000);
@@ -127,44 +94,14 @@ describe("@fastify/proxy-addr, a library with npm dependencies and its own node:
 describe("inflection, a Python package tested with pytest", () => {
   it("unpacks Debian's pytest in setup, verifies a green Change with every test counted, and rejects a breaking one", async () => {
     const w = await testWorld(t.db);
-    const debs = Object.fromEntries(
-      readdirSync(join(FIXTURES, "debian")).map((f) => [
-        `.deps/debian/${f}`,
-        readFileSync(join(FIXTURES, "debian", f)),
-      ]),
-    );
-    // Debian's pytest, unpacked by the project's own setup step; `-S` keeps the host's site-packages
-    // (and any pytest of its own) out, so the tests run on exactly what the repository carries.
-    const unpack =
-      "import glob, subprocess; [subprocess.run(['dpkg-deb', '-x', d, '.deps/root'], check=True) for d in sorted(glob.glob('.deps/debian/*.deb'))]";
-    const run =
-      "import sys; sys.path.insert(0, '.deps/root/usr/lib/python3/dist-packages'); import pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '--junitxml=report.xml']))";
-    const projectId = await importedProject(w, {
-      ...filesOf(join(FIXTURES, "py-lib")),
-      ...debs,
-      ".rhumbatron/checks.yml": [
-        "version: 1",
-        "requires: [python3, dpkg-deb]",
-        "setup:",
-        "  - id: pytest",
-        `    run: [python3, -S, -c, "${unpack}"]`,
-        "    cache: [.deps/root]",
-        "    key: [.deps/debian/python3-pytest_7.2.1-2_all.deb, .deps/debian/python3-pluggy_1.0.0+repack-1_all.deb]",
-        "    timeout: 120",
-        "checks:",
-        "  - id: pytest",
-        `    run: [python3, -S, -c, "${run}"]`,
-        "    report: { format: junit, path: report.xml }",
-        "    timeout: 300",
-        "",
-      ].join("\n"),
-    });
+    const repo = pyLib();
+    const projectId = await importedProject(w, repo.files);
     const green = await candidateFor(w, projectId, note("py-docs"));
     expect((await verify(w))[0]).toMatchObject({ candidateId: green.candidateId, outcome: "verified" });
     const g = await view(w, green.candidateId);
     expect(g.evidence.find((e) => e.checkId === "pytest" && e.kind !== "setup")).toMatchObject({
       status: "pass",
-      detail: "450 passed, 0 skipped, 0 failed",
+      detail: `${repo.tests} passed, 0 skipped, 0 failed`,
     });
 
     const breaking = await candidateFor(w, projectId, {
