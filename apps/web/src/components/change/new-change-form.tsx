@@ -139,7 +139,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
         </div>
         <TextField
           label="Invariants"
-          hint="One per line; one that names the cart adds the cart invariant check."
+          hint="One per line. A project's checks file can run a check when an invariant names a word (the demo shop's: cart)."
           errors={errors}
           name="invariants"
           testId="invariants-input"
