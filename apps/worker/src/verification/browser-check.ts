@@ -270,7 +270,7 @@ function checkResult(s: CheckSession, outcome: Outcome, screenshots: string[]): 
 const target = (page: Page, what: string) =>
   what.startsWith("css=") ? page.locator(what.slice(4)) : page.getByTestId(what);
 
-/** How a step is named in the detail and the log: `click add-to-cart`. */
+/** How a step is named in the detail and the log: `click save-button`. */
 export function describeStep(step: BrowserStep): string {
   const [verb, value] = Object.entries(step)[0] ?? ["?", ""];
   return `${verb} ${value}`;

@@ -21,7 +21,7 @@ export type ReportReading = { report: TestReport } | { unreadable: string } | nu
 export const describeCounts = (c: TestReport["counts"]) =>
   `${c.passed} passed, ${c.skipped} skipped, ${c.failed} failed`;
 
-/** The failing tests by name, with their first message line: "cart > totals (expected 3, got 4)". */
+/** The failing tests by name, with their first message line: "parser > numbers (expected 3, got 4)". */
 export function describeFailing(tests: readonly TestOutcome[], max = 5): string {
   const failing = tests.filter((t) => t.status === "failed");
   const named = failing.slice(0, max).map((t) => {

@@ -124,7 +124,7 @@ export const ruleSchema = z.strictObject({
   paths: z.array(glob).min(1).max(CHECKS_FILE_BOUNDS.globs).optional(),
   invariant: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9 _-]{0,60}$/, "a word or phrase an invariant names, e.g. cart")
+    .regex(/^[A-Za-z0-9][A-Za-z0-9 _-]{0,60}$/, "a word or phrase an invariant names, e.g. billing")
     .optional(),
   goal: z.enum(["p95"]).optional(),
 });
