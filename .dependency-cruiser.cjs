@@ -54,6 +54,20 @@ module.exports = {
       to: { path: "^packages/api/", dependencyTypesNot: ["type-only"] },
     },
     {
+      name: "fixtures-are-test-support",
+      severity: "error",
+      comment:
+        "packages/fixtures serves the vendored repositories and a local registry to tests, benches and e2e; product code never imports it, and it imports no product code.",
+      from: { path: "^(packages|apps)/", pathNot: "(\\.test\\.ts$|^packages/fixtures/)" },
+      to: { path: "^packages/fixtures/" },
+    },
+    {
+      name: "fixtures-stand-alone",
+      severity: "error",
+      from: { path: "^packages/fixtures/" },
+      to: { path: "^(packages/(core|db|api|sdk)|apps)/" },
+    },
+    {
       name: "e2e-uses-public-surfaces",
       severity: "error",
       comment:

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- import`: each vendored open-source repository (apps/worker/src/test-fixture-repos.ts)
+ * `npm run bench -- import`: each vendored open-source repository (packages/fixtures/src/repos.ts)
  * brought to Rhumbatron and verified twice, on a real Postgres, git repositories, bubblewrap Sandbox
  * and, for the npm one, a real Verdaccio reached through the registry proxy. Prints JSON lines, each
  * figure read from the clock around a real operation or from the recorded Evidence:
@@ -16,8 +16,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createDb, migrate } from "@rhumbatron/db";
-import { type FixtureRepo, jsLib, pyLib, registryTarballs } from "../apps/worker/src/test-fixture-repos.ts";
-import { startLocalRegistry } from "../apps/worker/src/test-registry.ts";
+import { type FixtureRepo, jsLib, pyLib, registryTarballs, startLocalRegistry } from "@rhumbatron/fixtures";
 import {
   candidateFor,
   importedProject,

@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { jsLib, type LocalRegistry, pyLib, registryTarballs, startLocalRegistry } from "@rhumbatron/fixtures";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsLib, pyLib, registryTarballs } from "../test-fixture-repos.ts";
-import { type LocalRegistry, startLocalRegistry } from "../test-registry.ts";
 import { candidateFor, importedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { vendoredPytest } from "@rhumbatron/fixtures";
 import { describe, expect, it } from "vitest";
-import { vendoredPytest } from "../test-pytest.ts";
 import {
   MAX_KEPT_TESTS,
   MAX_MESSAGE_CHARS,
@@ -138,7 +138,7 @@ def test_setup_error(broken):
 
   function pytest(family: "xunit1" | "xunit2"): TestReport {
     const dir = tempDir({ "test_maths.py": pytestFile });
-    // Debian's pytest from fixtures/debian, never the host's (test-pytest.ts).
+    // Debian's pytest from fixtures/debian, never the host's (packages/fixtures/src/pytest.ts).
     const py = vendoredPytest();
     run(
       py.command,
