@@ -1,9 +1,9 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { jsLib, type LocalRegistry, pyLib, registryTarballs, startLocalRegistry } from "@rhumbatron/fixtures";
+import { FIXTURES, jsLib, type LocalRegistry, pyLib, registryTarballs, startLocalRegistry } from "@rhumbatron/fixtures";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { candidateFor, importedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
@@ -126,4 +126,50 @@ describe("inflection, a Python package tested with pytest", () => {
     expect(gap?.gap).toBe("failed");
     expect(gap?.detail).toMatch(/failing: .*underscore/);
   }, 400_000);
+});
+
+describe("a repository with no checks file", () => {
+  it("detects an npm install that reaches the registry its .npmrc names, and its tests run on what it installed", async () => {
+    const w = await testWorld(t.db);
+    const lock = JSON.parse(readFileSync(join(FIXTURES, "js-lib", "package-lock.json"), "utf8")) as {
+      packages: Record<string, unknown>;
+    };
+    const manifest = {
+      name: "uses-ipaddr",
+      version: "1.0.0",
+      scripts: { test: "node --test" },
+      dependencies: { "ipaddr.js": "2.5.0" },
+    };
+    const projectId = await importedProject(w, {
+      "package.json": JSON.stringify(manifest, null, 2),
+      // The lockfile names registry.npmjs.org, as a team's does; npm fetches from the .npmrc's registry instead.
+      "package-lock.json": JSON.stringify({
+        name: "uses-ipaddr",
+        version: "1.0.0",
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          "": { name: "uses-ipaddr", version: "1.0.0", dependencies: { "ipaddr.js": "2.5.0" } },
+          "node_modules/ipaddr.js": lock.packages["node_modules/ipaddr.js"],
+        },
+      }),
+      ".npmrc": `registry=${registry.url}\n`,
+      "test/parse.test.js": [
+        'const { test } = require("node:test");',
+        'const assert = require("node:assert");',
+        'const ipaddr = require("ipaddr.js");',
+        'test("parses a loopback address", () => assert.equal(ipaddr.parse("127.0.0.1").range(), "loopback"));',
+        "",
+      ].join("\n"),
+    });
+    const c = await candidateFor(w, projectId, note("detected-install"));
+    expect((await verify(w))[0]).toMatchObject({ candidateId: c.candidateId, outcome: "verified" });
+    const v = await view(w, c.candidateId);
+    const host = new URL(registry.url).host;
+    const install = v.evidence.find((e) => e.checkId === "setup-install");
+    expect(install).toMatchObject({ status: "pass", metrics: { exitCode: 0 } });
+    const log = new TextDecoder().decode((await w.blobs.get(install?.outputKey ?? ""))?.body);
+    expect(log).toContain(`[network] allowed: ${host}; reached: ${host}; refused: none`);
+    expect(v.evidence.find((e) => e.checkId === "test")).toMatchObject({ status: "pass" });
+  }, 300_000);
 });

@@ -51,6 +51,7 @@ describe("detecting a repository's checks", () => {
     expect(r?.file).toEqual({
       version: 1,
       requires: ["node>=20"],
+      registries: ["registry.npmjs.org"],
       setup: [
         {
           id: "install",
@@ -88,6 +89,7 @@ describe("detecting a repository's checks", () => {
       "package.json has scripts build, test and lint",
       "package.json has vitest: test with a JUnit report",
       "package.json engines.node >=20: node>=20",
+      "npm's default registry: install from registry.npmjs.org",
       "package-lock.json: npm ci",
     ]);
     expect(r?.yaml).toContain("# package.json, package-lock.json.");
@@ -142,6 +144,28 @@ describe("detecting a repository's checks", () => {
     });
     expect(pnpm?.file.checks).toEqual([{ id: "test", run: ["npm", "test"], timeout: 600 }]);
     expect(pnpm?.file.setup?.[0]?.run).toEqual(["npx", "pnpm", "install", "--frozen-lockfile"]);
+  });
+
+  it("a detected install reaches the registries the root .npmrc names, else npm's default (and yarn's for a yarn.lock); nothing without an install", async () => {
+    const test = { scripts: { test: "node --test" }, dependencies: { "left-pad": "1.3.0" } };
+    const own = await detect({
+      "package.json": pkg(test),
+      "package-lock.json": "{}",
+      ".npmrc": "registry = https://npm.example.com/\n@acme:registry=http://10.0.0.5:4873/\n; a comment\nfund=false\n",
+    });
+    expect(own?.file.registries).toEqual(["npm.example.com", "10.0.0.5:4873"]);
+    expect(own?.reasons).toContain(".npmrc: install from npm.example.com and 10.0.0.5:4873");
+    expect(own?.yaml).toMatch(
+      /^# {2}package\.json, package-lock\.json, \.npmrc\.$|package\.json, \.npmrc, package-lock\.json|\.npmrc/m,
+    );
+    const yarn = await detect({ "package.json": pkg(test), "yarn.lock": "" });
+    expect(yarn?.file.registries).toEqual(["registry.npmjs.org", "registry.yarnpkg.com"]);
+    // An .npmrc without a usable registry line (a file: URL, nothing) falls back to npm's default.
+    const odd = await detect({ "package.json": pkg(test), ".npmrc": "registry=file:///srv/npm\n" });
+    expect(odd?.file.registries).toEqual(["registry.npmjs.org"]);
+    const none = await detect({ "package.json": pkg({ scripts: { test: "node --test" } }) });
+    expect(none?.file.setup).toBeUndefined();
+    expect(none?.file.registries).toBeUndefined();
   });
 
   it("dependencies without a lockfile: npm install, neither cached nor keyed; no dependencies: no setup", async () => {
@@ -256,6 +280,7 @@ describe("detecting a repository's checks", () => {
       "package.json has scripts build and test",
       "package.json has vitest: test with a JUnit report",
       "package.json names no engines.node: node",
+      "npm's default registry: install from registry.npmjs.org",
       "package-lock.json: npm ci",
       "pyproject.toml has [tool.pytest.ini_options]",
       "1 Python test file (tests/test_api.py): pytest",

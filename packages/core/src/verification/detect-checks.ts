@@ -59,6 +59,8 @@ interface Finding {
   /** The root files it was read from, for the file's header. */
   from: string[];
   requires: string[];
+  /** The hosts its setup installs from (the checks file's `registries`). */
+  registries?: string[];
   setup: { step: SetupStep; why: string }[];
   checks: Proposed[];
   reasons: string[];
@@ -101,6 +103,7 @@ interface Assembled {
  */
 function assemble(findings: readonly Finding[]): Assembled {
   const requires = [...new Set(findings.flatMap((f) => f.requires))];
+  const registries = [...new Set(findings.flatMap((f) => f.registries ?? []))];
   const setup = findings.flatMap((f) => f.setup);
   const taken = new Set<string>();
   let prepared = false;
@@ -124,6 +127,7 @@ function assemble(findings: readonly Finding[]): Assembled {
   const value: ChecksFile = {
     version: 1,
     ...(requires.length ? { requires } : {}),
+    ...(registries.length ? { registries } : {}),
     ...(setup.length ? { setup: setup.map((s) => s.step) } : {}),
     checks,
   };
@@ -285,6 +289,12 @@ async function detectNode(paths: ReadonlySet<string>, read: Read): Promise<Findi
     ["yarn.lock", ["npx", "yarn", "install", "--frozen-lockfile"], "yarn install --frozen-lockfile"],
   ];
   const lock = lockfiles.find(([f]) => paths.has(f));
+  const registries =
+    lock || Object.keys(deps).length > 0 ? await npmRegistries(paths, read, lock?.[0] === "yarn.lock") : null;
+  if (registries) {
+    reasons.push(`${registries.from}: install from ${list(registries.hosts)}`);
+    if (registries.from === ".npmrc") from.push(".npmrc");
+  }
   if (lock) {
     const [lockfile, run, what] = lock;
     from.push(lockfile);
@@ -300,7 +310,45 @@ async function detectNode(paths: ReadonlySet<string>, read: Read): Promise<Findi
       why: "No lockfile: npm install, uncached, since nothing pins what it installs.",
     });
   }
-  return { from, requires: [node], setup, checks, reasons };
+  return { from, requires: [node], setup, checks, reasons, ...(registries ? { registries: registries.hosts } : {}) };
+}
+
+/** A host (and port when not the scheme's default) from a registry URL, or null when it is not an http(s) URL the schema takes. */
+function registryHost(url: string): string | null {
+  try {
+    const u = new URL(url.trim());
+    if (u.protocol !== "http:" && u.protocol !== "https:") return null;
+    const host = u.host.toLowerCase();
+    return /^[a-z0-9.-]+(:\d+)?$/.test(host) ? host : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The hosts an npm install of this repository reaches: the registries its root .npmrc names
+ * (`registry=` and `@scope:registry=`), else npm's default, registry.npmjs.org (and yarn's, for a
+ * yarn.lock). Setup steps reach
+ * exactly these (README: What runs with network); a lockfile's `resolved` URLs on another host
+ * would be refused, and the install's log says which.
+ */
+async function npmRegistries(
+  paths: ReadonlySet<string>,
+  read: Read,
+  yarn: boolean,
+): Promise<{ hosts: string[]; from: string }> {
+  const text = paths.has(".npmrc") ? await read(".npmrc") : null;
+  const hosts = new Set<string>();
+  for (const line of (text ?? "").split(/\r?\n/)) {
+    const m = /^\s*(?:@[^:=\s]+:)?registry\s*=\s*(\S+)\s*$/.exec(line);
+    const host = m?.[1] ? registryHost(m[1]) : null;
+    if (host) hosts.add(host);
+  }
+  if (hosts.size > 0) return { hosts: [...hosts], from: ".npmrc" };
+  // Yarn 1 resolves through its own mirror of the npm registry; npx fetches yarn itself from npm's.
+  return yarn
+    ? { hosts: ["registry.npmjs.org", "registry.yarnpkg.com"], from: "npm's and yarn's default registries" }
+    : { hosts: ["registry.npmjs.org"], from: "npm's default registry" };
 }
 
 /**
