@@ -1,9 +1,21 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DomainError } from "@rhumbatron/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SetupCache, type SetupCacheKeyInput, setupCacheKey } from "./setup-cache.ts";
+import { LEFTOVER_MS, SetupCache, type SetupCacheKeyInput, setupCacheKey } from "./setup-cache.ts";
 
 let base: string;
 let n = 0;
@@ -320,5 +332,26 @@ describe("SetupCache", () => {
     expect((await cache.save(half, src, ["node_modules"])).kept).toBe(true);
     expect(await cache.restore(half, ws)).toMatchObject({ paths: ["node_modules"] });
     expect(await tree(ws, "node_modules")).toEqual(await tree(src, "node_modules"));
+  });
+
+  it("deletes what a worker killed mid-save or mid-removal left behind, once it is old, and never a save in flight", async () => {
+    const root = await fresh("root");
+    const now = new Date("2026-12-04T12:00:00Z");
+    const cache = new SetupCache({ root, maxBytes: 1_000_000, now: () => now });
+    const old = new Date(now.getTime() - LEFTOVER_MS - 1000);
+    const deadTmp = ".tmp-00000000-0000-4000-8000-000000000001";
+    const deadTrash = ".trash-00000000-0000-4000-8000-000000000002";
+    const inFlight = ".tmp-00000000-0000-4000-8000-000000000003";
+    await put(root, `${deadTmp}/data/node_modules/x.js`, "half a copy");
+    await put(root, `${deadTrash}/data/node_modules/y.js`, "half a removal");
+    await put(root, `${inFlight}/data/node_modules/z.js`, "another worker's save");
+    for (const d of [deadTmp, deadTrash]) await utimes(join(root, d), old, old);
+    // Not the cache's: a name that only looks like one is left alone.
+    await put(root, ".tmp-notes", "kept");
+    await utimes(join(root, ".tmp-notes"), old, old);
+
+    expect((await cache.save(key(80), await installed(), ["node_modules"])).kept).toBe(true);
+    expect(await listing(root)).toEqual([".tmp-notes", inFlight, key(80)].sort());
+    expect(await cache.usage()).toMatchObject({ entries: 1 });
   });
 });

@@ -18,6 +18,10 @@ import { SYSTEM_PATH } from "./workspace.ts";
  * Copies in both directions are `cp -a --reflink=auto` (a real copy, or copy-on-write where the file
  * system can), never hard links: a check writing into a restored file must not reach the cache.
  *
+ * A worker killed in the middle of a save or a removal leaves its `.tmp-*` or `.trash-*` folder
+ * behind (nothing reads them). Every save deletes those not modified for LEFTOVER_MS, longer than
+ * any save takes, so a save in flight in another worker is never touched.
+ *
  * The key does not name the project. Two projects with the same lockfile, argv and toolchain share
  * an entry, and a setup step runs the project's own code (install scripts), so whoever saved first
  * decides what the other restores. Give each project its own `root`, or put the project id in
@@ -74,6 +78,9 @@ interface Meta {
 }
 
 const KEY = /^[0-9a-f]{64}$/;
+const LEFTOVER = /^\.(tmp|trash)-[0-9a-f-]{36}$/;
+/** A temporary or trash folder untouched for this long was left by a worker that died (an hour). */
+export const LEFTOVER_MS = 60 * 60 * 1000;
 const META = "meta.json";
 const DATA = "data";
 
@@ -198,6 +205,7 @@ export class SetupCache {
       }
       await writeFile(join(tmp, META), JSON.stringify(meta), { mode: 0o600 });
       await this.#install(tmp, key);
+      await this.#sweepLeftovers();
       const evicted = await this.#evict(key);
       return { saved, missing, bytes, kept: true, evicted };
     } finally {
@@ -267,6 +275,16 @@ export class SetupCache {
       throw err;
     }
     await rm(trash, { recursive: true, force: true });
+  }
+
+  /** Deletes `.tmp-*` and `.trash-*` folders not modified for LEFTOVER_MS: what a killed worker left. */
+  async #sweepLeftovers(): Promise<void> {
+    const names = await readdir(this.#root).catch(() => [] as string[]);
+    const before = this.#now().getTime() - LEFTOVER_MS;
+    for (const name of names.filter((n) => LEFTOVER.test(n))) {
+      const st = await lstat(join(this.#root, name)).catch(() => null);
+      if (st && st.mtimeMs < before) await rm(join(this.#root, name), { recursive: true, force: true });
+    }
   }
 
   /** Evicts oldest-used entries (other than `keep`) until the total is within maxBytes; returns their keys. */
