@@ -51,6 +51,24 @@ function resultText(content: unknown): string {
 }
 
 /**
+ * Without these Claude Code 2.1.332 also tries api.anthropic.com:443 (refused by the proxy;
+ * programs.test.ts shows it), besides the model endpoint.
+ */
+export const CLAUDE_CODE_QUIET_ENV: Readonly<Record<string, string>> = {
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  DISABLE_AUTOUPDATER: "1",
+  DISABLE_TELEMETRY: "1",
+  DISABLE_ERROR_REPORTING: "1",
+};
+
+/** Without these Codex 0.171.0 also tries github.com, api.github.com and ab.chatgpt.com (all port 443). */
+export const CODEX_QUIET_CONFIG: readonly string[] = [
+  "features.plugins=false",
+  "analytics.enabled=false",
+  "check_for_update_on_startup=false",
+];
+
+/**
  * Claude Code: `claude -p <prompt> --output-format stream-json --verbose`. `--permission-mode
  * acceptEdits` lets its Edit/Write tools write without a prompt and `--allowedTools` adds Bash (so
  * it runs the project's commands), which works whatever the uid (`--dangerously-skip-permissions`
@@ -79,10 +97,7 @@ export const claudeCode: ProgramPreset = {
       ANTHROPIC_BASE_URL: input.baseUrl,
       ANTHROPIC_API_KEY: input.apiKey,
       CLAUDE_CONFIG_DIR: "/tmp/claude-config",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
+      ...CLAUDE_CODE_QUIET_ENV,
     },
   }),
   parse(stdout) {
@@ -172,12 +187,7 @@ export const codex: ProgramPreset = {
       "--skip-git-repo-check",
       "--ephemeral",
       "--dangerously-bypass-approvals-and-sandbox",
-      "-c",
-      "features.plugins=false",
-      "-c",
-      "analytics.enabled=false",
-      "-c",
-      "check_for_update_on_startup=false",
+      ...CODEX_QUIET_CONFIG.flatMap((c) => ["-c", c]),
       "-c",
       `model=${JSON.stringify(input.model)}`,
       "-c",

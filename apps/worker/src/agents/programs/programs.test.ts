@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BubblewrapSandbox, bubblewrapAvailable, bubblewrapSandbox } from "../../sandbox/bubblewrap.ts";
 import { type RegistryProxy, startRegistryProxy } from "../../sandbox/registry-proxy.ts";
 import { type InstalledProgram, installProgram, programVersions } from "./install.ts";
-import { PRESETS } from "./presets.ts";
+import { CLAUDE_CODE_QUIET_ENV, CODEX_QUIET_CONFIG, PRESETS, type ProgramRun } from "./presets.ts";
 import type { TranscriptStep } from "./transcript.ts";
 
 // The real coding-agent programs, installed from the npm registry into the machine-level folder
@@ -104,6 +104,8 @@ async function runInSandbox(opts: {
   dirName: string;
   server: StandInServer;
   model: string;
+  /** Changes the preset's command before it runs (the test of the quieting switches). */
+  adjust?: (run: ProgramRun) => ProgramRun;
 }) {
   const proxy: RegistryProxy = await startRegistryProxy({
     socketPath: join(root, `${opts.dirName}.sock`),
@@ -116,12 +118,13 @@ async function runInSandbox(opts: {
   try {
     const ws = await project(opts.dirName);
     const preset = PRESETS[opts.program];
-    const run = preset.build({
+    const built = preset.build({
       prompt: "Read NOTES.md, make greet() follow it, and run the tests with node --test.",
       model: opts.model,
       baseUrl: `http://${MODEL_HOST}:${opts.server.port}`,
       apiKey: SECRET,
     });
+    const run = opts.adjust ? opts.adjust(built) : built;
     const started = Date.now();
     const result = await ws.run({
       argv: run.argv,
@@ -310,6 +313,46 @@ describe("coding-agent programs in the Sandbox against stand-in models", () => {
       } finally {
         await server.stop();
       }
+    },
+    T,
+  );
+
+  it(
+    "without the quieting switches each program also tries outside hosts, which the proxy refuses, and still works",
+    async () => {
+      const tried: Record<string, string[]> = {};
+      for (const program of ["claude-code", "codex"] as const) {
+        const server =
+          program === "codex"
+            ? await startResponsesStandIn({ script: [{ text: FINAL }] })
+            : await startAnthropicStandIn({ script: [{ text: FINAL }] });
+        try {
+          const { steps, visits } = await runInSandbox({
+            program,
+            dirName: `cand-loud-${program}`,
+            server,
+            model: program === "codex" ? "gpt-5.5" : "claude-sonnet-4-5",
+            adjust: (run) => ({
+              argv: run.argv.filter(
+                (a, i, all) =>
+                  !CODEX_QUIET_CONFIG.includes(a) && !(a === "-c" && CODEX_QUIET_CONFIG.includes(all[i + 1] ?? "")),
+              ),
+              env: Object.fromEntries(Object.entries(run.env).filter(([k]) => !(k in CLAUDE_CODE_QUIET_ENV))),
+            }),
+          });
+          expect(server.requests()).toHaveLength(1);
+          expect(steps).toContainEqual(expect.objectContaining({ kind: "message", text: FINAL }));
+          for (const v of visits.filter((v) => v.allowed))
+            expect(v).toEqual({ host: MODEL_HOST, port: server.port, allowed: true });
+          const refused = [...new Set(visits.filter((v) => !v.allowed).map((v) => `${v.host}:${v.port}`))].sort();
+          tried[program] = refused;
+        } finally {
+          await server.stop();
+        }
+      }
+      figures["tried without the quieting switches (refused)"] = tried;
+      expect(tried["claude-code"]).toContain("api.anthropic.com:443");
+      expect(tried.codex).toContain("ab.chatgpt.com:443");
     },
     T,
   );
