@@ -154,7 +154,12 @@ const META = ".rhumbatron-program.json";
  */
 export async function installProgram(
   name: ProgramName,
-  options: { dir?: string; timeoutMs?: number } = {},
+  options: {
+    dir?: string;
+    timeoutMs?: number;
+    /** The registry to install from (npm's `--registry`); default: npm's own setting. */
+    registry?: string;
+  } = {},
 ): Promise<InstalledProgram> {
   if (process.platform !== "linux" || process.arch !== "x64") {
     throw new Error(
@@ -188,6 +193,7 @@ export async function installProgram(
         // The package's `engines` names the Node its wrapper script wants; the native binary used
         // here needs none (and a project's own .npmrc may make engines strict).
         "--engine-strict=false",
+        ...(options.registry ? [`--registry=${options.registry}`, "--fetch-retries=0"] : []),
         `${pinned.package}@${pinned.version}`,
       ],
       npmEnv(),

@@ -170,6 +170,18 @@ describe("coding-agent programs in the Sandbox against stand-in models", () => {
     figures["install codex (cached)"] = { ms: again.durationMs };
   });
 
+  it("the installed Node 24 runs in the Sandbox as a read-only toolchain mount, first on PATH", async () => {
+    const node = installed.node as InstalledProgram;
+    const withNode24 = await bubblewrapSandbox({
+      root: join(root, "sandboxes"),
+      toolchainPaths: [node.toolchainPath],
+      limits: { maxOutputBytes: 1024 * 1024, maxProcesses: 256 },
+    });
+    const ws = await withNode24.open({ projectId: PROJECT, dirName: "cand-node24" });
+    const r = await ws.run({ argv: ["node", "-p", "process.version + ' ' + process.execPath"], timeoutMs: 60_000 });
+    expect(r.stdout.trim()).toBe(`v24.22.3 ${node.executable}`);
+  });
+
   it(
     "Claude Code reads, edits, runs the test and answers, through the proxy only",
     async () => {
