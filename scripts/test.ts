@@ -15,6 +15,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CHROMIUM_INSTALL_HINT, findChromium } from "@rhumbatron/core";
+import { ensureAgentPrograms } from "./lib/agent-programs.ts";
 import { exitWith } from "./lib/fail.ts";
 import { freePort } from "./lib/ports.ts";
 import { buildWeb, ROOT } from "./lib/stack.ts";
@@ -111,6 +112,8 @@ async function e2eStage(built: Promise<string | null>): Promise<Tally> {
 
 async function main() {
   await ensureSystemParts(machineHost()).catch(exitWith);
+  // The unit stage's agent-program tests run Claude Code and Codex; the e2e stage does not.
+  if (only !== "e2e") await ensureAgentPrograms((line) => console.log(line)).catch(exitWith);
   const stages: [string, Tally][] = [];
   // The build's failure, or null once it is done (a failed build fails the e2e stage with its reason).
   const built =

@@ -148,6 +148,16 @@ function describe(
 
 const META = ".rhumbatron-program.json";
 
+/** `name` at its pinned version when an earlier install put it in `dir`, else null (nothing is installed). */
+export async function findProgram(name: ProgramName, dir = defaultProgramsDir()): Promise<InstalledProgram | null> {
+  const started = Date.now();
+  const folder = join(dir, installFolderName(PINNED[name]));
+  const meta = await readFile(join(folder, META), "utf8").catch(() => null);
+  if (meta === null) return null;
+  const bytes = (JSON.parse(meta) as { bytes?: number }).bytes ?? 0;
+  return describe(name, folder, { installedNow: false, durationMs: Date.now() - started, bytes });
+}
+
 /**
  * Installs `name` at its pinned version into `dir` unless it is there; returns where it is. Throws
  * with npm's message when the install fails (no registry, wrong platform, disk full).

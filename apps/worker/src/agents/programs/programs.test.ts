@@ -13,7 +13,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BubblewrapSandbox, bubblewrapAvailable, bubblewrapSandbox } from "../../sandbox/bubblewrap.ts";
 import { type RegistryProxy, startRegistryProxy } from "../../sandbox/registry-proxy.ts";
-import { type InstalledProgram, installProgram, programVersions } from "./install.ts";
+import {
+  defaultProgramsDir,
+  findProgram,
+  type InstalledProgram,
+  installProgram,
+  PINNED,
+  programVersions,
+} from "./install.ts";
 import { CLAUDE_CODE_QUIET_ENV, CODEX_QUIET_CONFIG, PRESETS, type ProgramRun } from "./presets.ts";
 import type { TranscriptStep } from "./transcript.ts";
 
@@ -75,8 +82,14 @@ beforeAll(async () => {
   const probe = await bubblewrapAvailable();
   if (!probe.ok) throw new Error(`bubblewrap cannot run here (${probe.reason})`);
   for (const name of ["claude-code", "codex", "node"] as const) {
-    // No skip: a program that cannot be installed fails the test with npm's message.
-    const p = await installProgram(name);
+    // Installed by `npm test`'s setup step (scripts/lib/agent-programs.ts), never by a test: no test
+    // reaches the internet. Not there: the test fails saying how to get them, it is never skipped.
+    const p = await findProgram(name);
+    if (!p) {
+      throw new Error(
+        `${PINNED[name].package}@${PINNED[name].version} is not installed in ${defaultProgramsDir()}: npm test's setup step installs the agent programs (npm run setup -- --agent-programs does it alone)`,
+      );
+    }
     installed[name] = p;
     figures[`install ${name}`] = { installedNow: p.installedNow, ms: p.durationMs, mb: Math.round(p.bytes / 1e6) };
   }
