@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, join as joinPath } from "node:path";
 import {
+  type AgentChoice,
   type CheckRule,
   commandIds,
   DEFAULT_COMMAND_ALLOWLIST,
@@ -162,6 +163,8 @@ export interface TaskEdit {
   /** What the Task expects to touch (its intents); default none. */
   paths?: string[];
   editPlan: EditStep[];
+  /** This Task's own Agent (core agents/choice.ts); default the project's. */
+  agent?: AgentChoice;
 }
 
 /** A Change of scripted Tasks, as a user asks for it (createChange, user usr_test); returns its ID. */
@@ -200,6 +203,7 @@ export async function createScriptedChange(
           dependsOn: t.dependsOn ?? [],
           intents: { paths: t.paths ?? [], prefixes: [] },
           editPlan: t.editPlan,
+          ...(t.agent ? { agent: t.agent } : {}),
         })) as never,
       },
       ...(c.landWhenReady ? { landWhenReady: true } : {}),

@@ -81,6 +81,12 @@ const SAMPLES: Record<string, Sample> = {
     input: { projectId: SHOP, target: { kind: "webhook", url: "https://deploy.example.com/hook" } },
     acmeResource: true,
   },
+  "projects.setAgent": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, agent: { kind: "command", argv: ["sh", "agent.sh"] } },
+    acmeResource: true,
+  },
   "projects.indexes": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.search": {
     scope: "tenant",

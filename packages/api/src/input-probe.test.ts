@@ -54,6 +54,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "projects.cloneAccess": { projectId: SHOP },
   "projects.releases": { projectId: SHOP, limit: 5 },
   "projects.setReleaseTarget": { projectId: SHOP, target: { kind: "webhook", url: "https://deploy.example.com/hook" } },
+  "projects.setAgent": { projectId: SHOP, agent: { kind: "command", argv: ["sh", "agent.sh"], timeoutSeconds: 60 } },
   "projects.indexes": { projectId: SHOP, limit: 5 },
   "projects.search": { projectId: SHOP, query: "cart", limit: 5 },
   "operations.outbox": { state: "failed", limit: 10 },

@@ -4,6 +4,7 @@ export { createDb, type Db } from "./client.ts";
 export * from "./commands/archive-project.ts";
 export * from "./commands/create-project.ts";
 export { DEMO, type SeedOptions, type SeedResult, seedDemo } from "./commands/seed-demo.ts";
+export * from "./commands/set-project-agent.ts";
 export * from "./commands/set-release-target.ts";
 export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./embedded.ts";
 export * from "./events/index.ts";

@@ -620,3 +620,37 @@ describe("rhumbatron CLI", () => {
     expect((await run([...args, ...files], as("viewer"))).code).toBe(4);
   }, 120_000);
 });
+
+describe("rhumbatron projects agent", () => {
+  const shop = "proj_00000000-0000-4000-8000-00000000a001";
+
+  it("sets the project's Agent for an admin and shows it; more or less than one choice is exit 1; below admin is exit 4", async () => {
+    const set = await run(
+      ["projects", "agent", shop, "--command", "--timeout", "300", "--", "sh", "tools/agent.sh", "--fast"],
+      as("admin"),
+    );
+    expect(set.stderr).toBe("");
+    expect(set.code).toBe(0);
+    expect(set.stdout.trim()).toBe(`${shop}: agent command: sh tools/agent.sh --fast (300 s)`);
+    expect((await t.db.project.findUniqueOrThrow({ where: { id: shop } })).agent).toEqual({
+      kind: "command",
+      argv: ["sh", "tools/agent.sh", "--fast"],
+      timeoutSeconds: 300,
+      allowOutsidePaths: false,
+    });
+    const show = await run(["projects", "show", shop], as("viewer"));
+    expect(show.stdout).toContain("  agent       command: sh tools/agent.sh --fast (300 s)");
+
+    const two = await run(["projects", "agent", shop, "--scripted", "--model"], as("admin"));
+    expect(two.code).toBe(1);
+    expect(two.stderr).toContain("give exactly one of --scripted, --model, --command or --default");
+    const path = await run(["projects", "agent", shop, "--command", "--", "/bin/sh"], as("admin"));
+    expect(path.code).toBe(1);
+    expect(path.stderr).toContain("a bare program name on the Sandbox's PATH");
+    expect((await run(["projects", "agent", shop, "--scripted"], as("member"))).code).toBe(4);
+
+    const back = await run(["projects", "agent", shop, "--default"], as("admin"));
+    expect(back.stdout.trim()).toBe(`${shop}: agent the worker's default`);
+    expect((await t.db.project.findUniqueOrThrow({ where: { id: shop } })).agent).toBeNull();
+  });
+});

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { AGENT_TIMEOUT_BOUNDS, type AgentChoice, describeAgentChoice } from "@rhumbatron/core";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createRhumbatronClient } from "./client.ts";
 import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
@@ -165,6 +166,61 @@ function buildProgram(io: CliIo): Command {
       const project = await client.getProject(id);
       print(project, () => formatProject(project));
     });
+  projects
+    .command("agent")
+    .description(
+      "the Agent that works the project's Tasks unless a Task names its own: --scripted, --model, --default, or --command -- <program> [args...] (admin token)",
+    )
+    .argument("<id>", "the project ID")
+    .argument("[argv...]", "with --command: the program and its arguments, after -- (run in the Sandbox, no shell)")
+    .option("--scripted", "replay each Task's edit plan")
+    .option("--model", "the tool loop over the worker's model endpoint (AGENT_MODEL_URL)")
+    .option("--command", "the program given after -- , run in the Sandbox in the Task's checkout")
+    .option("--timeout <seconds>", "with --command: its wall time per run", positiveInt)
+    .option("--allow-outside-paths", "with --command: it may edit files outside a Task's declared paths")
+    .option("--default", "no choice of the project's: the worker's default")
+    .action(
+      async (
+        id: string,
+        argv: string[],
+        opts: {
+          scripted?: boolean;
+          model?: boolean;
+          command?: boolean;
+          timeout?: number;
+          allowOutsidePaths?: boolean;
+          default?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const picked = [opts.scripted, opts.model, opts.command, opts.default].filter(Boolean);
+        if (picked.length !== 1) {
+          throw new RhumbatronError("BAD_REQUEST", "give exactly one of --scripted, --model, --command or --default");
+        }
+        if (!opts.command && (argv.length > 0 || opts.timeout !== undefined || opts.allowOutsidePaths)) {
+          throw new RhumbatronError("BAD_REQUEST", "a program, --timeout and --allow-outside-paths go with --command");
+        }
+        if (opts.command && argv.length === 0) {
+          throw new RhumbatronError(
+            "BAD_REQUEST",
+            "--command needs the program after --, e.g. --command -- sh tools/agent.sh",
+          );
+        }
+        const agent: AgentChoice | null = opts.default
+          ? null
+          : opts.command
+            ? {
+                kind: "command",
+                argv: argv as [string, ...string[]],
+                timeoutSeconds: opts.timeout ?? AGENT_TIMEOUT_BOUNDS.default,
+                allowOutsidePaths: Boolean(opts.allowOutsidePaths),
+              }
+            : { kind: opts.scripted ? "scripted" : "model" };
+        const { client, print } = setup(cmd);
+        const r = await client.setProjectAgent(id, agent);
+        print(r, () => `${id}: agent ${describeAgentChoice(r.agent)}${r.changed ? "" : " (unchanged)"}`);
+      },
+    );
   projects
     .command("create")
     .description("a new project from the built-in template (the demo shop) at S0 (admin token)")

@@ -1,4 +1,4 @@
-import { fixtureInput, sandboxBudgetSecondsSchema } from "@rhumbatron/core";
+import { type AgentChoice, fixtureInput, sandboxBudgetSecondsSchema } from "@rhumbatron/core";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
@@ -140,6 +140,18 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async createProject(name: string): Promise<{ projectId: string }> {
       const t = await tenantId();
       return call(() => trpc.projects.create.mutate({ tenantId: t, name }));
+    },
+
+    /**
+     * The Agent that works the project's Tasks unless a Task names its own (README: Choosing the
+     * Agent); null gives the worker's default. `changed` is false when it already was. Admin token.
+     */
+    async setProjectAgent(
+      projectId: string,
+      agent: AgentChoice | null,
+    ): Promise<{ agent: AgentChoice | null; changed: boolean }> {
+      const t = await tenantId();
+      return call(() => trpc.projects.setAgent.mutate({ tenantId: t, projectId, agent }));
     },
 
     /**

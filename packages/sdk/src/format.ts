@@ -1,4 +1,4 @@
-import { changedPolicyFields, RISK_TIERS, unrecordedCheckState } from "@rhumbatron/core";
+import { changedPolicyFields, describeAgentChoice, RISK_TIERS, unrecordedCheckState } from "@rhumbatron/core";
 import type {
   ApprovalInterdiff,
   CandidateChecks,
@@ -61,6 +61,7 @@ export function formatProject(p: ProjectDetail): string {
     `  status      ${p.status}`,
     `  source      ${source}`,
     `  generation  S${p.canonicalGeneration}`,
+    `  agent       ${describeAgentChoice(p.agent)}`,
   ];
   if (p.status === "failed") lines.push(`  failed      ${p.failureReason ?? "(no reason recorded)"}`);
   if (p.status === "provisioning") lines.push(`  (rhumbatron projects show ${p.id} again to see when it is ready)`);

@@ -6,6 +6,7 @@ import {
   DomainError,
   dirForAgentRun,
   type SandboxWorkspace,
+  scriptedProvider,
   sourceKeys,
   workspaceFork,
 } from "@rhumbatron/core";
@@ -29,6 +30,7 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
+import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
 import { workspaceTools } from "./toolbox.ts";
 import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
@@ -103,12 +105,29 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       listing: { paths: context.indexPaths, overlay: ctx.stack.flatMap((s) => s.paths) },
     });
     agentStarted = true;
-    const outcome = await deps.provider.run(
-      { ...task, context: context.packet },
-      run.wakes.tools(tools),
-      run.cancel.signal,
-      run.wakes.inbox,
-    );
+    const agent = ctx.agent;
+    if (agent?.kind === "model" && deps.provider.name === scriptedProvider.name) {
+      return await run.finish(
+        "failed",
+        "this Task's Agent is the model, but the worker has no model endpoint: set AGENT_MODEL_URL (README: Agents), or choose another Agent",
+      );
+    }
+    const provider = agent?.kind === "scripted" ? scriptedProvider : deps.provider;
+    const outcome =
+      agent?.kind === "command"
+        ? await runCommandAgent(
+            run.ws,
+            agent,
+            { ...task, context: context.packet },
+            ctx.stack.map((s) => ({ taskKey: s.taskKey, paths: s.paths })),
+            run.cancel.signal,
+          )
+        : await provider.run(
+            { ...task, context: context.packet },
+            run.wakes.tools(tools),
+            run.cancel.signal,
+            run.wakes.inbox,
+          );
     if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
     await deps.afterTools?.(run.ws.path);
     if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
@@ -121,6 +140,12 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       );
     }
     const changeSetId = await publishStep(deps, runId, ctx, run.ws.path, start);
+    if (changeSetId === null) {
+      return await run.finish(
+        "failed",
+        `refused: the Agent edited the checks file (${GATE_FOLDER}), which a command Agent may not; nothing was published`,
+      );
+    }
     return await run.finish("completed", outcome.summary, changeSetId);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -284,9 +309,13 @@ async function emptyRunDirectory(dir: string): Promise<void> {
   await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
 }
 
+/** The folder of the project's checks file (core checks-file.ts): what a command Agent may not edit. */
+const GATE_FOLDER = ".rhumbatron";
+
 /**
  * Step `publish`: commit the Agent's work, push it to the fork and read its diff (one token
- * bundle), store the patch, publish the ChangeSet. Returns the ChangeSet's ID.
+ * bundle), store the patch, publish the ChangeSet. Returns the ChangeSet's ID, or null when the
+ * diff is refused (a command Agent's edit of the checks file): nothing is published then.
  */
 async function publishStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir: string, base: string) {
   const { task } = ctx;
@@ -303,6 +332,10 @@ async function publishStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir
       return deps.source.diff(fork, token, base, commit);
     },
   );
+  // A command Agent runs a program nobody reviewed: it may not edit the gate that judges its work.
+  if (ctx.agent?.kind === "command" && diff.paths.some((p) => p === GATE_FOLDER || p.startsWith(`${GATE_FOLDER}/`))) {
+    return null;
+  }
   const changeSetId = `cs_${runId.slice(4)}`;
   const patch = diff.patch
     ? await storePatch(

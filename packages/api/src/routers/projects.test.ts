@@ -233,3 +233,57 @@ describe("projects.import", () => {
     expect(listed).toMatchObject({ status: "failed", failureReason: expect.stringContaining("does not exist") });
   });
 });
+
+describe("projects.setAgent", () => {
+  const shop = "proj_00000000-0000-4000-8000-00000000a001";
+  const admin = () => callerAs(t.db, emailFor("admin"));
+  const stored = async () => (await t.db.project.findUniqueOrThrow({ where: { id: shop } })).agent;
+
+  it("sets the project's default Agent, shown by overview; the same again writes nothing; null goes back to the worker's default", async () => {
+    const agent = {
+      kind: "command" as const,
+      argv: ["sh", "tools/agent.sh"] as [string, ...string[]],
+      timeoutSeconds: 120,
+    };
+    const r = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent });
+    expect(r).toEqual({
+      projectId: shop,
+      agent: { ...agent, allowOutsidePaths: false },
+      changed: true,
+    });
+    const overview = await admin().projects.overview({ tenantId: ACME.tenantId, projectId: shop });
+    expect(overview.project.agent).toEqual({ ...agent, allowOutsidePaths: false });
+    const again = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent });
+    expect(again.changed).toBe(false);
+    const reset = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent: null });
+    expect(reset).toMatchObject({ agent: null, changed: true });
+    expect(await stored()).toBeNull();
+  });
+
+  it("refuses a program given as a path or a shell line, or a timeout out of bounds, with BAD_REQUEST, writing nothing", async () => {
+    await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent: { kind: "scripted" } });
+    for (const agent of [
+      { kind: "command", argv: ["/usr/bin/sh", "-c", "x"] },
+      { kind: "command", argv: ["sh -c x"] },
+      { kind: "command", argv: [] },
+      { kind: "command", argv: ["sh"], timeoutSeconds: 0 },
+      { kind: "command", argv: ["sh"], timeoutSeconds: 3601 },
+      { kind: "command", argv: ["sh"], shell: true },
+      { kind: "robot" },
+    ]) {
+      const err = await rejection(
+        admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent: agent as never }),
+      );
+      expect(err.code, JSON.stringify(agent)).toBe("BAD_REQUEST");
+    }
+    const err = await rejection(
+      admin().projects.setAgent({
+        tenantId: ACME.tenantId,
+        projectId: shop,
+        agent: { kind: "command", argv: ["/usr/bin/sh"] } as never,
+      }),
+    );
+    expect(err.message).toContain("a bare program name on the Sandbox's PATH");
+    expect(await stored()).toEqual({ kind: "scripted" });
+  });
+});

@@ -1,4 +1,5 @@
 import {
+  agentChoiceSchema,
   branchName,
   canonicalRepo,
   DomainError,
@@ -20,6 +21,7 @@ import {
   projectName,
   projectOfTenant,
   searchProjectIndex,
+  setProjectAgent,
   setReleaseTarget,
 } from "@rhumbatron/db";
 import { z } from "zod";
@@ -122,6 +124,14 @@ export const projectsRouter = router({
   setReleaseTarget: tenantProcedure("admin")
     .input(z.object({ projectId, target: releaseTargetSchema }))
     .mutation(({ ctx, input }) => setReleaseTarget(ctx.db, input)),
+  /**
+   * The Agent that works the project's Tasks unless a Task names its own (README: Choosing the
+   * Agent): scripted, model, or a command run in the Sandbox; null gives the worker's default.
+   * Admins only; runs already started keep theirs; the same choice again writes nothing.
+   */
+  setAgent: tenantProcedure("admin")
+    .input(z.object({ projectId, agent: agentChoiceSchema.nullable() }))
+    .mutation(({ ctx, input }) => setProjectAgent(ctx.db, input)),
   /** The search index's builds, purges and failures (project_indexes), latest first. */
   indexes: tenantProcedure("viewer")
     .input(z.object({ projectId, limit: z.number().int().min(1).max(100).optional() }))

@@ -1,1 +1,2 @@
+export * from "./choice.ts";
 export * from "./provider.ts";

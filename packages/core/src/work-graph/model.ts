@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agentChoiceSchema } from "../agents/choice.ts";
 import { PATCH_MAX_BYTES } from "../config.ts";
 import { DomainError } from "../errors.ts";
 import { repoPathSchema, safeText, utf8Bytes } from "../input.ts";
@@ -74,6 +75,8 @@ export const taskInput = z.object({
       message: `the edit plan writes more than a ChangeSet patch holds (${PATCH_MAX_BYTES} bytes, 512 KB); split the Task`,
     })
     .optional(),
+  /** This Task's Agent, instead of the project's default (agents/choice.ts). */
+  agent: agentChoiceSchema.optional(),
 });
 export type TaskInput = z.infer<typeof taskInput>;
 

@@ -1,4 +1,4 @@
-import { DomainError } from "@rhumbatron/core";
+import { DomainError, storedAgentChoice } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { type GenerationPeople, generationPeople } from "./generation-people.ts";
 import { actorName, namesOf, userIdsOf } from "./people.ts";
@@ -18,10 +18,12 @@ export async function projectOfTenant(db: Db, tenantId: string, projectId: strin
       sourceUrl: true,
       sourceBranch: true,
       failureReason: true,
+      agent: true,
     },
   });
   if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
-  return project;
+  // The stored choice as the schema reads it (null: the worker's default).
+  return { ...project, agent: storedAgentChoice(project.agent) };
 }
 
 export interface GenerationEntry {

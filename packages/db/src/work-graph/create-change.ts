@@ -85,6 +85,7 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
         position,
         intents: t.intents,
         ...(t.editPlan ? { editPlan: t.editPlan } : {}),
+        ...(t.agent ? { agent: t.agent } : {}),
       })),
     });
     const owner = {

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type AgentTask, DomainError, type EditStep, topologicalOrder } from "@rhumbatron/core";
+import {
+  type AgentChoice,
+  type AgentTask,
+  DomainError,
+  type EditStep,
+  storedAgentChoice,
+  topologicalOrder,
+} from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
@@ -60,6 +67,8 @@ export interface RunContext {
   startCommit: string | null;
   /** The project's own command allowlist; empty means the default. */
   commandAllowlist: string[];
+  /** The Task's Agent, else the project's default; null: the worker's default. */
+  agent: AgentChoice | null;
 }
 
 /**
@@ -119,6 +128,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
     taskState: run.task.state,
     startCommit: run.startCommit,
     commandAllowlist: run.change.project.commandAllowlist,
+    agent: storedAgentChoice(run.task.agent) ?? storedAgentChoice(run.change.project.agent),
     stack,
     task: {
       taskId: run.task.id,

@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { safeText } from "../input.ts";
+
+/**
+ * Which Agent works a Task (README: Choosing the Agent): the project's default, overridden per Task
+ * in the Work Graph. `scripted` replays the Task's edit plan; `model` is the tool loop over the
+ * configured OpenAI-compatible endpoint (AGENT_MODEL_URL); `command` is a program the admin names,
+ * run non-interactively in the Sandbox inside the Task's checkout (apps/worker/src/agents/command-agent.ts).
+ * No choice anywhere: the worker's default (the model when AGENT_MODEL_URL is set, else scripted).
+ */
+
+/** A bare program name the Sandbox finds on its PATH (the system's and the toolchains'); never a path or a shell line. */
+const program = safeText(100)
+  .min(1, "name the program")
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._+-]*$/,
+    "a bare program name on the Sandbox's PATH, like sh or node (no path, no spaces)",
+  );
+
+export const AGENT_TIMEOUT_BOUNDS = { min: 1, max: 3600, default: 900 } as const;
+
+export const commandAgentSchema = z.strictObject({
+  kind: z.literal("command"),
+  /** argv: the program and its arguments, as given; no shell parses it. */
+  argv: z.tuple([program], safeText(2000)).refine((a) => a.length <= 50, "at most 50 arguments"),
+  /** Wall time of one run: past it the program's process group is killed and the run fails. */
+  timeoutSeconds: z
+    .number()
+    .int()
+    .min(AGENT_TIMEOUT_BOUNDS.min)
+    .max(AGENT_TIMEOUT_BOUNDS.max)
+    .default(AGENT_TIMEOUT_BOUNDS.default),
+  /** The program may also edit files outside the Task's declared paths (otherwise such edits are a gap). */
+  allowOutsidePaths: z.boolean().default(false),
+});
+
+export const agentChoiceSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("scripted") }),
+  z.strictObject({ kind: z.literal("model") }),
+  commandAgentSchema,
+]);
+export type AgentChoice = z.infer<typeof agentChoiceSchema>;
+export type CommandAgent = z.infer<typeof commandAgentSchema>;
+
+/** The choice in words, for pages and the CLI: `scripted`, `model`, `command: sh run-agent.sh (900 s)`. */
+export function describeAgentChoice(choice: AgentChoice | null): string {
+  if (choice === null) return "the worker's default";
+  if (choice.kind !== "command") return choice.kind;
+  return `command: ${choice.argv.join(" ")} (${choice.timeoutSeconds} s${choice.allowOutsidePaths ? ", may edit outside its paths" : ""})`;
+}
+
+/** A stored choice (a JSON column) read back through the schema; null when absent or no longer valid. */
+export function storedAgentChoice(value: unknown): AgentChoice | null {
+  if (value === null || value === undefined) return null;
+  const parsed = agentChoiceSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
