@@ -1,4 +1,10 @@
-import type { PlannedCheck, ProjectChecks, Sandbox, SandboxWorkspace } from "@rhumbatron/core";
+import {
+  type PlannedCheck,
+  type ProjectChecks,
+  parseChecksFile,
+  type Sandbox,
+  type SandboxWorkspace,
+} from "@rhumbatron/core";
 import { getCandidate, loadVerificationInput } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
@@ -143,6 +149,26 @@ describe("reused Evidence", () => {
     await t.db.workflowStep.deleteMany({ where: { instanceId: b.candidateId, step: "evidence:tests" } });
     await recordReusedStep(v, check, aTests?.inputsKey ?? "", src);
     expect((await evidence(b.candidateId)).filter((e) => e.checkId === "tests")).toHaveLength(1);
+  }, 240_000);
+
+  it("runs for real on the same tree when the checks at the base differ", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await importedProject(w, LIBRARY);
+    await candidateFor(w, projectId, { requestId: "file-1", ...edit(GOOD) });
+    expect((await verifyCounting(w)).r[0]?.outcome).toBe("verified");
+    // The base's checks file as the `checks` step would read it, with one timeout changed.
+    const reading = parseChecksFile(LIBRARY[".rhumbatron/checks.yml"].replace("timeout: 120", "timeout: 121"));
+    if (!reading.ok) throw new Error("the changed file does not parse");
+    const changed: ProjectChecks = {
+      source: { kind: "file", path: ".rhumbatron/checks.yml", commit: "0".repeat(40) },
+      file: reading.file,
+    };
+    const b = await candidateFor(w, projectId, { requestId: "file-2", ...edit(GOOD) });
+    const second = await verifyCounting(w, (d) => ({ ...d, projectChecks: changed }));
+    expect(second.r[0]).toMatchObject({ candidateId: b.candidateId, outcome: "verified" });
+    expect(second.ran).toContain(TESTS_ARGV);
+    expect(second.ran).toContain(PREPARE);
+    expect((await evidence(b.candidateId)).every((e) => e.reusedFrom === null)).toBe(true);
   }, 240_000);
 
   it("never reuses a failure: the failing check runs again, and so does the check that prepares its tree", async () => {
