@@ -29,7 +29,10 @@ import type { VerificationRun } from "./verification-run.ts";
  * The rule for checks that prepare the tree (`prepares: true`, a build): the others start from the
  * tree it leaves, and a reused check leaves no tree. So a preparing check is reused only when every
  * other check of the run is reused too; as soon as one must run, every preparing check runs for real
- * and its Evidence says it ran (never "reused" for a check whose output was then needed).
+ * and its Evidence says it ran (never "reused" for a check whose output was then needed). Checks
+ * that do not prepare are independent by the check pool's design (each starts from its own copy of
+ * the prepared tree), so each is reused on its own; with `checks.concurrency` 1 they share one
+ * workspace, and a later check then no longer sees what a reused one would have left there.
  */
 
 /** What the `reuse` step decided for one verification: each check's key, and the pass each reuses. */
