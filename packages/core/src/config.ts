@@ -195,6 +195,15 @@ export const configSchema = z
        */
       concurrency: positiveInt,
     }),
+    verification: z.object({
+      /**
+       * Whether a check whose inputs are byte-identical to a recorded pass of the same project (the
+       * composed tree, the planned check, the setup, the toolchain, the checks file) reuses that pass
+       * as new Evidence saying so instead of running again (README: Reused Evidence). Off: every
+       * check runs.
+       */
+      reuseEvidence: z.boolean(),
+    }),
     worker: z.object({
       heartbeatCron: cron,
       /** How often a worker process beats (a timer of its own, whichever executor runs its functions). */
@@ -356,6 +365,7 @@ const base: RhumbatronConfig = {
     rerunsPerCheck: 2,
     concurrency: 2,
   },
+  verification: { reuseEvidence: true },
   worker: { heartbeatCron: "* * * * *", heartbeatSeconds: 10, heartbeatStaleSeconds: 30, takeoverSeconds: 30 },
 };
 

@@ -351,6 +351,38 @@ describe("rhumbatron CLI", () => {
     expect(other.stdout).toContain("conflict review: none (no two Tasks changed the same file)");
   });
 
+  it("candidate show says a reused record's check did not run here, and whose run it is", async () => {
+    await t.db.evidence.create({
+      data: {
+        id: "ev_cli_reused",
+        candidateId: REJECTED,
+        checkId: "build",
+        kind: "build",
+        status: "pass",
+        coverage: "checked_supported",
+        durationMs: 0,
+        timeoutSeconds: 120,
+        reusedFrom: `ev_${VERIFIED}`,
+        detail: "reused",
+        completedAt: new Date(),
+      },
+    });
+    try {
+      const show = await run(["candidate", "show", REJECTED], as("viewer"));
+      expect(show.stdout).toContain(
+        `  - build: pass, checked_supported, reused from ${VERIFIED} (did not run here); reused\n`,
+      );
+      const json = await run(["candidate", "show", REJECTED, "--json"], as("viewer"));
+      const parsed = JSON.parse(json.stdout) as { evidence: { id: string; reusedFrom: unknown }[] };
+      expect(parsed.evidence.find((e) => e.id === "ev_cli_reused")?.reusedFrom).toEqual({
+        evidenceId: `ev_${VERIFIED}`,
+        candidateId: VERIFIED,
+      });
+    } finally {
+      await t.db.evidence.delete({ where: { id: "ev_cli_reused" } });
+    }
+  });
+
   it("change watch exits 2 when the Candidate was rejected", async () => {
     const r = await run(["change", "watch", "chg_cli_rejected", "--interval", "10"], as("viewer"));
     expect(r.code).toBe(2);

@@ -173,8 +173,12 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   lines.push("", "evidence:");
   if (c.evidence.length === 0) lines.push("  none yet");
   for (const e of c.evidence) {
+    // A reused record's check did not run here: it says so, and whose run it is (README: Reused Evidence).
+    const ran = e.reusedFrom
+      ? `reused from ${e.reusedFrom.candidateId ?? e.reusedFrom.evidenceId} (did not run here)`
+      : `${e.durationMs} ms`;
     lines.push(
-      `  - ${e.checkId}: ${e.status}, ${e.coverage}, ${e.durationMs} ms${e.detail ? `; ${e.detail}` : ""}${e.outputKey ? ` [${e.outputKey}]` : ""}`,
+      `  - ${e.checkId}: ${e.status}, ${e.coverage}, ${ran}${e.detail ? `; ${e.detail}` : ""}${e.outputKey ? ` [${e.outputKey}]` : ""}`,
     );
     // The failing tests of its report by name, each with its message's first line.
     for (const t of failingTests(e.tests)) lines.push(`    ✗ ${t}`);

@@ -47,6 +47,7 @@ import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
 import { checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { ReportUnreadable, readReport } from "./reports.ts";
+import { recordReusedStep, reuseStep } from "./reuse.ts";
 import {
   evidenceFrom,
   evidenceKey,
@@ -110,19 +111,30 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   await conflictReviewStep(v, merged, () => composable(deps, input.changeSets));
   // A Candidate closed while its checks run (its Change cancelled, or it went stale) stops them at
   // once; nothing more is recorded for it, so a stopped check is never Evidence of a failure.
+  // Checks whose inputs match a recorded pass of this project reuse it (reuse.ts); the others run.
+  const reuse = await reuseStep(v, ws, plan, checks.project, merged.tree);
+  const toRun = plan.checks.filter((c) => !reuse.reuse[c.id]);
+  for (const check of plan.checks) {
+    const from = reuse.reuse[check.id];
+    if (from) await recordReusedStep(v, check, reuse.keys[check.id] ?? "", from);
+  }
   const watch = watchCandidateClosed(deps.db, candidate.id, CLOSED_POLL_MS);
   const checked = watch.workspace(ws);
   try {
-    await prefetchBaseRouteTable(v, checked, plan.checks);
+    await prefetchBaseRouteTable(v, checked, toRun);
     await runPlannedChecks(
       {
         config: deps.config,
         recorded: async (check) => (await v.run.done(`evidence:${check.id}`)) !== null,
-        record: (own, check) => checkAndRecordStep(v, own, merged.commit, check, { closed: watch.check }),
+        record: (own, check) =>
+          checkAndRecordStep(v, own, merged.commit, check, {
+            closed: watch.check,
+            inputsKey: reuse.keys[check.id] ?? null,
+          }),
         restore: () => ensureWorkingCopy(deps, ws, candidateFork(candidate.id), merged.commit),
       },
       checked,
-      plan.checks,
+      toRun,
     );
     watch.check();
   } catch (err) {
@@ -270,6 +282,8 @@ export interface CheckRunOptions {
   tag?: string;
   /** Throws CandidateClosed once the Candidate was closed (stale or cancelled) while its checks run. */
   closed?: () => void;
+  /** The check's inputs key (reuse.ts), kept on its Evidence so a later identical run may reuse a pass. */
+  inputsKey?: string | null;
 }
 
 /**
@@ -288,7 +302,12 @@ export async function checkAndRecordStep(
   const evidence = await run.step(`check:${check.id}`, () => checkStep(deps, input, ws, commit, check, o));
   o.closed?.();
   await run.txStep(`evidence:${check.id}`, (ctx) =>
-    recordEvidence(ctx, ids, { ...evidence, completedAt: new Date(evidence.completedAt) }, deps),
+    recordEvidence(
+      ctx,
+      ids,
+      { ...evidence, inputsKey: o.inputsKey ?? null, completedAt: new Date(evidence.completedAt) },
+      deps,
+    ),
   );
 }
 

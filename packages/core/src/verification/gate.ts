@@ -24,6 +24,8 @@ export interface EvidenceRecord {
   detail: string;
   /** The failure's first lines (failure-excerpt.ts) when the command did not pass; null otherwise. */
   excerpt: string[] | null;
+  /** The Evidence this record reuses (README: Reused Evidence); the check did not run for it. */
+  reusedFrom?: string | null;
 }
 
 export const GAP_KINDS = [

@@ -46,7 +46,19 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   if (!c || !project) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
   const changeSets = await db.changeSet.findMany({ where: { id: { in: c.changeSetIds } } });
   const workflow = await db.workflowInstance.findUnique({ where: { instanceId: c.id } });
-  const evidence = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
+  const rows = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
+  // A reused record names the pass it copies and that pass's Candidate (README: Reused Evidence).
+  const sources = await db.evidence.findMany({
+    where: { id: { in: rows.flatMap((e) => e.reusedFrom ?? []) } },
+    select: { id: true, candidateId: true },
+  });
+  const sourceCandidate = new Map(sources.map((e) => [e.id, e.candidateId]));
+  const evidence = rows.map((e) => ({
+    ...e,
+    reusedFrom: e.reusedFrom
+      ? { evidenceId: e.reusedFrom, candidateId: sourceCandidate.get(e.reusedFrom) ?? null }
+      : null,
+  }));
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
   const plan = c.plan as VerificationPlan | null;
   // The gate from the rows as they are now (the same reading promotion makes, review findings included).

@@ -134,6 +134,9 @@ export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
   outputTail?: string | null;
   /** Each test's outcome from the check's report (reports.ts), failing first; null: no report. */
   tests?: unknown[] | null;
+  /** The check's inputs key, and the Evidence it reuses (README: Reused Evidence); null when neither. */
+  inputsKey?: string | null;
+  reusedFrom?: string | null;
   completedAt: Date;
 };
 
@@ -165,6 +168,8 @@ export async function recordEvidence(
         ...(e.tests ? { tests: e.tests as object[] } : {}),
         attachments: e.attachments ?? [],
         detail: e.detail.slice(0, 4000),
+        inputsKey: e.inputsKey ?? null,
+        reusedFrom: e.reusedFrom ?? null,
         completedAt: e.completedAt,
       },
     ],
@@ -200,7 +205,66 @@ export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string):
     outputKey: r.outputKey,
     detail: r.detail,
     excerpt: r.outputExcerpt === null ? null : r.outputExcerpt.split("\n"),
+    reusedFrom: r.reusedFrom,
   }));
+}
+
+/** A recorded pass that a check with these inputs may reuse (README: Reused Evidence), or null. */
+export interface ReusableEvidence {
+  id: string;
+  candidateId: string;
+  checkId: string;
+  kind: string;
+  status: "pass";
+  coverage: "checked_supported";
+  durationMs: number;
+  timeoutSeconds: number;
+  metrics: Record<string, number>;
+  outputKey: string | null;
+  command: string | null;
+  tests: unknown[] | null;
+  attachments: string[];
+  detail: string;
+}
+
+/**
+ * The earliest pass with full coverage recorded with this inputs key by another Candidate of the
+ * same project. Never a fail, an error, a skip or a pass without signal (a failure always reruns,
+ * so a flaky one can clear), never another project's, never a record that itself reuses one (the
+ * original run is the one named).
+ */
+export async function reusableEvidence(
+  db: Db | TxContext["tx"],
+  q: { projectId: string; candidateId: string; inputsKey: string },
+): Promise<ReusableEvidence | null> {
+  const r = await db.evidence.findFirst({
+    where: {
+      inputsKey: q.inputsKey,
+      status: "pass",
+      coverage: "checked_supported",
+      reusedFrom: null,
+      candidateId: { not: q.candidateId },
+      candidate: { projectId: q.projectId },
+    },
+    orderBy: [{ completedAt: "asc" }, { id: "asc" }],
+  });
+  if (!r) return null;
+  return {
+    id: r.id,
+    candidateId: r.candidateId,
+    checkId: r.checkId,
+    kind: r.kind,
+    status: "pass",
+    coverage: "checked_supported",
+    durationMs: r.durationMs,
+    timeoutSeconds: r.timeoutSeconds,
+    metrics: r.metrics as Record<string, number>,
+    outputKey: r.outputKey,
+    command: r.command,
+    tests: (r.tests as unknown[] | null) ?? null,
+    attachments: r.attachments,
+    detail: r.detail,
+  };
 }
 
 export type VerificationOutcome =

@@ -120,6 +120,7 @@ export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
             <CheckItem
               key={row.checkId}
               candidateStatus={candidate.status}
+              projectId={candidate.projectId}
               check={row.check}
               verdict={row.verdict}
               evidence={row.evidence}
@@ -139,12 +140,14 @@ export function ChecksPanel({ candidate }: { candidate: CandidateDetail }) {
 
 function CheckItem({
   candidateStatus,
+  projectId,
   check,
   verdict,
   evidence,
   action,
 }: {
   candidateStatus: string;
+  projectId: string;
   check: PlannedCheck | null;
   verdict: CheckVerdict | null;
   evidence: CandidateEvidence[];
@@ -214,6 +217,7 @@ function CheckItem({
             <EvidenceItem
               key={e.id}
               e={e}
+              projectId={projectId}
               judged={e.id === judged?.id}
               isGap={!verdict?.satisfied}
               bound={check?.metric}
@@ -232,11 +236,13 @@ function metricEntries(metrics: unknown): Array<[string, string]> {
 
 function EvidenceItem({
   e,
+  projectId,
   judged,
   isGap,
   bound,
 }: {
   e: CandidateEvidence;
+  projectId: string;
   judged: boolean;
   isGap: boolean;
   bound: { name: string; below: number } | undefined;
@@ -262,23 +268,46 @@ function EvidenceItem({
           <Time value={e.completedAt} />
         </span>
         {judged && <span className="text-slate-500">(the record the gate judged)</span>}
+        {/* A reused record's check did not run for this Candidate (README: Reused Evidence). */}
+        {e.reusedFrom && (
+          <span data-testid="evidence-reused" className="flex items-center gap-1">
+            <Badge tone="neutral">reused</Badge>
+            <span className="text-slate-600">
+              from{" "}
+              {e.reusedFrom.candidateId ? (
+                <a
+                  data-testid="evidence-reused-from"
+                  className="font-mono underline"
+                  href={`/projects/${projectId}/candidates/${e.reusedFrom.candidateId}`}
+                >
+                  {e.reusedFrom.candidateId}
+                </a>
+              ) : (
+                <span className="font-mono">{e.reusedFrom.evidenceId}</span>
+              )}
+              ; it did not run for this Candidate
+            </span>
+          </span>
+        )}
       </div>
-      <div className="mt-1 flex items-center gap-2">
-        <div className="h-1.5 w-32 overflow-hidden rounded bg-slate-100" aria-hidden="true">
-          <div
-            className={`h-full ${duration.over ? "bg-red-500" : "bg-slate-400"}`}
-            style={{ width: `${Math.round(duration.share * 100)}%` }}
-          />
+      {!e.reusedFrom && (
+        <div className="mt-1 flex items-center gap-2">
+          <div className="h-1.5 w-32 overflow-hidden rounded bg-slate-100" aria-hidden="true">
+            <div
+              className={`h-full ${duration.over ? "bg-red-500" : "bg-slate-400"}`}
+              style={{ width: `${Math.round(duration.share * 100)}%` }}
+            />
+          </div>
+          <span
+            data-testid="evidence-duration"
+            data-over={String(duration.over)}
+            className={duration.over ? "text-red-700" : ""}
+          >
+            {duration.label}
+            {duration.over ? " (over the timeout)" : ""}
+          </span>
         </div>
-        <span
-          data-testid="evidence-duration"
-          data-over={String(duration.over)}
-          className={duration.over ? "text-red-700" : ""}
-        >
-          {duration.label}
-          {duration.over ? " (over the timeout)" : ""}
-        </span>
-      </div>
+      )}
       {metrics.length > 0 && (
         <dl data-testid="evidence-metrics" className="mt-1 flex flex-wrap gap-x-4">
           {metrics.map(([k, v]) => (
@@ -296,7 +325,7 @@ function EvidenceItem({
       <TestResults tests={e.tests} />
       {e.command && (
         <p data-testid="evidence-command" className="mt-1 font-mono text-slate-600">
-          $ {e.command}
+          {e.reusedFrom ? "ran for the Candidate it is reused from: " : ""}$ {e.command}
         </p>
       )}
       {e.outputTail && (
