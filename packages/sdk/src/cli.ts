@@ -22,6 +22,7 @@ import {
   formatWatchEnd,
   formatWhoami,
 } from "./format.ts";
+import { formatProjectChecks } from "./format-project-checks.ts";
 import { formatInbox } from "./inbox.ts";
 import { parsePolicyJson } from "./policy.ts";
 import { parseChangeJson } from "./work-graph.ts";
@@ -164,6 +165,15 @@ function buildProgram(io: CliIo): Command {
       const { client, print } = setup(cmd);
       const project = await client.getProject(id);
       print(project, () => formatProject(project));
+    });
+  projects
+    .command("checks")
+    .description("where the project's checks come from at its head, what they are, and the latest setup runs")
+    .argument("<id>", "the project ID")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.projectChecks(id);
+      print(r, () => formatProjectChecks(r));
     });
   projects
     .command("create")
