@@ -53,7 +53,13 @@ export function formatProjectChecks(r: ProjectChecks): string {
           c.id,
           [...(c.run ?? []), ...(c.procedure ? [`(${c.procedure})`] : [])].join(" "),
           when(c.when),
-          c.report ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}` : "-",
+          c.report
+            ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
+            : c.metric
+              ? `metric ${c.metric.name}`
+              : c.procedure
+                ? `${c.procedure} procedure`
+                : "exit 0",
           c.about ?? "-",
         ]),
       ]),

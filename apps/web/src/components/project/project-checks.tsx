@@ -137,7 +137,9 @@ function FileSummary({ file }: { file: ChecksFile }) {
                   ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
                   : c.metric
                     ? `metric ${c.metric.name}`
-                    : "exit 0"}
+                    : c.procedure
+                      ? `the ${c.procedure} procedure`
+                      : "exit 0"}
               </td>
             </tr>
           ))}
