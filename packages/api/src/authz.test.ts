@@ -72,6 +72,7 @@ const SAMPLES: Record<string, Sample> = {
     atMinimum: "PRECONDITION_FAILED",
   },
   "projects.overview": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "projects.checks": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.events": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.cloneAccess": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "projects.releases": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },

@@ -50,6 +50,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "projects.import": { name: "probe-imported", from: "https://git.example.com/team/shop.git", branch: "main" },
   "projects.archive": { projectId: SHOP },
   "projects.overview": { projectId: SHOP },
+  "projects.checks": { projectId: SHOP },
   "projects.events": { projectId: SHOP, lastEventId: "12" },
   "projects.cloneAccess": { projectId: SHOP },
   "projects.releases": { projectId: SHOP, limit: 5 },

@@ -1,5 +1,5 @@
 import { type BlobStore, idSchema, type RhumbatronConfig } from "@rhumbatron/core";
-import type { Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
+import type { CanonicalReader, Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";
@@ -19,6 +19,8 @@ export interface Services {
   now: () => Date;
   /** Reads the source store for promotion's precondition 8 (the composed commit in the Candidate fork). */
   sourceProbe: (db: Db) => SourceProbe;
+  /** Reads the project's canonical repository at a commit (projects.checks). */
+  canonicalReader: (db: Db) => CanonicalReader;
   /** The blob store the worker writes patches, check output and screenshots to (read-only here). */
   blobs: BlobStore;
   /** better-auth for a database client: reads the session cookie of a request (resolveCaller). */
@@ -92,6 +94,7 @@ const authenticated = t.middleware(async ({ ctx, next }) => {
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
+export const mergeRouters = t.mergeRouters;
 export const publicProcedure = t.procedure.use(domainErrors);
 export const authedProcedure = publicProcedure.use(authenticated);
 

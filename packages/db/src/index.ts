@@ -24,6 +24,7 @@ export * from "./queries/health.ts";
 export * from "./queries/metrics.ts";
 export * from "./queries/operations.ts";
 export * from "./queries/outbox.ts";
+export * from "./queries/project-checks.ts";
 export * from "./queries/project-overview.ts";
 export * from "./queries/projects.ts";
 export * from "./queries/releases.ts";

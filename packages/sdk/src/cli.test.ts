@@ -1,8 +1,10 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { testServices, testSettings } from "@rhumbatron/api/testing";
+import { repoNamespace } from "@rhumbatron/core";
 import { createDb, type Role, recordContextPacket } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { build } from "tsup";
@@ -181,6 +183,51 @@ describe("rhumbatron CLI", () => {
     const bad = await run(["projects", "create", "Not A Name"], as("admin"));
     expect(bad.code).toBe(1);
     expect(await t.db.project.count()).toBe(before);
+  });
+
+  it("projects checks prints the checks file at the project's head, its checks and the latest setup runs; a bad file is its problems", async () => {
+    const projectId = "proj_00000000-0000-4000-8000-00000000c101";
+    await t.db.project.create({
+      data: { id: projectId, tenantId: ACME.tenantId, name: "cli-checks", status: "active" },
+    });
+    const bare = join(testSettings().RHUMBATRON_DATA_DIR, "git", repoNamespace(testServices().config.env), projectId);
+    const work = await mkdtemp(join(tmpdir(), "rh-cli-checks-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+        cwd: work,
+        encoding: "utf8",
+      }).trim();
+    execFileSync("git", ["init", "-q", "--bare", "-b", "main", bare]);
+    git("init", "-q", "-b", "main");
+    const head = async (generation: number, text: string) => {
+      await mkdir(join(work, ".rhumbatron"), { recursive: true });
+      await writeFile(join(work, ".rhumbatron/checks.yml"), text);
+      git("add", "-A");
+      git("commit", "-q", "-m", `g${generation}`);
+      git("push", "-q", bare, "HEAD:refs/heads/main");
+      await t.db.canonicalGeneration.create({
+        data: { projectId, generation, commit: git("rev-parse", "HEAD"), tree: git("rev-parse", "HEAD^{tree}") },
+      });
+      await t.db.project.update({ where: { id: projectId }, data: { canonicalGeneration: generation } });
+    };
+    await head(0, await readFile(join(REPO, "templates/shop/.rhumbatron/checks.yml"), "utf8"));
+    const shown = await run(["projects", "checks", projectId], as("viewer"));
+    expect(shown.stderr).toBe("");
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      `from .rhumbatron/checks.yml (blob ${git("rev-parse", "HEAD:.rhumbatron/checks.yml")})`,
+    );
+    expect(shown.stdout).toMatch(/^build\s+npm run -s build\s+every Change/m);
+    expect(shown.stdout).toMatch(/^contract\s.*tiers: medium,high,critical\s+contract procedure/m);
+    expect(shown.stdout).toMatch(/^protected-invariant-cart\s.*invariant: cart/m);
+    expect(shown.stdout).toContain("requires    node>=20");
+    expect(shown.stdout).toContain("recent setup runs:\n  none yet");
+    await head(1, "version: 1\nchecks: []\n");
+    const bad = await run(["projects", "checks", projectId], as("viewer"));
+    expect(bad.code).toBe(0);
+    expect(bad.stdout).toContain(".rhumbatron/checks.yml:2: checks: declare at least one check");
+    const json = JSON.parse((await run(["projects", "checks", projectId, "--json"], as("viewer"))).stdout);
+    expect(json.source.kind).toBe("invalid");
   });
 
   it("whoami --json prints the token's tenant and role", async () => {

@@ -23,6 +23,7 @@ import {
   formatWatchEnd,
   formatWhoami,
 } from "./format.ts";
+import { formatProjectChecks } from "./format-project-checks.ts";
 import { formatInbox } from "./inbox.ts";
 import { parsePolicyJson } from "./policy.ts";
 import { parseChangeJson } from "./work-graph.ts";
@@ -221,6 +222,15 @@ function buildProgram(io: CliIo): Command {
         print(r, () => `${id}: agent ${describeAgentChoice(r.agent)}${r.changed ? "" : " (unchanged)"}`);
       },
     );
+  projects
+    .command("checks")
+    .description("where the project's checks come from at its head, what they are, and the latest setup runs")
+    .argument("<id>", "the project ID")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.projectChecks(id);
+      print(r, () => formatProjectChecks(r));
+    });
   projects
     .command("create")
     .description("a new project from the built-in template (the demo shop) at S0 (admin token)")

@@ -26,6 +26,7 @@ export type PromoteResult = RouterOutputs["candidate"]["promote"];
 export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
 export type ApprovalInterdiff = RouterOutputs["candidate"]["interdiff"];
 export type CandidateChecks = RouterOutputs["candidate"]["checks"];
+export type ProjectChecks = RouterOutputs["projects"]["checks"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 export type FixturePublishResult = RouterOutputs["task"]["publishFixture"];
@@ -134,6 +135,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async getProject(projectId: string): Promise<ProjectDetail> {
       const t = await tenantId();
       return (await call(() => trpc.projects.overview.query({ tenantId: t, projectId }))).project;
+    },
+
+    /**
+     * Where the project's checks come from at its canonical head (its checks file, detected, the
+     * file's problems, or none), what they are, and the latest setup runs.
+     */
+    async projectChecks(projectId: string): Promise<ProjectChecks> {
+      const t = await tenantId();
+      return call(() => trpc.projects.checks.query({ tenantId: t, projectId }));
     },
 
     /** A new project from the built-in template (the demo shop) at S0; getProject says when it is active. Admin token. */

@@ -12,6 +12,7 @@ export {
   type Membership,
   type PolicyUpdateResult,
   type Project,
+  type ProjectChecks,
   type ProjectDetail,
   type ProjectPolicy,
   type PromoteResult,

@@ -1,80 +1,47 @@
 import type { ChangeDraft } from "./change-form.ts";
 
-/** The line of templates/shop/public/app.js that renders the wishlist, and the line the example adds after it. */
-const RENDER_LINE =
-  '  $("wishlist").replaceChildren(...(items.length > 0 ? items : [emptyNote("Your wishlist is empty.")]));\n';
-// biome-ignore lint/suspicious/noTemplateCurlyInString: the page script's own source text, not a template here
-const COUNT_LINE = '  $("wishlist-count").textContent = `(${items.length})`;\n';
-
 /**
- * A complete, valid Change against the project template (templates/shop): the wishlist section
- * shows how many products are saved. Its scripted edit plans apply to the template as provisioned,
- * and keep every test hook the browser check uses.
+ * The shape of a request, for any project: a title, a description of what changes and why, a risk
+ * tier, an invariant, and two Tasks where the second depends on the first, each with the paths it
+ * may touch and a scripted edit plan. It names nothing of any project: it adds one new file under
+ * docs/ and then extends it, so it applies to every repository.
  */
-export function wishlistExample(): ChangeDraft {
+export function exampleChange(): ChangeDraft {
+  const path = "docs/change-requests.md";
+  const first = "# How to ask for a change\n\nSay what should be different, and why.\n";
   return {
-    title: "Wishlist page: show how many products are saved",
+    title: "Docs: explain how to ask for a change",
     description:
-      "The wishlist heading shows a live count, and the empty wishlist explains how to save a product for later.",
+      "Adds a short page under docs/ that says what a good change request holds: what should be different, why, and how to tell it is done.",
     riskTier: "low",
-    p95LatencyMs: "200",
-    invariants: "The cart total always equals the sum of its line totals",
+    p95LatencyMs: "",
+    invariants: "Existing behaviour is unchanged",
     added: "",
     removed: "",
     changed: "",
     tasks: [
       {
-        key: "heading",
-        title: "Add a count to the wishlist heading",
+        key: "page",
+        title: "Write the page",
         dependsOn: [],
-        paths: "public/index.html",
+        paths: path,
+        prefixes: "",
+        editPlan: [{ op: "write", path, content: first }],
+      },
+      {
+        key: "done",
+        title: "Say how to tell it is done",
+        dependsOn: ["page"],
+        paths: path,
         prefixes: "",
         editPlan: [
           {
             op: "replace",
-            path: "public/index.html",
-            find: '<h2 id="wishlist-heading">Wishlist</h2>',
-            replace: '<h2 id="wishlist-heading">Wishlist <span data-testid="wishlist-count">(0)</span></h2>',
+            path,
+            find: "and why.\n",
+            replace: "and why.\nThen say how a reviewer can tell it is done.\n",
           },
         ],
-      },
-      {
-        key: "count",
-        title: "Keep the count up to date",
-        dependsOn: ["heading"],
-        paths: "public/app.js",
-        prefixes: "",
-        editPlan: [
-          {
-            op: "replace",
-            path: "public/app.js",
-            find: RENDER_LINE,
-            replace: RENDER_LINE + COUNT_LINE,
-          },
-        ],
-      },
-      {
-        key: "empty-note",
-        title: "Explain how to save a product",
-        dependsOn: ["count"],
-        paths: "public/app.js",
-        prefixes: "",
-        editPlan: [
-          {
-            op: "replace",
-            path: "public/app.js",
-            find: '"Your wishlist is empty."',
-            replace: '"Your wishlist is empty. Use Add to wishlist to save a product for later."',
-          },
-        ],
-      },
-      {
-        key: "check",
-        title: "Check the page script still parses",
-        dependsOn: ["empty-note"],
-        paths: "",
-        prefixes: "public/",
-        editPlan: [{ op: "run", argv: "node --check public/app.js" }],
       },
     ],
   };

@@ -37,7 +37,7 @@ export interface ChangeDraft {
   p95LatencyMs: string;
   /** One invariant per line. */
   invariants: string;
-  /** One route per line, like `GET /api/cart`. */
+  /** One route per line, like `GET /api/items`. */
   added: string;
   removed: string;
   changed: string;

@@ -1,4 +1,4 @@
-import type { Services } from "@rhumbatron/api";
+import { localCanonicalReader, noCanonicalReader, type Services } from "@rhumbatron/api";
 import { appOrigins, gitPublicUrl } from "@rhumbatron/core";
 import { authFor } from "./auth.ts";
 import { serverBlobStore } from "./blobs.ts";
@@ -20,6 +20,11 @@ export function defaultServices(): Services {
       settings.RHUMBATRON_FUNCTION_HOST === "split"
         ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
         : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
+    // The canonical repositories are on this machine unless the worker runs on another host.
+    canonicalReader: (db) =>
+      settings.RHUMBATRON_FUNCTION_HOST === "split"
+        ? noCanonicalReader
+        : localCanonicalReader(db, config, settings.RHUMBATRON_DATA_DIR, now),
     blobs: serverBlobStore(),
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),

@@ -1,4 +1,4 @@
-import { createCallerFactory, router } from "../trpc.ts";
+import { createCallerFactory, mergeRouters, router } from "../trpc.ts";
 import { candidatesRouter } from "./candidates.ts";
 import { changesRouter, tasksRouter } from "./changes.ts";
 import { landingRouter } from "./landing.ts";
@@ -7,6 +7,7 @@ import { metricsRouter } from "./metrics.ts";
 import { notificationsRouter } from "./notifications.ts";
 import { operationsRouter } from "./operations.ts";
 import { policyRouter } from "./policy.ts";
+import { projectChecksRouter } from "./project-checks.ts";
 import { projectsRouter } from "./projects.ts";
 import { sandboxRouter } from "./sandbox.ts";
 import { tenantsRouter } from "./tenants.ts";
@@ -16,7 +17,7 @@ import { webhooksRouter } from "./webhooks.ts";
 /** The public API: one sub-router per resource. */
 export const appRouter = router({
   tenants: tenantsRouter,
-  projects: projectsRouter,
+  projects: mergeRouters(projectsRouter, projectChecksRouter),
   operations: operationsRouter,
   change: changesRouter,
   task: tasksRouter,

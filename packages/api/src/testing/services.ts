@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { appOrigins, configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
 import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
 import { authPerDb } from "../auth.ts";
+import { localCanonicalReader } from "../canonical-reader.ts";
 import type { Services } from "../trpc.ts";
 
 let cached: Settings | undefined;
@@ -40,6 +41,8 @@ export function testServices(): Services {
     nudger: pgNotifyNudger,
     now: () => new Date(),
     sourceProbe: () => noForks,
+    canonicalReader: (db) =>
+      localCanonicalReader(db, configFromSettings(settings), settings.RHUMBATRON_DATA_DIR, () => new Date()),
     blobs: blobStoreFromSettings(settings),
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),

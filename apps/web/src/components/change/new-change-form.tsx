@@ -3,7 +3,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
-import { wishlistExample } from "../../lib/change-example.ts";
+import { exampleChange } from "../../lib/change-example.ts";
 import {
   type ChangeDraft,
   emptyDraft,
@@ -70,12 +70,12 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
           type="button"
           data-testid="load-example"
           onClick={() => {
-            setDraft(wishlistExample());
+            setDraft(exampleChange());
             setErrors({});
           }}
           className="rounded border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100"
         >
-          Load example (wishlist count)
+          Load an example
         </button>
       </div>
 
@@ -139,7 +139,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
         </div>
         <TextField
           label="Invariants"
-          hint="One per line. A project's checks file can run a check when an invariant names a word (the demo shop's: cart)."
+          hint="One per line. A project's checks file can run a check when an invariant names a word."
           errors={errors}
           name="invariants"
           testId="invariants-input"
@@ -152,7 +152,7 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
             <TextField
               key={k}
               label={`Routes ${k}`}
-              hint="One per line, like GET /api/cart."
+              hint="One per line, like GET /api/items."
               errors={errors}
               name={`contractChanges.${k}`}
               testId={`contract-${k}-input`}

@@ -94,7 +94,7 @@ export function TaskEditor({
         />
         <TextField
           label="Folders it touches"
-          hint="One prefix per line, like src/cart/."
+          hint="One prefix per line, like src/billing/."
           errors={errors}
           name={`${at}.intents.prefixes`}
           testId={`task-prefixes-input-${index}`}

@@ -15,6 +15,7 @@ import { GenerationTimeline } from "./generation-timeline.tsx";
 import { IndexStatus } from "./index-status.tsx";
 import { LandingQueue } from "./landing-queue.tsx";
 import { PolicySummary } from "./policy-summary.tsx";
+import { ProjectChecks } from "./project-checks.tsx";
 import { ReleasesPanel } from "./releases-panel.tsx";
 
 /** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
@@ -48,6 +49,8 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
       // A promotion (canonical.advanced) starts a release and an index build; release.* Events follow.
       void queryClient.invalidateQueries(trpc.projects.releases.pathFilter());
       void queryClient.invalidateQueries(trpc.projects.indexes.pathFilter());
+      // A promotion may change the checks file; a verification adds setup runs.
+      void queryClient.invalidateQueries(trpc.projects.checks.pathFilter());
       // policy.updated: another admin edited the policy.
       void queryClient.invalidateQueries(trpc.policy.get.pathFilter());
     }, REFRESH_AFTER_EVENT_MS);
@@ -188,6 +191,10 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
         }
       >
         <PolicySummary tenantId={tenantId} projectId={project.id} />
+      </Panel>
+
+      <Panel title="Checks" testId="checks-panel">
+        <ProjectChecks tenantId={tenantId} projectId={project.id} />
       </Panel>
 
       <Panel title="Releases" testId="releases-panel">
