@@ -27,6 +27,7 @@ import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
 import { SourceStore } from "./source/store.ts";
 import { closeWarmBrowser, runBrowserCheck } from "./verification/browser-check.ts";
+import { playwrightMounts } from "./verification/playwright-check.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -181,7 +182,8 @@ async function main(): Promise<void> {
 
 /** What Sandbox commands may use, read-only: the node binary's folder and the TypeScript compiler. */
 function toolchainForSandbox(): string[] {
-  const paths = [dirname(process.execPath)];
+  // Node, TypeScript for build checks, and Playwright with Chromium for playwright checks.
+  const paths = [dirname(process.execPath), ...playwrightMounts()];
   try {
     paths.push(dirname(createRequire(import.meta.url).resolve("typescript/package.json")));
   } catch {

@@ -38,6 +38,7 @@ import { provisionHandler } from "./source/handlers.ts";
 import { SourceStore } from "./source/store.ts";
 import { captureLogs, startNudgeOnlyExecutor } from "./testing.ts";
 import { runBrowserCheck } from "./verification/browser-check.ts";
+import { playwrightMounts } from "./verification/playwright-check.ts";
 import type { VerificationDeps } from "./verification/verification-run.ts";
 
 /**
@@ -46,7 +47,8 @@ import type { VerificationDeps } from "./verification/verification-run.ts";
  * Candidate.
  */
 const TYPESCRIPT = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));
-export const TOOLCHAIN = [dirname(process.execPath), TYPESCRIPT];
+/** The Sandbox's toolchain as the worker mounts it (main.ts): node, TypeScript, Playwright and Chromium. */
+export const TOOLCHAIN = [dirname(process.execPath), TYPESCRIPT, ...playwrightMounts()];
 
 /** `nodeBinDir`: the Node the Sandbox's commands run on (test-nodes.ts); default this process's. */
 export async function testWorld(
@@ -62,7 +64,7 @@ export async function testWorld(
   const logs = captureLogs();
   const sandbox = await createSandbox({
     root: join(dir, "sandboxes"),
-    toolchainPaths: options.nodeBinDir ? [options.nodeBinDir, TYPESCRIPT] : TOOLCHAIN,
+    toolchainPaths: options.nodeBinDir ? [options.nodeBinDir, TYPESCRIPT, ...playwrightMounts()] : TOOLCHAIN,
     allowlist: DEFAULT_COMMAND_ALLOWLIST,
     limits: sandboxLimits(config),
     log: logs.logger,

@@ -334,12 +334,12 @@ async function callOnce(
     if (timeout.aborted)
       return { ok: false, reason: `no answer within ${options.timeoutMs} ms from ${endpoint}`, retry: true };
     if (signal?.aborted) return { ok: false, reason: "cancelled by the caller", retry: false };
-    return { ok: false, reason: `request to ${endpoint} failed: ${describe(err)}`, retry: true };
+    return { ok: false, reason: `request to ${endpoint} failed: ${describeError(err)}`, retry: true };
   }
 }
 
 /** fetch reports network failures as "fetch failed" with the useful part (ECONNREFUSED, …) in `cause`. */
-function describe(err: unknown): string {
+function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = cause?.code ?? cause?.message;

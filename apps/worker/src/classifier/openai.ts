@@ -35,7 +35,7 @@ export function openAiCompatibleClassifier(options: OpenAiCompatibleOptions): Ov
         // Aborts surface from fetch or from reading the body, whichever was in progress.
         if (timeout.aborted) return abstainVerdict(options.model, `no answer within ${options.timeoutMs} ms`);
         if (signal?.aborted) return abstainVerdict(options.model, "cancelled by the caller");
-        return abstainVerdict(options.model, `request to ${endpoint} failed: ${describe(err)}`);
+        return abstainVerdict(options.model, `request to ${endpoint} failed: ${describeError(err)}`);
       }
     },
   };
@@ -77,7 +77,7 @@ async function ask(
 }
 
 /** fetch reports network failures as "fetch failed" with the useful part (ECONNREFUSED, …) in `cause`. */
-function describe(err: unknown): string {
+function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = cause?.code ?? cause?.message;

@@ -41,7 +41,7 @@ export async function runPlannedChecks(
   const browsers = limiter(config.browser.concurrency);
   const results = await Promise.allSettled(
     rest.map((check) =>
-      (check.procedure === "browser" ? browsers : commands)(async () => {
+      (check.kind === "browser" ? browsers : commands)(async () => {
         if (await deps.recorded(check)) return deps.record(ws, check);
         await deps.restore();
         const own = await ws.copy(check.id);

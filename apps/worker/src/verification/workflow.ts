@@ -45,6 +45,7 @@ import { runPlannedChecks } from "./check-pool.ts";
 import { compareContract, lastLines, type ReportReading, readCommandCheck, routesOf } from "./checks.ts";
 import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
+import { playwrightToolchain, preparePlaywrightRun } from "./playwright-check.ts";
 import { checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { ReportUnreadable, readReport } from "./reports.ts";
 import { recordReusedStep, reuseStep } from "./reuse.ts";
@@ -539,7 +540,9 @@ async function readCheck(
     return key;
   };
   const run: CheckRun = { deps, input, ws, check, started, suffix, save };
-  return check.procedure === "browser" ? readBrowserCheck(run) : readCommandRun(run);
+  if (check.procedure === "browser") return readBrowserCheck(run);
+  if (check.procedure === "playwright") return readPlaywrightRun(run);
+  return readCommandRun(run);
 }
 
 /** One check being read: where it runs, when it started, and how its log is stored. */
@@ -597,14 +600,67 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
   );
 }
 
+/**
+ * The project's own Playwright tests (playwright-check.ts), within the Candidate's browser runs: a
+ * command whose report is the runner's JUnit, read like any test report, with each test's
+ * screenshot and trace kept as attachments.
+ */
+async function readPlaywrightRun(run: CheckRun) {
+  const { deps, input, ws, check, started, suffix } = run;
+  const { candidate, project } = input;
+  if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
+    return evidenceFrom(candidate.id, check, started, deps.now(), {
+      status: "skipped",
+      coverage: "not_checked",
+      metrics: {},
+      detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
+    });
+  }
+  const toolchain = playwrightToolchain();
+  if (!check.argv || !check.tests || !toolchain) {
+    return evidenceFrom(candidate.id, check, started, deps.now(), {
+      status: "error",
+      coverage: "not_checked",
+      metrics: {},
+      detail: toolchain
+        ? `playwright check ${check.id} has no preview command or test folder`
+        : "the worker has no @playwright/test to run a playwright check with (npm install in Rhumbatron's folder)",
+    });
+  }
+  const prepared = await preparePlaywrightRun(ws.path, {
+    start: check.argv,
+    tests: check.tests,
+    timeoutSeconds: check.timeoutSeconds,
+    toolchain,
+  });
+  const evidence = await readCommandRun({
+    ...run,
+    check: { ...check, argv: prepared.argv, report: prepared.report, env: prepared.env },
+  });
+  const kept = await prepared.collect(deps.blobs, evidenceKey(project.id, candidate.id, `${check.id}${suffix}`));
+  return { ...evidence, attachments: kept.keys };
+}
+
 /** A check that is a command, read by its kind's rules; a passing contract check is compared with the base. */
-async function readCommandRun({ deps, input, ws, check, started, save }: CheckRun) {
+async function readCommandRun({
+  deps,
+  input,
+  ws,
+  check,
+  started,
+  save,
+}: CheckRun & { check: { env?: Record<string, string> } }) {
   if (!check.argv)
     throw new DomainError("INVALID_CONFIG", check.undeclared ? check.reason : `check ${check.id} has no command`);
   const timeoutMs = check.timeoutSeconds * 1000;
   // A report left by the base tree or an earlier run must never stand for this one.
   if (check.report?.path) await rm(join(ws.path, check.report.path), { force: true, recursive: true });
-  const r = await ws.run({ argv: check.argv, timeoutMs, ...(check.tools ? { allow: check.tools } : {}) });
+  const r = await ws.run({
+    argv: check.argv,
+    timeoutMs,
+    ...(check.tools ? { allow: check.tools } : {}),
+    ...(check.env ? { env: check.env } : {}),
+  });
   let log = `$ ${check.argv.join(" ")}\n${r.stdout}\n${r.stderr}`;
   const report = check.report && !r.timedOut ? await readCheckReport(ws, check.report, r) : null;
   let reading = readCommandCheck(check, r, report);

@@ -72,6 +72,24 @@ checks:
     ).toBe(true);
   });
 
+  it("a playwright check names its test folder; tests belong to it alone, and its report is Rhumbatron's", () => {
+    const pw = (extra: string) =>
+      `version: 1\nchecks:\n  - id: e2e\n    procedure: playwright\n    run: [node, server.js]\n${extra}`;
+    const ok = parseChecksFile(pw("    tests: e2e\n"));
+    expect(ok.ok && ok.file.checks[0]).toMatchObject({ procedure: "playwright", tests: "e2e" });
+    const problems = (text: string) => {
+      const r = parseChecksFile(text);
+      return r.ok ? [] : r.problems.map((p) => `${p.field}: ${p.message}`);
+    };
+    expect(problems(pw(""))).toEqual(["checks[0].tests: a playwright check names its test folder, e.g. tests: e2e"]);
+    expect(problems(pw("    tests: e2e\n    report: { format: junit, path: r.xml }\n"))).toEqual([
+      "checks[0].report: a playwright check's report is Rhumbatron's own (JUnit)",
+    ]);
+    expect(problems(good.replace("    timeout: 120\n", "    timeout: 120\n    tests: e2e\n"))).toEqual([
+      "checks[0].tests: only a check with procedure: playwright has tests",
+    ]);
+  });
+
   it("says what is wrong with text that is not YAML, with its line", () => {
     const r = parseChecksFile("version: 1\nchecks:\n  - id: [unclosed\n");
     expect(r.ok).toBe(false);

@@ -173,10 +173,14 @@ const checkSchema = z
      * One of Rhumbatron's own procedures instead of the bare command: `contract` compares the route
      * table the command prints ({"routes": [...]}) with the base's and the Change's declared contract
      * changes; `browser` starts `run` in the Sandbox (the app, which listens on the Unix socket
-     * named in LISTEN_PATH) and drives `steps` in Chromium.
+     * named in LISTEN_PATH) and drives `steps` in Chromium; `playwright` runs the project's own
+     * Playwright tests in `tests` with Rhumbatron's runner and Chromium against `run` (the app,
+     * which listens on 127.0.0.1:$PORT), all inside the Sandbox.
      */
-    procedure: z.enum(["contract", "browser"]).optional(),
+    procedure: z.enum(["contract", "browser", "playwright"]).optional(),
     steps: z.array(stepSchema).min(1).max(CHECKS_FILE_BOUNDS.steps).optional(),
+    /** A playwright check's test folder (its *.spec.ts / *.spec.js / *.test.* files), relative to the checkout. */
+    tests: repoPath.optional(),
   })
   .superRefine((c, ctx) => {
     if (!c.run) ctx.addIssue({ code: "custom", path: ["run"], message: "give the command the check runs" });
@@ -184,6 +188,20 @@ const checkSchema = z
       ctx.addIssue({ code: "custom", path: ["steps"], message: "a browser check lists the steps it drives" });
     if (c.steps && c.procedure !== "browser")
       ctx.addIssue({ code: "custom", path: ["steps"], message: "only a check with procedure: browser has steps" });
+    if (c.procedure === "playwright" && !c.tests)
+      ctx.addIssue({
+        code: "custom",
+        path: ["tests"],
+        message: "a playwright check names its test folder, e.g. tests: e2e",
+      });
+    if (c.tests && c.procedure !== "playwright")
+      ctx.addIssue({ code: "custom", path: ["tests"], message: "only a check with procedure: playwright has tests" });
+    if (c.procedure === "playwright" && c.report)
+      ctx.addIssue({
+        code: "custom",
+        path: ["report"],
+        message: "a playwright check's report is Rhumbatron's own (JUnit)",
+      });
     if (c.related && (c.procedure || c.prepares))
       ctx.addIssue({
         code: "custom",

@@ -99,9 +99,11 @@ export interface PlannedCheck {
   metric?: { name: string; below: number };
   /** The test report that decides it: at least one test must run. */
   report?: { format: "junit" | "tap"; path?: string };
-  procedure?: "contract" | "browser";
+  procedure?: "contract" | "browser" | "playwright";
   /** A browser check's steps. */
   steps?: BrowserStep[];
+  /** A playwright check's test folder. */
+  tests?: string;
   /** Every other check starts from the tree this one leaves. */
   prepares?: boolean;
   /** The related-tests command runs instead of the whole suite. */
@@ -193,7 +195,7 @@ function ruleHolds(rule: CheckRule, change: PlanInput, touched: readonly string[
 }
 
 function kindOf(c: DeclaredCheck): CheckKind {
-  if (c.procedure) return c.procedure;
+  if (c.procedure) return c.procedure === "playwright" ? "browser" : c.procedure;
   if (c.prepares) return "build";
   if (c.metric) return "performance";
   if (c.report) return "unit";
@@ -252,6 +254,7 @@ export function buildVerificationPlan(
       ...(c.report ? { report: c.report } : {}),
       ...(c.procedure ? { procedure: c.procedure } : {}),
       ...(c.steps ? { steps: c.steps } : {}),
+      ...(c.tests ? { tests: c.tests } : {}),
       ...(c.prepares ? { prepares: true } : {}),
       ...(related ? { related: true } : {}),
       ...(tools.length ? { tools } : {}),

@@ -353,20 +353,45 @@ function EvidenceItem({
         ) : (
           <span className="text-slate-400">no output stored</span>
         )}
-        {e.attachments.map((key) => (
-          <a key={key} href={blobHref(key)} target="_blank" rel="noreferrer">
-            {/* biome-ignore lint/performance/noImgElement: private, per-tenant blobs; next/image would proxy and cache them */}
-            <img
-              data-testid="evidence-screenshot"
-              src={blobHref(key)}
-              alt={`screenshot ${key.slice(key.lastIndexOf("/") + 1)}`}
-              className="max-h-48 rounded border border-slate-200"
-            />
-          </a>
-        ))}
+        {e.attachments
+          .filter((key) => !key.endsWith(".png"))
+          .map((key) => (
+            <a
+              key={key}
+              data-testid="evidence-attachment"
+              className="text-sky-700 underline"
+              href={blobHref(key)}
+              download
+            >
+              {attachmentLabel(key)}
+            </a>
+          ))}
+        {e.attachments
+          .filter((key) => key.endsWith(".png"))
+          .map((key) => (
+            <a key={key} href={blobHref(key)} target="_blank" rel="noreferrer">
+              {/* biome-ignore lint/performance/noImgElement: private, per-tenant blobs; next/image would proxy and cache them */}
+              <img
+                data-testid="evidence-screenshot"
+                src={blobHref(key)}
+                alt={`screenshot ${key.slice(key.lastIndexOf("/") + 1)}`}
+                className="max-h-48 rounded border border-slate-200"
+              />
+            </a>
+          ))}
       </div>
     </li>
   );
+}
+
+/**
+ * A kept file that is not a screenshot, by what it is: a Playwright trace (open it with `npx
+ * playwright show-trace` or trace.playwright.dev) is named after its test's results folder.
+ */
+function attachmentLabel(key: string): string {
+  const name = key.slice(key.lastIndexOf("/") + 1);
+  if (name.endsWith("trace.zip")) return `trace: ${name.replace(/__trace\.zip$/, "").replaceAll("__", "/")}`;
+  return name;
 }
 
 /** One test's outcome as the check's report gave it (apps/worker/src/verification/reports.ts). */

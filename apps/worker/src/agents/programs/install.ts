@@ -125,7 +125,7 @@ function npmEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function describe(
+function installedProgram(
   name: ProgramName,
   folder: string,
   extra: Pick<InstalledProgram, "installedNow" | "durationMs" | "bytes">,
@@ -155,7 +155,7 @@ export async function findProgram(name: ProgramName, dir = defaultProgramsDir())
   const meta = await readFile(join(folder, META), "utf8").catch(() => null);
   if (meta === null) return null;
   const bytes = (JSON.parse(meta) as { bytes?: number }).bytes ?? 0;
-  return describe(name, folder, { installedNow: false, durationMs: Date.now() - started, bytes });
+  return installedProgram(name, folder, { installedNow: false, durationMs: Date.now() - started, bytes });
 }
 
 /**
@@ -182,7 +182,11 @@ export async function installProgram(
   const folder = join(dir, installFolderName(pinned));
   if (await exists(folder)) {
     const meta = JSON.parse(await readFile(join(folder, META), "utf8").catch(() => "{}")) as { bytes?: number };
-    return describe(name, folder, { installedNow: false, durationMs: Date.now() - started, bytes: meta.bytes ?? 0 });
+    return installedProgram(name, folder, {
+      installedNow: false,
+      durationMs: Date.now() - started,
+      bytes: meta.bytes ?? 0,
+    });
   }
   await mkdir(dir, { recursive: true });
   const partial = join(dir, `.partial-${randomUUID()}`);
@@ -225,7 +229,7 @@ export async function installProgram(
       // Another install finished first: its folder is complete, use it.
       if (!(await exists(folder))) throw err;
     }
-    return describe(name, folder, { installedNow: true, durationMs: Date.now() - started, bytes });
+    return installedProgram(name, folder, { installedNow: true, durationMs: Date.now() - started, bytes });
   } finally {
     await rm(partial, { recursive: true, force: true });
   }
