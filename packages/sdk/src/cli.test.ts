@@ -139,7 +139,7 @@ describe("rhumbatron CLI", () => {
       as("admin"),
     );
     expect(secret.code).toBe(1);
-    expect(secret.stderr).toContain("credentials are not taken this way yet");
+    expect(secret.stderr).toContain("the credentials field, or --username with --password-stdin");
     expect(secret.stderr).not.toContain("s3cret");
     const member = await run(["projects", "import", "cli-refused", "--from", "/srv/git/shop.git"], as("member"));
     expect(member.code).toBe(4);
