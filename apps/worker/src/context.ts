@@ -48,6 +48,8 @@ export interface WorkerContext {
   releaseRoot: string;
   /** The project template new repositories start from; the bundled one when absent. */
   templateDir?: string;
+  /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; README: Bring your repository). */
+  credentialSecret?: string;
   logger: Logger;
   /**
    * Where loops report their failures, so a database outage is one line, not one per loop per tick

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
+  authSecret,
   configFromSettings,
   DEFAULT_COMMAND_ALLOWLIST,
   isDomainError,
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
       browserCheck: runBrowserCheck,
       releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),
+      credentialSecret: authSecret(settings),
     },
   });
   if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {

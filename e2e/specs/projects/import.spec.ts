@@ -52,6 +52,18 @@ test("an admin imports a local repository from the New project form; a refused s
     await expect(page.getByTestId("project-row").filter({ hasText: name })).toHaveCount(0);
   });
 
+  await test.step("the password is a password input; a user name without it is refused beside the fields", async () => {
+    await form.getByTestId("project-import-from").fill("https://git.example.com/team/private.git");
+    await expect(form.getByTestId("project-import-password")).toHaveAttribute("type", "password");
+    await form.getByTestId("project-import-username").fill("ada");
+    await form.getByTestId("create-project-submit").click();
+    await expect(form.getByTestId("import-credentials-error")).toContainText(
+      "Give both the user name and the password",
+    );
+    await expect(page.getByTestId("project-row").filter({ hasText: name })).toHaveCount(0);
+    await form.getByTestId("project-import-username").fill("");
+  });
+
   await test.step("the absolute path imports: active, at S0, which is the source's head", async () => {
     await form.getByTestId("project-import-from").fill(source);
     await form.getByTestId("create-project-submit").click();

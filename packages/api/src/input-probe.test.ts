@@ -47,7 +47,12 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "tenants.mine": {},
   "projects.list": {},
   "projects.create": { name: "probe-new" },
-  "projects.import": { name: "probe-imported", from: "https://git.example.com/team/shop.git", branch: "main" },
+  "projects.import": {
+    name: "probe-imported",
+    from: "https://git.example.com/team/shop.git",
+    branch: "main",
+    credentials: { username: "ada", password: "probe-token" },
+  },
   "projects.archive": { projectId: SHOP },
   "projects.overview": { projectId: SHOP },
   "projects.checks": { projectId: SHOP },

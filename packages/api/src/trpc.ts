@@ -29,6 +29,8 @@ export interface Services {
   gitPublicUrl: string;
   /** Where the app's own pages are served from (core's appOrigins): the only origins a signed-in browser's mutation may come from. */
   appOrigins: string[];
+  /** Seals an import's credentials for the worker (RHUMBATRON_AUTH_SECRET; README: Bring your repository). */
+  credentialSecret: string;
 }
 
 export interface Context {

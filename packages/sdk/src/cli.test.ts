@@ -71,7 +71,7 @@ interface Run {
 /** Runs a command with only the given RHUMBATRON_* settings (none inherited from the developer's shell). */
 function run(
   args: string[],
-  settings: { url?: string; token?: string } = {},
+  settings: { url?: string; token?: string; input?: string; env?: Record<string, string> } = {},
   command: string[] = [process.execPath, BIN],
 ): Promise<Run> {
   const env: NodeJS.ProcessEnv = {};
@@ -79,13 +79,19 @@ function run(
     if (!k.startsWith("RHUMBATRON_") && k !== "NODE_OPTIONS") env[k] = v;
   if (settings.url) env.RHUMBATRON_URL = settings.url;
   if (settings.token) env.RHUMBATRON_TOKEN = settings.token;
+  Object.assign(env, settings.env ?? {});
   const [exe, ...pre] = command as [string, ...string[]];
   return new Promise((resolve, reject) => {
-    const child = spawn(exe, [...pre, ...args], { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(exe, [...pre, ...args], {
+      cwd: REPO,
+      env,
+      stdio: [settings.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    if (settings.input !== undefined) child.stdin?.end(settings.input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+    child.stdout?.on("data", (d) => (stdout += d));
+    child.stderr?.on("data", (d) => (stderr += d));
     const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
     child.on("error", reject);
     child.on("close", (code) => {
@@ -108,6 +114,76 @@ describe("rhumbatron CLI", () => {
     expect(sub.code).toBe(0);
     expect(sub.stdout).toContain("Usage: rhumbatron candidate promote [options] <candidateId>");
     expect(sub.stdout).toContain("--token <token>");
+  });
+
+  it("projects import --username takes the password from stdin (--password-stdin) or RHUMBATRON_IMPORT_PASSWORD, sealed and never printed", async () => {
+    const secret = "tok-cli-9f8e7d6c5b4a";
+    const piped = await run(
+      [
+        "projects",
+        "import",
+        "cli-private",
+        "--from",
+        "https://git.example.com/team/private.git",
+        "--username",
+        "ada",
+        "--password-stdin",
+      ],
+      { ...as("admin"), input: `${secret}\n` },
+    );
+    expect(piped.stderr).toBe("");
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).not.toContain(secret);
+    const id = /^(proj_\S+) {2}cli-private:/m.exec(piped.stdout)?.[1] as string;
+    const row = await t.db.importCredential.findUniqueOrThrow({ where: { projectId: id } });
+    expect(row.sealed).not.toContain(secret);
+    const fromEnv = await run(
+      [
+        "projects",
+        "import",
+        "cli-private-env",
+        "--from",
+        "https://git.example.com/team/private.git",
+        "--username",
+        "ada",
+      ],
+      { ...as("admin"), env: { RHUMBATRON_IMPORT_PASSWORD: secret } },
+    );
+    expect(fromEnv.code).toBe(0);
+    const envId = /^(proj_\S+) {2}cli-private-env:/m.exec(fromEnv.stdout)?.[1] as string;
+    expect(await t.db.importCredential.count({ where: { projectId: envId } })).toBe(1);
+    const before = await t.db.project.count();
+    const none = await run(
+      [
+        "projects",
+        "import",
+        "cli-private-none",
+        "--from",
+        "https://git.example.com/team/private.git",
+        "--username",
+        "ada",
+      ],
+      as("admin"),
+    );
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("--password-stdin");
+    const onPath = await run(
+      [
+        "projects",
+        "import",
+        "cli-private-path",
+        "--from",
+        "/srv/git/shop.git",
+        "--username",
+        "ada",
+        "--password-stdin",
+      ],
+      { ...as("admin"), input: secret },
+    );
+    expect(onPath.code).toBe(1);
+    expect(onPath.stderr).toContain("credentials are only used for an http:// or https:// source");
+    expect(onPath.stderr).not.toContain(secret);
+    expect(await t.db.project.count()).toBe(before);
   });
 
   it("projects import queues an import for an admin; bad sources are exit 1 and writes nothing; below admin is exit 4; projects show says why one failed", async () => {
@@ -141,7 +217,7 @@ describe("rhumbatron CLI", () => {
       as("admin"),
     );
     expect(secret.code).toBe(1);
-    expect(secret.stderr).toContain("credentials are not taken this way yet");
+    expect(secret.stderr).toContain("the credentials field, or --username with --password-stdin");
     expect(secret.stderr).not.toContain("s3cret");
     const member = await run(["projects", "import", "cli-refused", "--from", "/srv/git/shop.git"], as("member"));
     expect(member.code).toBe(4);

@@ -65,12 +65,21 @@ export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   env: Record<string, string | undefined>;
+  /** Everything on standard input (a password given with --password-stdin). */
+  readStdin?: () => Promise<string>;
+}
+
+async function readProcessStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 const processIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   env: process.env,
+  readStdin: readProcessStdin,
 };
 
 interface GlobalOptions {
@@ -248,21 +257,49 @@ function buildProgram(io: CliIo): Command {
   projects
     .command("import")
     .description(
-      "a new project from a repository's history: an http(s) URL, a file:// URL or an absolute path on the server, without credentials (admin token)",
+      "a new project from a repository's history: an http(s) URL, a file:// URL or an absolute path on the server (admin token); a private http(s) repository takes --username and the password or token from standard input (--password-stdin) or RHUMBATRON_IMPORT_PASSWORD, never as a flag",
     )
     .argument("<name>", "the project's name (lowercase letters, digits and '-')")
-    .requiredOption("--from <url>", "the repository: https://…, file:///… or /absolute/path")
+    .requiredOption(
+      "--from <url>",
+      "the repository: https://…, file:///… or /absolute/path (no user name or password in it)",
+    )
     .option("--branch <branch>", "the branch whose history becomes main (default: the source's HEAD branch)")
-    .action(async (name: string, opts: { from: string; branch?: string }, cmd: Command) => {
-      const { client, print } = setup(cmd);
-      const r = await client.importProject(name, opts.from, opts.branch === undefined ? {} : { branch: opts.branch });
-      print(r, () =>
-        [
-          `${r.projectId}  ${name}: provisioning from ${opts.from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
-          `rhumbatron projects show ${r.projectId} says when it is active, or why the import failed`,
-        ].join("\n"),
-      );
-    });
+    .option("--username <user>", "the user name for a private http(s) repository")
+    .option("--password-stdin", "read the password or token from standard input (else env RHUMBATRON_IMPORT_PASSWORD)")
+    .action(
+      async (
+        name: string,
+        opts: { from: string; branch?: string; username?: string; passwordStdin?: boolean },
+        cmd: Command,
+      ) => {
+        const { client, print } = setup(cmd);
+        let credentials: { username: string; password: string } | undefined;
+        if (opts.username !== undefined || opts.passwordStdin) {
+          if (opts.username === undefined)
+            throw new RhumbatronError("BAD_REQUEST", "--password-stdin needs --username <user>");
+          const password = opts.passwordStdin
+            ? (await (io.readStdin ?? readProcessStdin)()).replace(/\r?\n$/, "")
+            : io.env.RHUMBATRON_IMPORT_PASSWORD;
+          if (!password)
+            throw new RhumbatronError(
+              "BAD_REQUEST",
+              "--username needs the password or token: pipe it with --password-stdin, or set RHUMBATRON_IMPORT_PASSWORD",
+            );
+          credentials = { username: opts.username, password };
+        }
+        const r = await client.importProject(name, opts.from, {
+          ...(opts.branch === undefined ? {} : { branch: opts.branch }),
+          ...(credentials === undefined ? {} : { credentials }),
+        });
+        print(r, () =>
+          [
+            `${r.projectId}  ${name}: provisioning from ${opts.from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
+            `rhumbatron projects show ${r.projectId} says when it is active, or why the import failed`,
+          ].join("\n"),
+        );
+      },
+    );
 
   const change = program.command("change").description("Changes and their Work Graphs");
   change

@@ -170,7 +170,11 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
      * `branch` defaults to the source's HEAD branch. The project starts provisioning; getProject
      * says when it is active, or why it failed. Admin token.
      */
-    async importProject(name: string, from: string, options: { branch?: string } = {}): Promise<{ projectId: string }> {
+    async importProject(
+      name: string,
+      from: string,
+      options: { branch?: string; credentials?: { username: string; password: string } } = {},
+    ): Promise<{ projectId: string }> {
       const t = await tenantId();
       return call(() =>
         trpc.projects.import.mutate({
@@ -178,6 +182,8 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
           name,
           from,
           ...(options.branch === undefined ? {} : { branch: options.branch }),
+          // Sent once; the server seals them for the worker and never answers them (README: Bring your repository).
+          ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
         }),
       );
     },

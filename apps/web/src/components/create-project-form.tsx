@@ -9,7 +9,7 @@ import { SubmitButton } from "./form-controls.tsx";
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 
 type Source = "template" | "import";
-type Field = "name" | "from" | "branch";
+type Field = "name" | "from" | "branch" | "credentials";
 type Problems = Partial<Record<Field, string>>;
 
 /**
@@ -25,11 +25,16 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
   const [name, setName] = useState("");
   const [from, setFrom] = useState("");
   const [branch, setBranch] = useState("");
+  // A private http(s) repository's credentials: sent once with the import, never shown again.
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
   const [problems, setProblems] = useState<Problems>({});
   const onSuccess = () => {
     setName("");
     setFrom("");
     setBranch("");
+    setUsername("");
+    setPassword("");
     return queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey({ tenantId }) });
   };
   const onError = (err: {
@@ -40,7 +45,9 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
     if (issues.length === 0) return setProblems({ name: err.message });
     const next: Problems = {};
     for (const issue of issues) {
-      const field = (["from", "branch"].includes(String(issue.path[0])) ? issue.path[0] : "name") as Field;
+      const field = (
+        ["from", "branch", "credentials"].includes(String(issue.path[0])) ? issue.path[0] : "name"
+      ) as Field;
       next[field] ??= issue.message;
     }
     setProblems(next);
@@ -56,6 +63,8 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
       found.name = "Use lowercase letters, digits and '-', starting with a letter or digit (at most 100).";
     if (source === "import" && !from.trim())
       found.from = "Give the repository: an http(s) URL, a file:// URL or an absolute path on the server.";
+    if (source === "import" && (username.trim() === "") !== (password === ""))
+      found.credentials = "Give both the user name and the password or token, or neither for a public repository.";
     setProblems(found);
     if (Object.keys(found).length > 0) return;
     if (source === "template") create.mutate({ tenantId, name: trimmed });
@@ -65,6 +74,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
         name: trimmed,
         from: from.trim(),
         ...(branch.trim() ? { branch: branch.trim() } : {}),
+        ...(username.trim() && password ? { credentials: { username: username.trim(), password } } : {}),
       });
   }
 
@@ -136,6 +146,29 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
             errorId="import-branch-error"
             className="min-w-40"
           />
+          <FormField
+            label="User name (private repository)"
+            testId="project-import-username"
+            name="username"
+            value={username}
+            onChange={setUsername}
+            placeholder="none: public"
+            error={problems.credentials}
+            errorId="import-credentials-error"
+            className="min-w-40"
+          />
+          <FormField
+            label="Password or token"
+            testId="project-import-password"
+            name="password"
+            type="password"
+            value={password}
+            onChange={setPassword}
+            placeholder=""
+            error={undefined}
+            errorId="import-password-error"
+            className="min-w-40"
+          />
         </>
       )}
       <SubmitButton
@@ -148,7 +181,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
       </SubmitButton>
       <p className="w-full text-xs text-slate-500">
         {source === "import"
-          ? "Public repositories only: an http(s) URL, a file:// URL or an absolute path on the server, without credentials. Its branch's whole history becomes main as it is; the worker imports it at S0, and its status turns active here, or failed with the reason."
+          ? "An http(s) URL (no user name or password in it: for a private repository fill in the user name and password or token, used for this import only, never stored or shown), a file:// URL or an absolute path on the server. Its branch's whole history becomes main as it is; the worker imports it at S0, and its status turns active here, or failed with the reason."
           : "The worker provisions it from the project template at S0; its status turns from provisioning to active here."}
       </p>
     </form>
@@ -167,6 +200,7 @@ function FormField(props: {
   /** The problem's element ID and test ID. */
   errorId: string;
   className: string;
+  type?: "password";
 }) {
   return (
     <label className={`flex flex-col gap-1 text-sm ${props.className}`}>
@@ -174,6 +208,8 @@ function FormField(props: {
       <input
         data-testid={props.testId}
         name={props.name}
+        type={props.type ?? "text"}
+        autoComplete={props.type === "password" ? "new-password" : undefined}
         value={props.value}
         onChange={(e) => props.onChange(e.target.value)}
         placeholder={props.placeholder}

@@ -1,5 +1,5 @@
 import { localCanonicalReader, noCanonicalReader, type Services } from "@rhumbatron/api";
-import { appOrigins, gitPublicUrl } from "@rhumbatron/core";
+import { appOrigins, authSecret, gitPublicUrl } from "@rhumbatron/core";
 import { authFor } from "./auth.ts";
 import { serverBlobStore } from "./blobs.ts";
 import { webNudger } from "./nudger.ts";
@@ -29,5 +29,6 @@ export function defaultServices(): Services {
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),
     appOrigins: appOrigins(settings),
+    credentialSecret: authSecret(settings),
   };
 }

@@ -45,7 +45,7 @@ export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
       | "policy"
       | "projectChecks"
     > &
-      Partial<Pick<WorkerContext, "reviewer">> & { store: WorkerContext["source"] };
+      Partial<Pick<WorkerContext, "reviewer" | "credentialSecret">> & { store: WorkerContext["source"] };
   };
 
 /**
@@ -85,6 +85,7 @@ export function buildFunctions({
       source: source.store,
       blobs,
       ...(source.templateDir ? { templateDir: source.templateDir } : {}),
+      ...(source.credentialSecret ? { credentialSecret: source.credentialSecret } : {}),
     };
     return {
       integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d), landHandler(d), fixtureHandler(d)],

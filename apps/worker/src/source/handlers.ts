@@ -11,6 +11,7 @@ import {
 import {
   type CommandHandler,
   type Db,
+  readImportCredentials,
   recordCandidateForkDeleted,
   recordProjectProvisioned,
   recordProjectProvisionFailed,
@@ -24,7 +25,7 @@ import { readTemplate } from "./template.ts";
 
 export type SourceHandlerDeps = Pick<
   WorkerContext,
-  "db" | "config" | "nudger" | "now" | "source" | "blobs" | "templateDir"
+  "db" | "config" | "nudger" | "now" | "source" | "blobs" | "templateDir" | "credentialSecret"
 >;
 
 /**
@@ -56,7 +57,7 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
       let s0: { commit: string; tree: string };
       if (project.sourceKind === "import") {
         try {
-          s0 = await importSource(deps, repo, project.sourceUrl ?? "", project.sourceBranch);
+          s0 = await importSource(deps, projectId, repo, project.sourceUrl ?? "", project.sourceBranch);
         } catch (err) {
           const reason = err instanceof Error ? err.message : String(err);
           if (err instanceof ImportRefused) return { failed: reason };
@@ -108,6 +109,7 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
 /** Clones an imported project's source into its canonical repository (SourceStore.importRepository). */
 async function importSource(
   deps: SourceHandlerDeps,
+  projectId: string,
   repo: string,
   url: string,
   branch: string | null,
@@ -115,13 +117,20 @@ async function importSource(
   const parsed = parseImportSource(url);
   // The API stored only what this accepts; a row written otherwise is refused the same way.
   if (!parsed.ok) throw new ImportRefused(parsed.message);
+  // Sealed by projects.import; the transaction that records the outcome deletes the row.
+  const sealed = await readImportCredentials(deps.db, projectId, deps.credentialSecret);
+  if (sealed.kind === "unreadable")
+    throw new ImportRefused(
+      "the credentials given with the import cannot be opened by this worker (RHUMBATRON_AUTH_SECRET differs from the web server's); import again",
+    );
+  const credentials = sealed.kind === "given" ? sealed.credentials : null;
   const limits = {
     maxBytes: deps.config.source.importMaxBytes,
     maxFiles: deps.config.source.importMaxFiles,
     idleSeconds: deps.config.source.importIdleSeconds,
   };
   return withRepoToken(deps.db, { repo, mode: "write", purpose: "import" }, deps.config, deps.now, (token) =>
-    deps.source.importRepository(repo, token, parsed.source, branch, limits),
+    deps.source.importRepository(repo, token, parsed.source, branch, limits, credentials),
   );
 }
 

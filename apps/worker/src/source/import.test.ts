@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -294,7 +295,7 @@ describe("an import that cannot succeed fails the project with the reason and le
     }
   });
 
-  it("a server that asks for credentials (HTTP 401) fails at once: credentials are not taken this way yet", async () => {
+  it("a server that asks for credentials (HTTP 401), none given, fails at once saying to give them", async () => {
     const server = createServer((_req, res) => {
       res.writeHead(401, { "www-authenticate": 'Basic realm="git"' });
       res.end();
@@ -303,7 +304,7 @@ describe("an import that cannot succeed fails the project with the reason and le
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/private.git`;
       const { projectId, run } = await importAndProvision(url);
-      await expectFailed(projectId, run, /asks for credentials \(HTTP 401\); credentials are not taken this way yet/);
+      await expectFailed(projectId, run, /asks for credentials \(HTTP 401\); import again with a user name/);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
@@ -433,9 +434,20 @@ function withSource(source: Partial<RhumbatronConfig["source"]>): RhumbatronConf
  * A smart-HTTP git server for the test: each request runs command-line git's own CGI, `git
  * http-backend`, over the bare repositories in `root` (read only: receive-pack stays off).
  */
-async function gitHttpServer(root: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function gitHttpServer(
+  root: string,
+  basic?: { username: string; password: string },
+): Promise<{ url: string; close: () => Promise<void> }> {
   const children = new Set<ChildProcess>();
+  const expected = basic ? `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString("base64")}` : null;
   const server: Server = createServer((req, res) => {
+    // With `basic`, every request must carry exactly those credentials (as a private host asks).
+    if (expected && req.headers.authorization !== expected) {
+      req.resume();
+      res.writeHead(401, { "www-authenticate": 'Basic realm="git"' });
+      res.end();
+      return;
+    }
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const child = spawn("git", ["http-backend"], {
       env: {
@@ -490,3 +502,87 @@ async function gitHttpServer(root: string): Promise<{ url: string; close: () => 
     },
   };
 }
+
+describe("a private http(s) source with credentials given once (README: Bring your repository)", () => {
+  const SECRET_KEY = "import-test-auth-secret";
+  const basic = { username: "ada", password: `tok-${randomBytes(12).toString("hex")}` };
+  const logged: string[] = [];
+  const deps = () => ({
+    ...w.deps,
+    credentialSecret: SECRET_KEY,
+    log: (fields: Record<string, unknown>, message: string) => logged.push(JSON.stringify({ fields, message })),
+  });
+
+  async function importPrivate(url: string, credentials: { username: string; password: string }) {
+    const { projectId } = await importProject(
+      t.db,
+      { tenantId: TENANT, name: `private-${++n}`, from: url, branch: null, credentials },
+      deps(),
+    );
+    // Sealed in its own row until provisioning ends, never in the project row.
+    const row = await t.db.importCredential.findUniqueOrThrow({ where: { projectId } });
+    expect(row.sealed).not.toContain(credentials.password);
+    expect(JSON.stringify(await projectRow(projectId))).not.toContain(credentials.password);
+    const run = await consumeQueue(t.db, "integration", [provisionHandler(deps())], { ...deps(), owner: "t" });
+    return { projectId, run };
+  }
+
+  /** Every row of every table of the test database, as pg_dump writes them. */
+  const dump = () =>
+    execFileSync("pg_dump", ["--data-only", t.url], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+
+  function expectNowhere(secret: string) {
+    const base64 = Buffer.from(`${basic.username}:${secret}`).toString("base64");
+    const all = dump();
+    expect(all.length).toBeGreaterThan(0);
+    expect(all).not.toContain(secret);
+    expect(all).not.toContain(base64);
+    expect(logged.join("\n")).not.toContain(secret);
+  }
+
+  it("imports with the right credentials; the sealed row is gone and the secret is in no table or log", async () => {
+    const root = mkdtempSync(join(tmpdir(), "rh-import-private-"));
+    cli(root, "clone", "-q", "--bare", source, join(root, "private.git"));
+    const server = await gitHttpServer(root, basic);
+    try {
+      const { projectId, run } = await importPrivate(`${server.url}/private.git`, basic);
+      expect(run.actions).toMatchObject({ ack: 1 });
+      await expectImported(projectId, "master");
+      expect(await t.db.importCredential.count({ where: { projectId } })).toBe(0);
+      expectNowhere(basic.password);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("wrong credentials fail the project with a reason that names no secret; the row is gone and the secret is nowhere", async () => {
+    const root = mkdtempSync(join(tmpdir(), "rh-import-private-"));
+    cli(root, "clone", "-q", "--bare", source, join(root, "private.git"));
+    const server = await gitHttpServer(root, basic);
+    const wrong = { username: "ada", password: `wrong-${randomBytes(12).toString("hex")}` };
+    try {
+      const { projectId, run } = await importPrivate(`${server.url}/private.git`, wrong);
+      expect(run.actions).toMatchObject({ ack: 1, retry: 0, dead_letter: 0 });
+      const project = await projectRow(projectId);
+      expect(project.status).toBe("failed");
+      expect(project.failureReason).toMatch(/refused the credentials given \(HTTP 401\); check the user name/);
+      expect(project.failureReason).not.toContain(wrong.password);
+      expect(await t.db.importCredential.count({ where: { projectId } })).toBe(0);
+      expectNowhere(wrong.password);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a sealed row this worker cannot open (another secret) fails the project saying so, and is deleted", async () => {
+    const { projectId } = await importProject(
+      t.db,
+      { tenantId: TENANT, name: `private-${++n}`, from: "http://127.0.0.1:9/x.git", branch: null, credentials: basic },
+      { ...deps(), credentialSecret: "another-secret" },
+    );
+    const run = await consumeQueue(t.db, "integration", [provisionHandler(deps())], { ...deps(), owner: "t" });
+    expect(run.actions).toMatchObject({ ack: 1 });
+    expect((await projectRow(projectId)).failureReason).toMatch(/cannot be opened by this worker/);
+    expect(await t.db.importCredential.count({ where: { projectId } })).toBe(0);
+  });
+});

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
-import type { ImportSource } from "@rhumbatron/core";
+import type { ImportCredentials, ImportSource } from "@rhumbatron/core";
 import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from "isomorphic-git";
 import { exists } from "./git-objects.ts";
 
@@ -38,10 +38,11 @@ export async function importHistory(
   source: ImportSource,
   branch: string | null,
   limits: ImportLimits,
+  credentials: ImportCredentials | null = null,
 ): Promise<{ commit: string; branch: string }> {
   const fetched =
     source.kind === "http"
-      ? await fetchOverHttp(gitdir, source.url, branch, limits)
+      ? await fetchOverHttp(gitdir, source.url, branch, limits, credentials)
       : await copyFromFolder(gitdir, source.path, branch, limits);
   const files = await countFiles(gitdir, fetched.commit, limits.maxFiles);
   if (files > limits.maxFiles) {
@@ -90,7 +91,10 @@ function importHttp(limits: ImportLimits): { client: HttpClient; overLimit: () =
             const next = new URL(location, url);
             if (next.protocol !== "http:" && next.protocol !== "https:")
               return reject(new ImportRefused(`${req.url} redirects to ${next.protocol}, which is not accepted`));
-            return resolve(send({ ...req, url: next.toString() }, hops + 1));
+            // The credentials are for the source's origin only: never sent on to another one.
+            const headers = { ...(req.headers ?? {}) };
+            if (next.origin !== url.origin) delete headers.Authorization;
+            return resolve(send({ ...req, headers, url: next.toString() }, hops + 1));
           }
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v);
@@ -133,13 +137,21 @@ async function fetchOverHttp(
   url: string,
   wanted: string | null,
   limits: ImportLimits,
+  credentials: ImportCredentials | null,
 ): Promise<{ commit: string; branch: string }> {
   const { client, overLimit } = importHttp(limits);
+  // HTTP Basic on every request; an error names the URL and the status, never the header.
+  const headers: Record<string, string> = credentials
+    ? {
+        Authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`,
+      }
+    : {};
+  const given = credentials !== null;
   let info: Awaited<ReturnType<typeof git.getRemoteInfo2>>;
   try {
-    info = await git.getRemoteInfo2({ http: client, url, protocolVersion: 1 });
+    info = await git.getRemoteInfo2({ http: client, url, protocolVersion: 1, headers });
   } catch (err) {
-    throw overLimit() ?? refusedByServer(url, err) ?? err;
+    throw overLimit() ?? refusedByServer(url, err, given) ?? scrubbed(err, credentials);
   }
   const refs = info.refs ?? [];
   const heads = refs.filter((r) => r.ref.startsWith("refs/heads/")).map((r) => r.ref.slice("refs/heads/".length));
@@ -158,6 +170,7 @@ async function fetchOverHttp(
       remoteRef: `refs/heads/${branch}`,
       singleBranch: true,
       tags: false,
+      headers,
     });
     const breach = overLimit();
     if (breach) throw breach;
@@ -167,21 +180,38 @@ async function fetchOverHttp(
     await git.deleteRemote({ fs, gitdir, remote: "origin" });
     return { commit: r.fetchHead, branch };
   } catch (err) {
-    throw overLimit() ?? refusedByServer(url, err) ?? err;
+    throw overLimit() ?? refusedByServer(url, err, given) ?? scrubbed(err, credentials);
   }
+}
+
+/** An error to retry, its message cleared of the password should any layer have echoed it. */
+function scrubbed(err: unknown, credentials: ImportCredentials | null): unknown {
+  if (!credentials || !(err instanceof Error)) return err;
+  const secrets = [
+    credentials.password,
+    Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64"),
+  ];
+  if (!secrets.some((s) => err.message.includes(s) || (err.stack ?? "").includes(s))) return err;
+  let message = err.message;
+  for (const s of secrets) message = message.split(s).join("[credentials]");
+  return new Error(message);
 }
 
 /**
  * A server's answer that will not change on retry (not found, credentials asked for, not a git
  * server) as ImportRefused; null for what may pass (a refused connection, a 5xx, a timeout).
  */
-function refusedByServer(url: string, err: unknown): ImportRefused | null {
+function refusedByServer(url: string, err: unknown, credentialsGiven = false): ImportRefused | null {
   if (err instanceof ImportRefused) return err;
   const e = err as { code?: string; data?: { statusCode?: number } };
   const status = e.code === "HttpError" ? e.data?.statusCode : undefined;
+  if ((status === 401 || status === 403) && credentialsGiven)
+    return new ImportRefused(
+      `${url} refused the credentials given (HTTP ${status}); check the user name and the password or token, then import again`,
+    );
   if (status === 401 || status === 403)
     return new ImportRefused(
-      `${url} asks for credentials (HTTP ${status}); credentials are not taken this way yet, only public repositories`,
+      `${url} asks for credentials (HTTP ${status}); import again with a user name and a password or token (the credentials field, or --username with --password-stdin)`,
     );
   if (status === 404) return new ImportRefused(`${url} was not found (HTTP 404)`);
   // 408 and 429 ask to come back later: retried like a server error.

@@ -1,7 +1,14 @@
 import * as fs from "node:fs";
 import { mkdir, realpath, rm } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
-import { DomainError, type ImportSource, isRepoName, type RepoMode, type RhumbatronConfig } from "@rhumbatron/core";
+import {
+  DomainError,
+  type ImportCredentials,
+  type ImportSource,
+  isRepoName,
+  type RepoMode,
+  type RhumbatronConfig,
+} from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
 import git from "isomorphic-git";
 import { type ComposeConflict, composeChangeSets } from "./compose.ts";
@@ -81,10 +88,11 @@ export class SourceStore {
     source: ImportSource,
     branch: string | null,
     limits: ImportLimits,
+    credentials: ImportCredentials | null = null,
   ): Promise<{ commit: string; tree: string }> {
     return this.createCanonical(repo, token, "importing", async (tmp) => {
       if (source.kind === "local") await this.refusePrivate(source.path);
-      return (await importHistory(tmp, source, branch, limits)).commit;
+      return (await importHistory(tmp, source, branch, limits, credentials)).commit;
     });
   }
 

@@ -168,17 +168,69 @@ describe("projects.import", () => {
     expect(await rowCounts()).toEqual(before);
   });
 
-  it("refuses a URL carrying credentials, saying they are not taken this way yet, and writes nothing", async () => {
+  it("refuses a URL carrying credentials, saying to give them separately, and writes nothing", async () => {
     for (const from of ["https://ada:s3cret@git.example.com/shop.git", "https://tok@git.example.com/shop.git"]) {
       const before = await rowCounts();
       const err = await rejection(
         callerAs(t.db, emailFor("admin")).projects.import({ tenantId: ACME.tenantId, name: "refused", from }),
       );
       expect(err.code).toBe("BAD_REQUEST");
-      expect(err.message).toContain("credentials are not taken this way yet");
+      expect(err.message).toContain("the credentials field, or --username with --password-stdin");
       expect(err.message).not.toContain("s3cret");
       expect(await rowCounts()).toEqual(before);
     }
+  });
+
+  it("takes credentials for an https source: sealed in their own row, never in the project row or the answer", async () => {
+    const admin = callerAs(t.db, emailFor("admin"));
+    const secret = "tok-api-1a2b3c4d5e6f";
+    const answer = await admin.projects.import({
+      tenantId: ACME.tenantId,
+      name: "private-shop",
+      from: "https://git.example.com/team/private.git",
+      credentials: { username: "ada", password: secret },
+    });
+    expect(JSON.stringify(answer)).not.toContain(secret);
+    const project = await t.db.project.findUniqueOrThrow({ where: { id: answer.projectId } });
+    expect(JSON.stringify(project)).not.toContain(secret);
+    const row = await t.db.importCredential.findUniqueOrThrow({ where: { projectId: answer.projectId } });
+    expect(row.sealed).not.toContain(secret);
+    expect(row.sealed).not.toContain(Buffer.from(secret).toString("base64"));
+    const queued = await t.db.queueMessage.findMany({ where: { projectId: answer.projectId } });
+    expect(JSON.stringify(queued, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain(secret);
+  });
+
+  it.each([
+    ["an absolute path", "/srv/git/shop.git"],
+    ["a file:// URL", "file:///srv/git/shop.git"],
+  ])("refuses credentials with %s (BAD_REQUEST), and writes nothing", async (_, from) => {
+    const before = await rowCounts();
+    const err = await rejection(
+      callerAs(t.db, emailFor("admin")).projects.import({
+        tenantId: ACME.tenantId,
+        name: "refused",
+        from,
+        credentials: { username: "ada", password: "s3cret-path" },
+      }),
+    );
+    expect(err.code).toBe("BAD_REQUEST");
+    expect(err.message).toContain("credentials are only used for an http:// or https:// source");
+    expect(err.message).not.toContain("s3cret-path");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("refuses a user name with a colon (HTTP Basic cannot carry it), and writes nothing", async () => {
+    const before = await rowCounts();
+    const err = await rejection(
+      callerAs(t.db, emailFor("admin")).projects.import({
+        tenantId: ACME.tenantId,
+        name: "refused",
+        from: "https://git.example.com/shop.git",
+        credentials: { username: "a:b", password: "x" },
+      }),
+    );
+    expect(err.code).toBe("BAD_REQUEST");
+    expect(await rowCounts()).toEqual(before);
   });
 
   it("refuses a branch name git would not accept, and writes nothing", async () => {

@@ -4,6 +4,7 @@ import {
   canonicalRepo,
   DomainError,
   idSchema,
+  importCredentialsSchema,
   importFromSchema,
   releaseTargetSchema,
   safeText,
@@ -40,16 +41,31 @@ export const projectsRouter = router({
   /**
    * A new project whose generation 0 is another repository's history (README: Bring your
    * repository): `from` is an http(s) URL, a file:// URL or an absolute path the worker can read,
-   * without credentials; `branch` defaults to the source's HEAD branch. Anything else is refused
+   * never with credentials in it; `credentials` (user name and password or token) go separately, for an
+   * http(s) source only, sealed for the worker and deleted once provisioning ends, never answered or
+   * logged. `branch` defaults to the source's HEAD branch. Anything else is refused
    * (BAD_REQUEST, naming what is accepted) before anything is written. The worker's project.provision
    * clones it; a source it cannot import leaves the project failed with the reason.
    */
   import: tenantProcedure("admin")
-    .input(z.object({ name: projectName, from: importFromSchema, branch: branchName.optional() }))
+    .input(
+      z.object({
+        name: projectName,
+        from: importFromSchema,
+        branch: branchName.optional(),
+        credentials: importCredentialsSchema.optional(),
+      }),
+    )
     .mutation(({ ctx, input }) =>
       importProject(
         ctx.db,
-        { tenantId: input.tenantId, name: input.name, from: input.from, branch: input.branch ?? null },
+        {
+          tenantId: input.tenantId,
+          name: input.name,
+          from: input.from,
+          branch: input.branch ?? null,
+          credentials: input.credentials ?? null,
+        },
         ctx.services,
       ),
     ),

@@ -1,7 +1,14 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appOrigins, configFromSettings, gitPublicUrl, parseSettings, type Settings } from "@rhumbatron/core";
+import {
+  appOrigins,
+  authSecret,
+  configFromSettings,
+  gitPublicUrl,
+  parseSettings,
+  type Settings,
+} from "@rhumbatron/core";
 import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
 import { authPerDb } from "../auth.ts";
 import { localCanonicalReader } from "../canonical-reader.ts";
@@ -47,5 +54,6 @@ export function testServices(): Services {
     auth: authFor,
     gitPublicUrl: gitPublicUrl(settings),
     appOrigins: appOrigins(settings),
+    credentialSecret: authSecret(settings),
   };
 }

@@ -44,7 +44,7 @@ describe("parseImportSource", () => {
       const r = parseImportSource(from);
       expect(r).toMatchObject({
         ok: false,
-        message: expect.stringContaining("credentials are not taken this way yet"),
+        message: expect.stringContaining("the credentials field, or --username with --password-stdin"),
       });
       expect(JSON.stringify(r)).not.toMatch(/s3cret|token@/);
     }

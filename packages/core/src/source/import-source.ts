@@ -5,7 +5,7 @@ import { hasNoNul, NUL_MESSAGE } from "../input.ts";
  * Where an imported project's history comes from (README: Bring your repository). Accepted: an
  * http(s) URL, a file:// URL, or an absolute path on the worker's host. Refused, before anything is
  * written: ssh and git:// URLs, scp-like `user@host:path`, relative paths, and any URL with a user
- * name or password in it (credentials are not taken this way yet).
+ * name or password in it (credentials go in their own field: importCredentialsSchema).
  */
 export const IMPORT_ACCEPTS =
   "an http:// or https:// URL, a file:// URL or an absolute path on the server (such as /srv/git/shop.git)";
@@ -57,7 +57,7 @@ export function parseImportSource(from: string): ImportSourceResult {
   if (url.username !== "" || url.password !== "") {
     return {
       ok: false,
-      message: `the URL carries credentials; credentials are not taken this way yet: give a URL without a user name or password (${IMPORT_ACCEPTS})`,
+      message: `the URL carries credentials; give the URL without a user name or password and the credentials separately (the credentials field, or --username with --password-stdin)`,
     };
   }
   switch (url.protocol) {
@@ -113,3 +113,24 @@ export interface ProjectSource {
   url: string | null;
   branch: string | null;
 }
+
+/**
+ * The user name and password or token of a private http(s) source (README: Bring your repository),
+ * given once with projects.import. HTTP Basic: the user name cannot hold a colon.
+ */
+export const importCredentialsSchema = z.object({
+  username: z
+    .string()
+    .min(1, "give a user name")
+    .max(200)
+    .refine((u) => hasNoNul(u) && !u.includes(":") && !/[\r\n]/.test(u), {
+      message: "a user name cannot hold a colon, a line break or a NUL",
+    }),
+  password: z
+    .string()
+    .min(1, "give the password or token")
+    .max(4000)
+    .refine((p) => hasNoNul(p) && !/[\r\n]/.test(p), { message: "the password cannot hold a line break or a NUL" }),
+});
+
+export type ImportCredentials = z.infer<typeof importCredentialsSchema>;

@@ -3,6 +3,7 @@ import type { Db } from "../client.ts";
 import { projectEvent } from "../events/factory.ts";
 import { withProjectRoot } from "../events/outbox.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { dropImportCredentials } from "./import-credentials.ts";
 
 export interface ArchiveResult {
   projectId: string;
@@ -39,6 +40,7 @@ export async function archiveProject(
       );
     }
     await ctx.tx.project.update({ where: { id: p.projectId }, data: { status: "archived" } });
+    await dropImportCredentials(ctx, p.projectId);
     await enqueueCommand(
       ctx,
       { commandId: cleanupCommandId(p.projectId), commandType: "project.cleanup", projectId: p.projectId, payload: {} },

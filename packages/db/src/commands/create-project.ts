@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { commandIds, DomainError, parseImportSource } from "@rhumbatron/core";
+import { commandIds, DomainError, type ImportCredentials, parseImportSource } from "@rhumbatron/core";
 import { z } from "zod";
 import type { Db } from "../client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { storeImportCredentials } from "./import-credentials.ts";
 
 export const projectName = z
   .string()
@@ -64,13 +65,22 @@ export async function createProject(
  */
 export async function importProject(
   db: Db,
-  p: { tenantId: string; name: string; from: string; branch?: string | null },
-  deps: EnqueueDeps,
+  p: { tenantId: string; name: string; from: string; branch?: string | null; credentials?: ImportCredentials | null },
+  deps: EnqueueDeps & { credentialSecret?: string },
 ): Promise<{ projectId: string }> {
   const parsed = parseImportSource(p.from);
   if (!parsed.ok) throw new DomainError("INVALID_INPUT", parsed.message);
+  const credentials = p.credentials ?? null;
+  if (credentials && parsed.source.kind !== "http")
+    throw new DomainError(
+      "INVALID_INPUT",
+      "credentials are only used for an http:// or https:// source; a folder or file:// source takes none",
+    );
   const source = { url: parsed.source.url, branch: p.branch ?? null };
-  return withTransaction(db, async (ctx) => ({
-    projectId: await createProjectIn(ctx, { tenantId: p.tenantId, name: p.name, source }, deps),
-  }));
+  return withTransaction(db, async (ctx) => {
+    const projectId = await createProjectIn(ctx, { tenantId: p.tenantId, name: p.name, source }, deps);
+    // Sealed, in their own row, deleted when provisioning ends (./import-credentials.ts).
+    if (credentials) await storeImportCredentials(ctx, projectId, credentials, deps.credentialSecret);
+    return { projectId };
+  });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DomainError } from "@rhumbatron/core";
+import { dropImportCredentials } from "../commands/import-credentials.ts";
 import { projectEvent } from "../events/factory.ts";
 import { appendToOutbox, type OutboxDeps } from "../events/outbox.ts";
 import type { TxContext } from "../transaction.ts";
@@ -26,6 +27,7 @@ export async function recordProjectProvisioned(
     create: { projectId: p.projectId, generation: 0, commit: p.commit, tree: p.tree },
     update: {},
   });
+  await dropImportCredentials(ctx, p.projectId);
   if (project.status !== "provisioning") return { activated: false };
   await ctx.tx.project.update({ where: { id: p.projectId }, data: { status: "active" } });
   // A project-wide fact: a random ID taken inside the transaction that runs it once.
@@ -49,6 +51,7 @@ export async function recordProjectProvisionFailed(
   ctx: TxContext,
   p: { projectId: string; reason: string },
 ): Promise<{ failed: boolean }> {
+  await dropImportCredentials(ctx, p.projectId);
   const r = await ctx.tx.project.updateMany({
     where: { id: p.projectId, status: "provisioning" },
     data: { status: "failed", failureReason: p.reason.slice(0, 2000) },
