@@ -38,7 +38,9 @@ export function startWorkerProcess(env: Record<string, string>, dataDir: string)
   child.stderr?.on("data", (c) => {
     out.stderr += c;
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // "close", not "exit": exit can come before the last of stdout has been read, and a test reading
+  // the worker's final lines once it has exited would then miss them.
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   /** Resolves once `n` lines match, whenever they were printed; the worker exiting first fails with its output. */
   const count = (match: (l: Record<string, unknown>) => boolean, n: number) =>
     new Promise<Record<string, unknown>[]>((resolve, reject) => {
