@@ -28,6 +28,7 @@ export function blobContentType(key: string): string {
   if (ext === "png") return "image/png";
   if (ext === "jpg" || ext === "jpeg") return "image/jpeg";
   if (ext === "webp") return "image/webp";
+  if (ext === "zip") return "application/zip"; // a Playwright trace (verification/playwright-check.ts)
   return "text/plain; charset=utf-8";
 }
 
