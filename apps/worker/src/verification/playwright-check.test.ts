@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadConfig } from "@rhumbatron/core";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -143,5 +144,20 @@ describe("a playwright check", () => {
     expect((await verify(w))[0]).toMatchObject({ candidateId: c.candidateId, outcome: "rejected" });
     const e = (await view(w, c.candidateId)).evidence.find((x) => x.checkId === "browser");
     expect(e?.coverage).toBe("checked_no_signal");
+  }, 300_000);
+
+  it("counts against the Candidate's browser runs: past them a check is skipped, saying so, and the Candidate is not verified", async () => {
+    const base = loadConfig("dev");
+    const w = await testWorld(t.db, { ...base, browser: { ...base.browser, maxRunsPerCandidate: 1 } });
+    const checks = files()[".rhumbatron/checks.yml"].replace(
+      "    timeout: 180\n",
+      "    timeout: 180\n  - id: browser-again\n    procedure: playwright\n    run: [node, server.js]\n    tests: e2e\n",
+    );
+    const projectId = await importedProject(w, files({ ".rhumbatron/checks.yml": checks }));
+    const c = await candidateFor(w, projectId, note("pw-budget", [{ op: "write", path: "NOTES.md", content: "x\n" }]));
+    expect((await verify(w))[0]).toMatchObject({ candidateId: c.candidateId, outcome: "rejected" });
+    const evidence = (await view(w, c.candidateId)).evidence.filter((x) => x.checkId.startsWith("browser"));
+    expect(evidence.map((x) => x.status).sort()).toEqual(["pass", "skipped"]);
+    expect(evidence.find((x) => x.status === "skipped")?.detail).toBe("the Candidate has used its 1 browser runs");
   }, 300_000);
 });

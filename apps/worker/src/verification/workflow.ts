@@ -558,17 +558,28 @@ interface CheckRun {
   save: (text: string) => Promise<string>;
 }
 
+/** Takes one of the Candidate's browser runs; with none left, the check's skipped Evidence saying so. */
+async function browserRunsSpent({
+  deps,
+  input,
+  check,
+  started,
+}: Pick<CheckRun, "deps" | "input" | "check" | "started">) {
+  const max = deps.config.browser.maxRunsPerCandidate;
+  if (await takeBrowserRun(deps.db, input.candidate.id, max)) return null;
+  return evidenceFrom(input.candidate.id, check, started, deps.now(), {
+    status: "skipped",
+    coverage: "not_checked",
+    metrics: {},
+    detail: `the Candidate has used its ${max} browser runs`,
+  });
+}
+
 /** The browser check, within the Candidate's browser runs, on the built app. */
 async function readBrowserCheck({ deps, input, ws, check, started, suffix, save }: CheckRun) {
   const { candidate, project } = input;
-  if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
-    return evidenceFrom(candidate.id, check, started, deps.now(), {
-      status: "skipped",
-      coverage: "not_checked",
-      metrics: {},
-      detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
-    });
-  }
+  const spent = await browserRunsSpent({ deps, input, check, started });
+  if (spent) return spent;
   if (!check.argv || !check.steps)
     throw new DomainError("INVALID_CONFIG", `browser check ${check.id} has no command or steps`);
   const r = await deps.browserCheck({
@@ -608,14 +619,8 @@ async function readBrowserCheck({ deps, input, ws, check, started, suffix, save 
 async function readPlaywrightRun(run: CheckRun) {
   const { deps, input, ws, check, started, suffix } = run;
   const { candidate, project } = input;
-  if (!(await takeBrowserRun(deps.db, candidate.id, deps.config.browser.maxRunsPerCandidate))) {
-    return evidenceFrom(candidate.id, check, started, deps.now(), {
-      status: "skipped",
-      coverage: "not_checked",
-      metrics: {},
-      detail: `the Candidate has used its ${deps.config.browser.maxRunsPerCandidate} browser runs`,
-    });
-  }
+  const spent = await browserRunsSpent({ deps, input, check, started });
+  if (spent) return spent;
   const toolchain = playwrightToolchain();
   if (!check.argv || !check.tests || !toolchain) {
     return evidenceFrom(candidate.id, check, started, deps.now(), {
