@@ -18,13 +18,20 @@ import { PromotePanel } from "./promote-panel.tsx";
 import type { CandidateDetail } from "./types.ts";
 
 /**
- * Whether the page keeps asking: while the Candidate is composed or verified, and while the landing
+ * Whether the page shows it live: while the Candidate is composed or verified, and while the landing
  * queue is about to promote it (verified, ready, and its Change lands when ready: no Promote offered).
  */
 function followsLive(c: Pick<CandidateDetail, "status" | "decision">): boolean {
   if (!isFinalStatus(c.status)) return true;
   return c.decision.state === "ready_to_promote" && !c.decision.actions.includes("promote");
 }
+
+/**
+ * Whether the page keeps asking, more often than it shows live: a verified Candidate can still be
+ * promoted, go stale or be cancelled, and a read that met a promotion half-way (the Candidate
+ * before it, canonical after it) says "blocked" until the next read corrects it.
+ */
+const keepsAsking = (c: Pick<CandidateDetail, "status" | "decision">) => followsLive(c) || c.status === "verified";
 
 /**
  * One Candidate: the decision and its actions first, then every gap, the composition, plan, every
@@ -49,7 +56,7 @@ export function CandidateView(props: {
       { tenantId, candidateId },
       {
         initialData,
-        refetchInterval: (q) => (q.state.data && !followsLive(q.state.data) ? false : LIVE_REFETCH_MS),
+        refetchInterval: (q) => (q.state.data && !keepsAsking(q.state.data) ? false : LIVE_REFETCH_MS),
         retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
       },
     ),

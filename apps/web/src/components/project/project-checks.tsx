@@ -94,7 +94,7 @@ function Problems({ problems }: { problems: ChecksFileProblem[] }) {
 function FileSummary({ file }: { file: ChecksFile }) {
   return (
     <>
-      <dl className="grid grid-cols-[8rem_1fr] gap-x-3 gap-y-1">
+      <dl className="grid grid-cols-[8rem_minmax(0,1fr)] gap-x-3 gap-y-1 break-words">
         <dt className="text-slate-500">Requires</dt>
         <dd data-testid="checks-requires">{file.requires?.join(", ") || "nothing beyond the Sandbox's tools"}</dd>
         <dt className="text-slate-500">Registries</dt>
@@ -111,40 +111,43 @@ function FileSummary({ file }: { file: ChecksFile }) {
             : "none"}
         </dd>
       </dl>
-      <table data-testid="checks-table" className="w-full text-left">
-        <thead className="text-slate-500">
-          <tr>
-            <th className="py-1 pr-3 font-normal">Check</th>
-            <th className="py-1 pr-3 font-normal">Runs</th>
-            <th className="py-1 pr-3 font-normal">When</th>
-            <th className="py-1 pr-3 font-normal">Report</th>
-          </tr>
-        </thead>
-        <tbody>
-          {file.checks.map((c) => (
-            <tr key={c.id} data-testid={`declared-check-${c.id}`} className="border-t border-slate-100 align-top">
-              <td className="py-1 pr-3">
-                <code>{c.id}</code>
-                {c.about && <div className="text-slate-500">{c.about}</div>}
-              </td>
-              <td className="py-1 pr-3">
-                <code>{c.run?.join(" ")}</code>
-                {c.procedure ? ` (${c.procedure})` : ""}
-              </td>
-              <td className="py-1 pr-3">{whenText(c.when)}</td>
-              <td className="py-1 pr-3">
-                {c.report
-                  ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
-                  : c.metric
-                    ? `metric ${c.metric.name}`
-                    : c.procedure
-                      ? `the ${c.procedure} procedure`
-                      : "exit 0"}
-              </td>
+      {/* A narrow screen scrolls the table, never the page. */}
+      <div className="max-w-full overflow-x-auto">
+        <table data-testid="checks-table" className="w-full text-left">
+          <thead className="text-slate-500">
+            <tr>
+              <th className="py-1 pr-3 font-normal">Check</th>
+              <th className="py-1 pr-3 font-normal">Runs</th>
+              <th className="py-1 pr-3 font-normal">When</th>
+              <th className="py-1 pr-3 font-normal">Report</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {file.checks.map((c) => (
+              <tr key={c.id} data-testid={`declared-check-${c.id}`} className="border-t border-slate-100 align-top">
+                <td className="py-1 pr-3">
+                  <code>{c.id}</code>
+                  {c.about && <div className="text-slate-500">{c.about}</div>}
+                </td>
+                <td className="py-1 pr-3 break-all">
+                  <code>{c.run?.join(" ")}</code>
+                  {c.procedure ? ` (${c.procedure})` : ""}
+                </td>
+                <td className="py-1 pr-3">{whenText(c.when)}</td>
+                <td className="py-1 pr-3">
+                  {c.report
+                    ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
+                    : c.metric
+                      ? `metric ${c.metric.name}`
+                      : c.procedure
+                        ? `the ${c.procedure} procedure`
+                        : "exit 0"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
