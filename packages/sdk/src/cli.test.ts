@@ -294,7 +294,7 @@ describe("rhumbatron CLI", () => {
       `from .rhumbatron/checks.yml (blob ${git("rev-parse", "HEAD:.rhumbatron/checks.yml")})`,
     );
     expect(shown.stdout).toMatch(/^build\s+npm run -s build\s+every Change/m);
-    expect(shown.stdout).toMatch(/^contract\s.*tiers: medium,high,critical\s+contract procedure/m);
+    expect(shown.stdout).toMatch(/^contract\s.*tiers: medium, high, critical\s+contract procedure/m);
     expect(shown.stdout).toMatch(/^protected-invariant-cart\s.*invariant: cart/m);
     expect(shown.stdout).toContain("requires    node>=20");
     expect(shown.stdout).toContain("recent setup runs:\n  none yet");

@@ -1,18 +1,6 @@
+import { describeCheckRules } from "@rhumbatron/core";
 import type { ProjectChecks } from "./client.ts";
 import { table } from "./format.ts";
-
-const when = (rules: readonly Record<string, unknown>[] | undefined) =>
-  rules === undefined
-    ? "every Change"
-    : rules.length === 0
-      ? "when the policy requires it"
-      : rules
-          .map((r) =>
-            Object.entries(r)
-              .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(",") : String(v)}`)
-              .join(" "),
-          )
-          .join(" | ");
 
 /** `projects checks`: where the project's checks come from at its head, the checks, and the latest setup runs. */
 export function formatProjectChecks(r: ProjectChecks): string {
@@ -52,7 +40,7 @@ export function formatProjectChecks(r: ProjectChecks): string {
         ...f.checks.map((c) => [
           c.id,
           [...(c.run ?? []), ...(c.procedure ? [`(${c.procedure})`] : [])].join(" "),
-          when(c.when),
+          describeCheckRules(c.when),
           c.report
             ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
             : c.metric

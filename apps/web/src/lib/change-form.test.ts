@@ -82,7 +82,7 @@ describe("validateDraft (the core schema and Work Graph rules, as the server app
       "tasks.1.intents.paths.0",
       "title",
     ]);
-    expect(r.errors["contractChanges.added.0"]).toEqual(["like 'GET /api/cart'"]);
+    expect(r.errors["contractChanges.added.0"]).toEqual(["like 'GET /api/items'"]);
   });
 
   it("reports cycles, dangling dependencies and duplicate keys on the Work Graph", () => {

@@ -54,8 +54,8 @@ async function runOneTask(w: TestWorld, projectId: string, requestId: string, ag
   return { result, changeSets, run, task: await w.db.task.findUniqueOrThrow({ where: { id: task.id } }) };
 }
 
-const gitShow = (w: TestWorld, fork: string, spec: string) =>
-  execFileSync("git", ["--git-dir", join(w.root, fork), "show", spec], { encoding: "utf8" });
+const gitShow = (w: TestWorld, fork: string, object: string) =>
+  execFileSync("git", ["--git-dir", join(w.root, fork), "show", object], { encoding: "utf8" });
 
 describe("a command Agent", () => {
   it("runs the project's program in the checkout with the Task in a file and the environment; its edits are published as the ChangeSet", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeChecksFileProblems, parseChecksFile, parseRequirement } from "./checks-file.ts";
+import { describeCheckRules, describeChecksFileProblems, parseChecksFile, parseRequirement } from "./checks-file.ts";
 
 const good = `version: 1
 requires: [node>=20, pytest]
@@ -123,5 +123,13 @@ checks:
     expect(parseRequirement("python3")).toEqual({ tool: "python3", atLeast: null, text: "python3" });
     expect(parseRequirement("pytest >= 7.2")?.atLeast).toBe("7.2");
     expect(parseRequirement("rm -rf /")).toBeNull();
+  });
+
+  it("says a check's when in words: every Change, only when the policy requires it, or each rule joined by or", () => {
+    expect(describeCheckRules(undefined)).toBe("every Change");
+    expect(describeCheckRules([])).toBe("when the policy requires it");
+    expect(describeCheckRules([{ tiers: ["high", "critical"], paths: ["src/**"] }, { invariant: "billing" }])).toBe(
+      "tiers: high, critical; paths: src/** or invariant: billing",
+    );
   });
 });

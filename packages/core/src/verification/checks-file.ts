@@ -359,3 +359,16 @@ function positionOf(
   }
   return { line: null, column: null };
 }
+
+/** A check's `when` in words, as the project page and `rhumbatron projects checks` show it. */
+export function describeCheckRules(rules: readonly CheckRule[] | undefined): string {
+  if (rules === undefined) return "every Change";
+  if (rules.length === 0) return "when the policy requires it";
+  return rules
+    .map((r) =>
+      Object.entries(r)
+        .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`)
+        .join("; "),
+    )
+    .join(" or ");
+}

@@ -150,7 +150,7 @@ export function checksForTier(policy: VerificationPolicy, tier: RiskTier): Check
 
 /**
  * `targeted` of an Agent's context (context/packet.ts): the test files whose name starts with a
- * touched source file's name (src/cart.ts -> test/cart.test.ts) plus touched tests; null when none.
+ * touched source file's name (src/parse.ts -> test/parse.test.ts) plus touched tests; null when none.
  */
 export function targetedTests(touched: readonly string[], testFiles: readonly string[]): string[] | null {
   const stems = touched

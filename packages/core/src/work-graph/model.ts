@@ -80,7 +80,7 @@ export const taskInput = z.object({
 });
 export type TaskInput = z.infer<typeof taskInput>;
 
-const route = safeText(500).regex(/^(GET|POST|PUT|PATCH|DELETE) \/\S*$/, "like 'GET /api/cart'");
+const route = safeText(500).regex(/^(GET|POST|PUT|PATCH|DELETE) \/\S*$/, "like 'GET /api/items'");
 
 export const changeInput = z.object({
   title: safeText(200).trim().min(1),

@@ -1,7 +1,7 @@
 /**
- * Resource overlap between what an Event touches and what an active Agent holds
- * (spec: Causal routing). Paths compare by whole segments: `src/cart` is a prefix of
- * `src/cart/total.ts` but not of `src/cartography.ts`.
+ * Resource overlap between what an Event touches and what an active Agent holds (what the causal
+ * router, work-graph/router.ts, decides on). Paths compare by whole segments: `src/app` is a prefix of
+ * `src/app/main.ts` but not of `src/application.ts`.
  *  - exact: the same path on both sides;
  *  - prefix: one side is a prefix of the other (an Agent's prefix intent covering the path, or the
  *    Event naming a folder the Agent works inside) and nothing is exact;

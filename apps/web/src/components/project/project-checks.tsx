@@ -1,25 +1,12 @@
 "use client";
 
-import type { ChecksFile, ChecksFileProblem } from "@rhumbatron/core";
+import { type ChecksFile, type ChecksFileProblem, describeCheckRules } from "@rhumbatron/core";
 import type { ProjectChecks as ProjectChecksAnswer, SetupRun } from "@rhumbatron/db";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
 import { NotReady } from "../query-state.tsx";
 
 const blobHref = (key: string) => `/api/blobs/${key.split("/").map(encodeURIComponent).join("/")}`;
-
-const whenText = (rules: ChecksFile["checks"][number]["when"]) =>
-  rules === undefined
-    ? "every Change"
-    : rules.length === 0
-      ? "when the policy requires it"
-      : rules
-          .map((r) =>
-            Object.entries(r)
-              .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(", ") : String(v)}`)
-              .join("; "),
-          )
-          .join(" or ");
 
 /**
  * The project's checks at its canonical head (projects.checks): from its checks file, detected from
@@ -133,7 +120,7 @@ function FileSummary({ file }: { file: ChecksFile }) {
                   <code>{c.run?.join(" ")}</code>
                   {c.procedure ? ` (${c.procedure})` : ""}
                 </td>
-                <td className="py-1 pr-3">{whenText(c.when)}</td>
+                <td className="py-1 pr-3">{describeCheckRules(c.when)}</td>
                 <td className="py-1 pr-3">
                   {c.report
                     ? `${c.report.format}${c.report.path ? ` ${c.report.path}` : ""}`
