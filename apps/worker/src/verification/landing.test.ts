@@ -122,6 +122,10 @@ describe("the landing queue", () => {
         "landing-queue",
       ]);
       expect(await listLandingQueue(t.db, { tenantId: "ten_a", projectId })).toEqual([]);
+      // The list and each Change's own read are not one snapshot: a read that meets a promotion
+      // half-way (the Change still verifying, its Candidate promoted) must not list a landed Change.
+      await t.db.change.update({ where: { id: ids[0] }, data: { status: "verifying" } });
+      expect(await listLandingQueue(t.db, { tenantId: "ten_a", projectId })).toEqual([]);
     },
     LIMIT,
   );

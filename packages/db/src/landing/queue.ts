@@ -56,9 +56,12 @@ export async function listLandingQueue(
       };
     }),
   );
+  // A Change promoted or cancelled between the list and its own read has left the queue: the
+  // reads are not one snapshot, and a queue never lists what has already landed.
+  const waiting = entries.filter((e) => e.waitingFor !== "landed" && e.waitingFor !== "cancelled");
   const ordered = [
-    ...entries.filter((e) => e.ready).sort((a, b) => a.since.getTime() - b.since.getTime()),
-    ...entries.filter((e) => !e.ready),
+    ...waiting.filter((e) => e.ready).sort((a, b) => a.since.getTime() - b.since.getTime()),
+    ...waiting.filter((e) => !e.ready),
   ];
   return ordered.map((e, i) => ({ position: i + 1, ...e }));
 }
