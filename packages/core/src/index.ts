@@ -15,6 +15,7 @@ export * from "./metrics/metric-buckets.ts";
 export * from "./notifications/index.ts";
 export * from "./ports/blob-store.ts";
 export * from "./sandbox/index.ts";
+export * from "./secrets/index.ts";
 export * from "./settings.ts";
 export * from "./source/index.ts";
 export * from "./verification/index.ts";
