@@ -7,6 +7,7 @@ export * from "./commands/import-credentials.ts";
 export { DEMO, type SeedOptions, type SeedResult, seedDemo } from "./commands/seed-demo.ts";
 export * from "./commands/set-project-agent.ts";
 export * from "./commands/set-release-target.ts";
+export * from "./commands/tenant-secrets.ts";
 export { type EmbeddedServer, ensureDatabase, startEmbeddedPostgres } from "./embedded.ts";
 export * from "./events/index.ts";
 export type { Prisma } from "./generated/prisma/client.ts";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalRepo, loadConfig, type RhumbatronConfig, sourceKeys } from "@rhumbatron/core";
 import { consumeQueue, createChange, enqueueCommand, importProject, withTransaction } from "@rhumbatron/db";
-import { useTestDatabase } from "@rhumbatron/db/testing";
+import { dumpAllRows, useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { forksSweepTickFunction } from "../functions/forks-sweep.ts";
 import { type TestWorld, testWorld } from "../test-world.ts";
@@ -527,26 +527,9 @@ describe("a private http(s) source with credentials given once (README: Bring yo
     return { projectId, run };
   }
 
-  /**
-   * Every row of every table of the test database as text (each row cast to text by Postgres
-   * itself), so a secret stored in any column of any table, in any form Postgres prints, is found.
-   * Not pg_dump: the host's may be older than the embedded server the tests run on.
-   */
-  async function dump(): Promise<string> {
-    const tables = await t.db.$queryRawUnsafe<{ name: string }[]>(
-      "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
-    );
-    const rows: string[] = [];
-    for (const { name } of tables) {
-      const found = await t.db.$queryRawUnsafe<{ row: string }[]>(`SELECT t::text AS row FROM ${name} t`);
-      rows.push(...found.map((r) => `${name} ${r.row}`));
-    }
-    return rows.join("\n");
-  }
-
   async function expectNowhere(secret: string) {
     const base64 = Buffer.from(`${basic.username}:${secret}`).toString("base64");
-    const all = await dump();
+    const all = await dumpAllRows(t.db);
     expect(all.length).toBeGreaterThan(0);
     expect(all).not.toContain(secret);
     expect(all).not.toContain(base64);

@@ -1,34 +1,24 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { DomainError, type ImportCredentials, importCredentialsSchema } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { openSealed, sealText } from "../sealed.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
  * An import's credentials on their way from the API to the worker (README: Bring your repository):
- * sealed with AES-256-GCM under a key derived (HKDF) from the server's auth secret, in one
+ * sealed (../sealed.ts: AES-256-GCM under a key derived from the server's auth secret), in one
  * import_credentials row that the provisioning transaction deletes.
  */
-function key(secret: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", secret, "rhumbatron", "import credentials", 32));
-}
+const sealing = (secret: string, projectId: string) => ({ secret, purpose: "import credentials", aad: projectId });
 
 export function sealCredentials(c: ImportCredentials, secret: string, projectId: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", key(secret), iv);
-  cipher.setAAD(Buffer.from(projectId));
-  const body = Buffer.concat([cipher.update(JSON.stringify(c), "utf8"), cipher.final()]);
-  return ["v1", iv.toString("base64"), cipher.getAuthTag().toString("base64"), body.toString("base64")].join(".");
+  return sealText(JSON.stringify(c), sealing(secret, projectId));
 }
 
 /** The credentials, or null when the sealed text was made with another secret or for another project. */
 export function openCredentials(sealed: string, secret: string, projectId: string): ImportCredentials | null {
-  const [v, iv, tag, body] = sealed.split(".");
-  if (v !== "v1" || !iv || !tag || !body) return null;
+  const text = openSealed(sealed, sealing(secret, projectId));
+  if (text === null) return null;
   try {
-    const d = createDecipheriv("aes-256-gcm", key(secret), Buffer.from(iv, "base64"));
-    d.setAAD(Buffer.from(projectId));
-    d.setAuthTag(Buffer.from(tag, "base64"));
-    const text = Buffer.concat([d.update(Buffer.from(body, "base64")), d.final()]).toString("utf8");
     const parsed = importCredentialsSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : null;
   } catch {

@@ -43,3 +43,4 @@ export function useTestDatabase(): TestDatabase {
   };
 }
 export { blockStreamOffset, seedChange, seedProjects, testEvent, waitFor, waitForLockWaiter } from "./fixtures.ts";
+export { dumpAllRows } from "./rows.ts";
