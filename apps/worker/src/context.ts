@@ -10,6 +10,7 @@ import type {
 } from "@rhumbatron/core";
 import type { Db, Nudger } from "@rhumbatron/db";
 import type { Logger } from "pino";
+import type { AgentProgramName, InstalledProgram } from "./agents/programs/install.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import type { DatabaseOutage } from "./outage.ts";
 import type { SourceStore } from "./source/store.ts";
@@ -51,6 +52,11 @@ export interface WorkerContext {
   /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; README: Bring your repository). */
   credentialSecret?: string;
   logger: Logger;
+  /**
+   * The coding-agent programs installed on this worker's host (agents/programs/install.ts), mounted
+   * read-only in its Sandbox; a program Agent whose program is missing blocks its Task saying so.
+   */
+  agentPrograms?: ReadonlyMap<AgentProgramName, InstalledProgram>;
   /**
    * Where loops report their failures, so a database outage is one line, not one per loop per tick
    * (outage.ts); absent: each failure is logged as it comes.

@@ -13,6 +13,8 @@ export interface WorkerIdentity {
   startedAt: Date;
   /** What its Sandbox does (null in tests that run no Sandbox). */
   sandbox: { kind: string; isolates: boolean; note: string | null } | null;
+  /** The coding-agent programs installed on its host and mounted in its Sandbox (agents/programs/install.ts). */
+  agentPrograms: { name: string; package: string; version: string }[];
 }
 
 /** The product version: the root package.json's, so web and worker report the same one. */
@@ -31,6 +33,7 @@ export function workerIdentity(
   executor: ExecutorKind,
   startedAt: Date,
   sandbox: WorkerIdentity["sandbox"] = null,
+  agentPrograms: WorkerIdentity["agentPrograms"] = [],
 ): WorkerIdentity {
   const host = hostname();
   return {
@@ -41,5 +44,6 @@ export function workerIdentity(
     version: productVersion(),
     startedAt,
     sandbox,
+    agentPrograms,
   };
 }

@@ -12,6 +12,7 @@ import {
   type Settings,
 } from "@rhumbatron/core";
 import { blobStoreFromSettings, checkRepoToken, createDb, databaseAddress, unreachable } from "@rhumbatron/db";
+import { installedAgentPrograms } from "./agents/programs/install.ts";
 import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
@@ -75,9 +76,12 @@ async function main(): Promise<void> {
     root: gitRoot,
     privateRoots: [settings.RHUMBATRON_DATA_DIR],
   });
+  // The coding-agent programs installed on this host (npm run setup -- --agent-programs): mounted
+  // read-only in the Sandbox for program Agents, and reported in the heartbeat (health, operations).
+  const agentPrograms = await installedAgentPrograms();
   const sandbox = await createSandbox({
     root: join(settings.RHUMBATRON_DATA_DIR, "sandboxes"),
-    toolchainPaths: toolchainForSandbox(),
+    toolchainPaths: [...toolchainForSandbox(), ...[...agentPrograms.values()].map((p) => p.toolchainPath)],
     allowlist: DEFAULT_COMMAND_ALLOWLIST,
     limits: sandboxLimits(config),
     log: logger,
@@ -85,7 +89,12 @@ async function main(): Promise<void> {
   });
   logger.info({ sandbox: sandbox.kind, isolates: sandbox.isolates, note: sandbox.status.note }, "sandbox ready");
   // The heartbeat carries the Sandbox's status, so the health endpoint and every page can show it.
-  const worker = workerIdentity(settings.RHUMBATRON_EXECUTOR, new Date(), sandbox.status);
+  const worker = workerIdentity(
+    settings.RHUMBATRON_EXECUTOR,
+    new Date(),
+    sandbox.status,
+    [...agentPrograms.values()].map((p) => ({ name: p.name, package: p.package, version: p.version })),
+  );
   const functions = buildFunctions({
     config,
     nudger,
@@ -101,6 +110,7 @@ async function main(): Promise<void> {
       browserCheck: runBrowserCheck,
       releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),
       credentialSecret: authSecret(settings),
+      agentPrograms,
     },
   });
   if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {

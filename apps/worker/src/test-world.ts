@@ -50,11 +50,14 @@ const TYPESCRIPT = dirname(createRequire(import.meta.url).resolve("typescript/pa
 /** The Sandbox's toolchain as the worker mounts it (main.ts): node, TypeScript, Playwright and Chromium. */
 export const TOOLCHAIN = [dirname(process.execPath), TYPESCRIPT, ...playwrightMounts()];
 
-/** `nodeBinDir`: the Node the Sandbox's commands run on (test-nodes.ts); default this process's. */
+/**
+ * `nodeBinDir`: the Node the Sandbox's commands run on (test-nodes.ts); default this process's.
+ * `extraToolchain`: more read-only mounts (the agent programs' folders, as main.ts adds them).
+ */
 export async function testWorld(
   db: Db,
   config: RhumbatronConfig = loadConfig("dev"),
-  options: { nodeBinDir?: string } = {},
+  options: { nodeBinDir?: string; extraToolchain?: readonly string[] } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), "rh-world-"));
   const root = join(dir, "git", repoNamespace(config.env));
@@ -64,7 +67,10 @@ export async function testWorld(
   const logs = captureLogs();
   const sandbox = await createSandbox({
     root: join(dir, "sandboxes"),
-    toolchainPaths: options.nodeBinDir ? [options.nodeBinDir, TYPESCRIPT, ...playwrightMounts()] : TOOLCHAIN,
+    toolchainPaths: [
+      ...(options.nodeBinDir ? [options.nodeBinDir, TYPESCRIPT, ...playwrightMounts()] : TOOLCHAIN),
+      ...(options.extraToolchain ?? []),
+    ],
     allowlist: DEFAULT_COMMAND_ALLOWLIST,
     limits: sandboxLimits(config),
     log: logs.logger,

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AGENT_TIMEOUT_BOUNDS, type AgentChoice, describeAgentChoice } from "@rhumbatron/core";
+import { AGENT_PROGRAM_NAMES, AGENT_TIMEOUT_BOUNDS, type AgentChoice, describeAgentChoice } from "@rhumbatron/core";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createRhumbatronClient } from "./client.ts";
 import { RhumbatronError, type RhumbatronErrorCode } from "./errors.ts";
@@ -179,15 +179,27 @@ function buildProgram(io: CliIo): Command {
   projects
     .command("agent")
     .description(
-      "the Agent that works the project's Tasks unless a Task names its own: --scripted, --model, --default, or --command -- <program> [args...] (admin token)",
+      "the Agent that works the project's Tasks unless a Task names its own: --scripted, --model, --default, --program <claude-code|codex> with its model, endpoint and key secret, or --command -- <program> [args...] (admin token)",
     )
     .argument("<id>", "the project ID")
     .argument("[argv...]", "with --command: the program and its arguments, after -- (run in the Sandbox, no shell)")
     .option("--scripted", "replay each Task's edit plan")
     .option("--model", "the tool loop over the worker's model endpoint (AGENT_MODEL_URL)")
+    .option("--program <name>", `a coding-agent program the worker installs: ${AGENT_PROGRAM_NAMES.join(" or ")}`)
+    .option("--model-name <name>", "with --program: the model its endpoint expects")
+    .option("--endpoint <url>", "with --program: the model endpoint's base URL, the one place the run may reach")
+    .option(
+      "--key-secret <NAME>",
+      "with --program: the tenant secret holding the endpoint's key (rhumbatron secrets set)",
+    )
+    .option(
+      "--max-tokens <n>",
+      "with --program: past this many tokens the run fails and publishes nothing",
+      positiveInt,
+    )
     .option("--command", "the program given after -- , run in the Sandbox in the Task's checkout")
-    .option("--timeout <seconds>", "with --command: its wall time per run", positiveInt)
-    .option("--allow-outside-paths", "with --command: it may edit files outside a Task's declared paths")
+    .option("--timeout <seconds>", "with --command or --program: its wall time per run", positiveInt)
+    .option("--allow-outside-paths", "with --command or --program: it may edit files outside a Task's declared paths")
     .option("--default", "no choice of the project's: the worker's default")
     .action(
       async (
@@ -196,6 +208,11 @@ function buildProgram(io: CliIo): Command {
         opts: {
           scripted?: boolean;
           model?: boolean;
+          program?: string;
+          modelName?: string;
+          endpoint?: string;
+          keySecret?: string;
+          maxTokens?: number;
           command?: boolean;
           timeout?: number;
           allowOutsidePaths?: boolean;
@@ -203,12 +220,30 @@ function buildProgram(io: CliIo): Command {
         },
         cmd: Command,
       ) => {
-        const picked = [opts.scripted, opts.model, opts.command, opts.default].filter(Boolean);
+        const picked = [opts.scripted, opts.model, opts.program !== undefined, opts.command, opts.default].filter(
+          Boolean,
+        );
         if (picked.length !== 1) {
-          throw new RhumbatronError("BAD_REQUEST", "give exactly one of --scripted, --model, --command or --default");
+          throw new RhumbatronError(
+            "BAD_REQUEST",
+            "give exactly one of --scripted, --model, --program, --command or --default",
+          );
         }
-        if (!opts.command && (argv.length > 0 || opts.timeout !== undefined || opts.allowOutsidePaths)) {
-          throw new RhumbatronError("BAD_REQUEST", "a program, --timeout and --allow-outside-paths go with --command");
+        const programOnly = [opts.modelName, opts.endpoint, opts.keySecret, opts.maxTokens];
+        if (opts.program === undefined && programOnly.some((o) => o !== undefined)) {
+          throw new RhumbatronError(
+            "BAD_REQUEST",
+            "--model-name, --endpoint, --key-secret and --max-tokens go with --program",
+          );
+        }
+        if (!opts.command && argv.length > 0) {
+          throw new RhumbatronError("BAD_REQUEST", "a program after -- goes with --command");
+        }
+        if (!opts.command && opts.program === undefined && (opts.timeout !== undefined || opts.allowOutsidePaths)) {
+          throw new RhumbatronError(
+            "BAD_REQUEST",
+            "--timeout and --allow-outside-paths go with --command or --program",
+          );
         }
         if (opts.command && argv.length === 0) {
           throw new RhumbatronError(
@@ -216,18 +251,33 @@ function buildProgram(io: CliIo): Command {
             "--command needs the program after --, e.g. --command -- sh tools/agent.sh",
           );
         }
-        const agent: AgentChoice | null = opts.default
+        if (opts.program !== undefined && (!opts.modelName || !opts.endpoint || !opts.keySecret)) {
+          throw new RhumbatronError(
+            "BAD_REQUEST",
+            "--program needs --model-name, --endpoint and --key-secret, e.g. --program codex --model-name gpt-5.5 --endpoint https://models.example.com --key-secret OPENAI_KEY",
+          );
+        }
+        const timeoutSeconds = opts.timeout ?? AGENT_TIMEOUT_BOUNDS.default;
+        const allowOutsidePaths = Boolean(opts.allowOutsidePaths);
+        const agent = opts.default
           ? null
           : opts.command
-            ? {
-                kind: "command",
-                argv: argv as [string, ...string[]],
-                timeoutSeconds: opts.timeout ?? AGENT_TIMEOUT_BOUNDS.default,
-                allowOutsidePaths: Boolean(opts.allowOutsidePaths),
-              }
-            : { kind: opts.scripted ? "scripted" : "model" };
+            ? { kind: "command", argv, timeoutSeconds, allowOutsidePaths }
+            : opts.program !== undefined
+              ? {
+                  kind: "program",
+                  program: opts.program,
+                  model: opts.modelName,
+                  endpoint: opts.endpoint,
+                  keySecret: opts.keySecret,
+                  timeoutSeconds,
+                  allowOutsidePaths,
+                  ...(opts.maxTokens !== undefined ? { maxTokens: opts.maxTokens } : {}),
+                }
+              : { kind: opts.scripted ? "scripted" : "model" };
         const { client, print } = setup(cmd);
-        const r = await client.setProjectAgent(id, agent);
+        // The server checks the choice (an unknown program, a bad endpoint or secret name is a 400).
+        const r = await client.setProjectAgent(id, agent as AgentChoice | null);
         print(r, () => `${id}: agent ${describeAgentChoice(r.agent)}${r.changed ? "" : " (unchanged)"}`);
       },
     );

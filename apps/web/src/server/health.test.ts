@@ -15,6 +15,7 @@ function beat(secondsAgo: number): WorkerHealth {
     beats: 7,
     version: "0.1.0",
     sandbox: { kind: "bubblewrap", isolates: true, note: null },
+    agentPrograms: [{ name: "codex", package: "@openai/codex", version: "0.171.0" }],
   };
 }
 
@@ -44,6 +45,7 @@ describe("composeHealth", () => {
         workerId: "wrk_1",
         stale: false,
         sandbox: { kind: "bubblewrap", isolates: true, note: null },
+        agentPrograms: [{ name: "codex", package: "@openai/codex", version: "0.171.0" }],
       },
     });
     expect(healthHttpStatus(report)).toBe(200);

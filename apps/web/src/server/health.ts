@@ -14,6 +14,8 @@ export interface HealthReport {
     stale: boolean;
     /** Whether agent and check commands are isolated, and what to do when they are not. */
     sandbox: WorkerHealth["sandbox"];
+    /** The coding-agent programs it has, and their versions (what a program Agent can be). */
+    agentPrograms: WorkerHealth["agentPrograms"];
   } | null;
 }
 
@@ -65,6 +67,7 @@ export function composeHealth(inputs: HealthInputs): HealthReport {
         // A beat exactly at the window's edge still counts; a beat from the future (clock skew) is fresh.
         stale: inputs.now.getTime() - heartbeat.lastBeatAt.getTime() > inputs.heartbeatStaleSeconds * 1000,
         sandbox: heartbeat.sandbox,
+        agentPrograms: heartbeat.agentPrograms,
       }
     : null;
   const problems: string[] = [];

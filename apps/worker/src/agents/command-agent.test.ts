@@ -117,7 +117,7 @@ describe("a command Agent", () => {
     const a = await runOneTask(w, gate, "cmd-gate");
     expect(a.result.outcome).toBe("failed");
     expect(a.result.detail).toBe(
-      "refused: the Agent edited the checks file (.rhumbatron), which a command Agent may not; nothing was published",
+      "refused: the Agent edited the checks file (.rhumbatron), which a command or program Agent may not; nothing was published",
     );
     expect(a.changeSets).toEqual([]);
 

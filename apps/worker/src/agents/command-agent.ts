@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentOutcome, AgentTask, CommandAgent, SandboxWorkspace } from "@rhumbatron/core";
+import type { AgentOutcome, AgentTask, CommandAgent, CommandResult, SandboxWorkspace } from "@rhumbatron/core";
 
 /**
  * A command Agent (README: Choosing the Agent): a program the admin named, run once, without a
@@ -74,27 +74,29 @@ function tail(text: string): string {
   return lines.slice(-TAIL_LINES).join("\n");
 }
 
-/**
- * Runs the command Agent in `ws` (the Task's checkout, already at its start). Returns the outcome
- * the runner records; throws only for this system's own failures (a refused command, a lost Sandbox).
- */
-export async function runCommandAgent(
+/** What the program is handed and what it may not change, fixed before it starts (handOver). */
+export interface HandOver {
+  prompt: string;
+  /** The variables every Agent program gets: the Task, where its files are, its paths. */
+  env: Record<string, string>;
+  /** Whether it changed `.git`'s configuration, hooks or info since the hand-over. */
+  gitTampered(): Promise<boolean>;
+}
+
+/** Writes the Task and its Context Packet into the checkout and fingerprints `.git`'s control files. */
+export async function handOver(
   ws: SandboxWorkspace,
-  agent: CommandAgent,
   task: AgentTask,
   stack: readonly CommandAgentStack[],
-  signal?: AbortSignal,
-): Promise<AgentOutcome> {
+): Promise<HandOver> {
   const prompt = taskPrompt(task, stack);
   await mkdir(join(ws.path, ".git", "rhumbatron"), { recursive: true });
   await writeFile(join(ws.path, TASK_FILE), prompt);
   await writeFile(join(ws.path, CONTEXT_FILE), `${JSON.stringify(task.context ?? null, null, 2)}\n`);
   const before = await gitControlFiles(ws.path);
   const declared = [...task.intents.paths, ...task.intents.prefixes];
-  const r = await ws.run({
-    argv: [...agent.argv],
-    allow: [agent.argv[0]],
-    timeoutMs: agent.timeoutSeconds * 1000,
+  return {
+    prompt,
     env: {
       RHUMBATRON_TASK: Buffer.from(prompt).subarray(0, PROMPT_ENV_MAX).toString("utf8"),
       RHUMBATRON_TASK_FILE: TASK_FILE,
@@ -102,11 +104,23 @@ export async function runCommandAgent(
       RHUMBATRON_TASK_KEY: task.key,
       RHUMBATRON_TASK_PATHS: declared.join("\n"),
     },
-    ...(signal ? { signal } : {}),
-  });
-  const program = agent.argv[0];
-  const output = tail(`${r.stdout}\n${r.stderr}`);
-  if (await gitTampered(ws.path, before)) {
+    gitTampered: async () => (await gitControlFiles(ws.path)) !== before,
+  };
+}
+
+/**
+ * How a program's run ended, in the words the run records: refused when it changed `.git`'s
+ * control files, stopped past its limit, failed on a non-zero exit, else completed. `output` is
+ * already cut to its last lines and cleared of secrets by the caller.
+ */
+export async function judgeRun(
+  program: string,
+  r: CommandResult,
+  given: HandOver,
+  timeoutSeconds: number,
+  output: string,
+): Promise<AgentOutcome> {
+  if (await given.gitTampered()) {
     return {
       status: "failed",
       summary: `refused: ${program} changed .git's configuration, hooks or info; nothing was published`,
@@ -116,7 +130,7 @@ export async function runCommandAgent(
   if (r.timedOut) {
     return {
       status: "failed",
-      summary: `stopped: ${program} ran past its limit of ${agent.timeoutSeconds} s and was killed; nothing was published${output ? `\n${output}` : ""}`,
+      summary: `stopped: ${program} ran past its limit of ${timeoutSeconds} s and was killed; nothing was published${output ? `\n${output}` : ""}`,
       steps: 1,
     };
   }
@@ -135,6 +149,29 @@ export async function runCommandAgent(
   };
 }
 
-async function gitTampered(checkout: string, before: string): Promise<boolean> {
-  return (await gitControlFiles(checkout)) !== before;
+/** The last lines of a run's output, the part a failure quotes. */
+export function outputTail(r: Pick<CommandResult, "stdout" | "stderr">): string {
+  return tail(`${r.stdout}\n${r.stderr}`);
+}
+
+/**
+ * Runs the command Agent in `ws` (the Task's checkout, already at its start). Returns the outcome
+ * the runner records; throws only for this system's own failures (a refused command, a lost Sandbox).
+ */
+export async function runCommandAgent(
+  ws: SandboxWorkspace,
+  agent: CommandAgent,
+  task: AgentTask,
+  stack: readonly CommandAgentStack[],
+  signal?: AbortSignal,
+): Promise<AgentOutcome> {
+  const given = await handOver(ws, task, stack);
+  const r = await ws.run({
+    argv: [...agent.argv],
+    allow: [agent.argv[0]],
+    timeoutMs: agent.timeoutSeconds * 1000,
+    env: given.env,
+    ...(signal ? { signal } : {}),
+  });
+  return judgeRun(agent.argv[0], r, given, agent.timeoutSeconds, outputTail(r));
 }

@@ -2,9 +2,12 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  type AgentOutcome,
   canonicalRepo,
   DomainError,
   dirForAgentRun,
+  findSecretsIn,
+  type ProgramAgent,
   type SandboxWorkspace,
   scriptedProvider,
   sourceKeys,
@@ -18,20 +21,25 @@ import {
   markRun,
   openReservation,
   publishChangeSet,
+  readTenantSecrets,
   receiveWake,
   recordRunStart,
+  recordRunTranscript,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
   retryAfterStartFailure,
   type SandboxReservation,
   START_FAILURE,
   settleSandbox,
+  TenantSecretError,
   withRepoTokens,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
 import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
+import { runProgramAgent } from "./program-agent.ts";
+import { type InstalledProgram, PINNED } from "./programs/install.ts";
 import { workspaceTools } from "./toolbox.ts";
 import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
 
@@ -46,10 +54,11 @@ import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
 export type RunnerDeps = Pick<
   WorkerContext,
   "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "provider" | "allowlist"
-> & {
-  /** Test hook: called after the agent's tool loop, before the publish. */
-  afterTools?: (workspacePath: string) => Promise<void>;
-};
+> &
+  Partial<Pick<WorkerContext, "agentPrograms" | "credentialSecret">> & {
+    /** Test hook: called after the agent's tool loop, before the publish. */
+    afterTools?: (workspacePath: string) => Promise<void>;
+  };
 
 export type RunResult = {
   /** `woken`: a woken run, received (its detail says whether the Agent went on or stopped, and why). */
@@ -71,6 +80,8 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
     return { outcome: "skipped", detail: `task is ${ctx.taskState}` };
   }
+  const program = ctx.agent?.kind === "program" ? await programStep(deps, runId, ctx, ctx.agent) : null;
+  if (program && !program.ok) return program.result;
   const reserved = await reserveStep(deps, runId, ctx);
   if (!reserved.ok) return reserved.result;
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
@@ -113,21 +124,28 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       );
     }
     const provider = agent?.kind === "scripted" ? scriptedProvider : deps.provider;
+    const stack = ctx.stack.map((s) => ({ taskKey: s.taskKey, paths: s.paths }));
     const outcome =
       agent?.kind === "command"
-        ? await runCommandAgent(
-            run.ws,
-            agent,
-            { ...task, context: context.packet },
-            ctx.stack.map((s) => ({ taskKey: s.taskKey, paths: s.paths })),
-            run.cancel.signal,
-          )
-        : await provider.run(
-            { ...task, context: context.packet },
-            run.wakes.tools(tools),
-            run.cancel.signal,
-            run.wakes.inbox,
-          );
+        ? await runCommandAgent(run.ws, agent, { ...task, context: context.packet }, stack, run.cancel.signal)
+        : agent?.kind === "program" && program?.ok
+          ? await runProgramStep(
+              deps,
+              runId,
+              ctx,
+              agent,
+              program,
+              run.ws,
+              { ...task, context: context.packet },
+              stack,
+              run.cancel.signal,
+            )
+          : await provider.run(
+              { ...task, context: context.packet },
+              run.wakes.tools(tools),
+              run.cancel.signal,
+              run.wakes.inbox,
+            );
     if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
     await deps.afterTools?.(run.ws.path);
     if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
@@ -139,14 +157,9 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
         "the Sandbox was lost before the work was committed; uncommitted edits are gone, so nothing was published",
       );
     }
-    const changeSetId = await publishStep(deps, runId, ctx, run.ws.path, start);
-    if (changeSetId === null) {
-      return await run.finish(
-        "failed",
-        `refused: the Agent edited the checks file (${GATE_FOLDER}), which a command Agent may not; nothing was published`,
-      );
-    }
-    return await run.finish("completed", outcome.summary, changeSetId);
+    const published = await publishStep(deps, runId, ctx, run.ws.path, start, program?.ok ? program.secrets : {});
+    if (typeof published !== "string") return await run.finish("failed", published.refused);
+    return await run.finish("completed", outcome.summary, published);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
@@ -317,7 +330,14 @@ const GATE_FOLDER = ".rhumbatron";
  * bundle), store the patch, publish the ChangeSet. Returns the ChangeSet's ID, or null when the
  * diff is refused (a command Agent's edit of the checks file): nothing is published then.
  */
-async function publishStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir: string, base: string) {
+async function publishStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+  dir: string,
+  base: string,
+  secrets: Readonly<Record<string, string>>,
+): Promise<string | { refused: string }> {
   const { task } = ctx;
   const fork = workspaceFork(runId);
   const who = { name: ctx.agentId, email: `${ctx.agentId}@agents.rhumbatron.local` };
@@ -333,8 +353,18 @@ async function publishStep(deps: RunnerDeps, runId: string, ctx: RunContext, dir
     },
   );
   // A command Agent runs a program nobody reviewed: it may not edit the gate that judges its work.
-  if (ctx.agent?.kind === "command" && diff.paths.some((p) => p === GATE_FOLDER || p.startsWith(`${GATE_FOLDER}/`))) {
-    return null;
+  const unreviewed = ctx.agent?.kind === "command" || ctx.agent?.kind === "program";
+  if (unreviewed && diff.paths.some((p) => p === GATE_FOLDER || p.startsWith(`${GATE_FOLDER}/`))) {
+    return {
+      refused: `refused: the Agent edited the checks file (${GATE_FOLDER}), which a command or program Agent may not; nothing was published`,
+    };
+  }
+  // A secret the run was given never leaves it in the tree: the commit stays on the run's own fork.
+  const leaked = await secretsInFiles(dir, diff.paths, secrets);
+  if (leaked.length) {
+    return {
+      refused: `refused: the Agent wrote the value of the secret ${leaked.join(", ")} into ${leaked.length === 1 ? "a file" : "files"} of its diff; nothing was published`,
+    };
   }
   const changeSetId = `cs_${runId.slice(4)}`;
   const patch = diff.patch
@@ -420,4 +450,108 @@ function watchForCancel(
       await ticking;
     },
   };
+}
+
+type ProgramReady =
+  | { ok: true; installed: InstalledProgram; secrets: Record<string, string> }
+  | { ok: false; result: RunResult };
+
+/**
+ * Before a program Agent's run takes a Sandbox: the program must be installed on this worker and
+ * its key secret set and readable. Either missing blocks the Task with what to do (not a failure:
+ * nothing was tried), and retrying the Task once it is fixed goes on.
+ */
+async function programStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+  agent: ProgramAgent,
+): Promise<ProgramReady> {
+  const installed = deps.agentPrograms?.get(agent.program);
+  let reason: string | null = null;
+  let secrets: Record<string, string> = {};
+  if (!installed) {
+    const pinned = PINNED[agent.program];
+    reason = `this worker has no ${agent.program} (${pinned.package}@${pinned.version}): install the agent programs on its host (npm run setup -- --agent-programs), restart the worker, then retry the Task`;
+  } else {
+    try {
+      secrets = await readTenantSecrets(deps.db, ctx.tenantId, [agent.keySecret], deps.credentialSecret);
+    } catch (err) {
+      if (!(err instanceof TenantSecretError)) throw err;
+      reason =
+        err.kind === "missing"
+          ? `the tenant secret ${agent.keySecret} (the ${agent.program} key) is not set: an admin sets it (rhumbatron secrets set ${agent.keySecret} --value-stdin), then retry the Task`
+          : `the tenant secret ${agent.keySecret} cannot be read with this server's RHUMBATRON_AUTH_SECRET (it changed): an admin sets it again, then retry the Task`;
+    }
+  }
+  if (reason === null && installed) return { ok: true, installed, secrets };
+  const why = reason ?? "the program is not installed";
+  await blockTaskForLimit(
+    deps.db,
+    {
+      changeId: ctx.changeId,
+      taskId: ctx.task.taskId,
+      runId,
+      limit: "agent_unavailable",
+      cause: agent.program,
+      reason: why,
+    },
+    deps,
+  );
+  return { ok: false, result: { outcome: "blocked", detail: why } };
+}
+
+/**
+ * Runs the program Agent and keeps its transcript: the steps (secrets cleared) in the blob store,
+ * what it reported (tokens, cost, where it reached) on the run.
+ */
+async function runProgramStep(
+  deps: RunnerDeps,
+  runId: string,
+  ctx: RunContext,
+  agent: ProgramAgent,
+  ready: Extract<ProgramReady, { ok: true }>,
+  ws: SandboxWorkspace,
+  task: Parameters<typeof runProgramAgent>[3],
+  stack: Parameters<typeof runProgramAgent>[4],
+  signal: AbortSignal,
+): Promise<AgentOutcome> {
+  const apiKey = ready.secrets[agent.keySecret] ?? "";
+  const r = await runProgramAgent(ws, agent, ready.installed, task, stack, { apiKey, signal });
+  const key = sourceKeys.agentTranscript(ctx.projectId, runId);
+  await deps.blobs.put(key, new TextEncoder().encode(JSON.stringify(r.steps)), {
+    "content-type": "application/json",
+  });
+  await recordRunTranscript(
+    deps.db,
+    runId,
+    {
+      key,
+      program: agent.program,
+      version: ready.installed.version,
+      steps: r.steps.length,
+      inputTokens: r.usage.inputTokens,
+      outputTokens: r.usage.outputTokens,
+      costUsd: r.usage.costUsd,
+      reached: r.network.reached,
+      refused: r.network.refused,
+    },
+    deps.now(),
+  );
+  return r.outcome;
+}
+
+/** Names of the secrets whose value is in one of `paths` as the checkout holds them. */
+async function secretsInFiles(
+  dir: string,
+  paths: readonly string[],
+  secrets: Readonly<Record<string, string>>,
+): Promise<string[]> {
+  if (Object.keys(secrets).length === 0) return [];
+  const found = new Set<string>();
+  for (const path of paths) {
+    const bytes = await readFile(join(dir, path)).catch(() => null); // a deleted file holds nothing
+    if (bytes) for (const name of findSecretsIn(bytes, secrets)) found.add(name);
+  }
+  return [...found].sort();
 }

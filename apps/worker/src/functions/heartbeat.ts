@@ -41,6 +41,7 @@ async function beat(db: Db, worker: WorkerIdentity, at: Date): Promise<Heartbeat
       sandboxKind: worker.sandbox?.kind ?? null,
       sandboxIsolates: worker.sandbox?.isolates ?? null,
       sandboxNote: worker.sandbox?.note ?? null,
+      agentPrograms: worker.agentPrograms,
     },
     at,
   );

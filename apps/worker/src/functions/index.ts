@@ -45,7 +45,9 @@ export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
       | "policy"
       | "projectChecks"
     > &
-      Partial<Pick<WorkerContext, "reviewer" | "credentialSecret">> & { store: WorkerContext["source"] };
+      Partial<Pick<WorkerContext, "reviewer" | "credentialSecret" | "agentPrograms">> & {
+        store: WorkerContext["source"];
+      };
   };
 
 /**
@@ -110,6 +112,8 @@ export function buildFunctions({
             blobs,
             provider: source.provider,
             allowlist: source.allowlist,
+            ...(source.agentPrograms ? { agentPrograms: source.agentPrograms } : {}),
+            ...(source.credentialSecret ? { credentialSecret: source.credentialSecret } : {}),
           }),
           forksSweepTickFunction(config, nudger),
           verificationWorkflowFunction({

@@ -1,7 +1,9 @@
 import { lookup } from "node:dns/promises";
-import { chmod, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { SandboxLog } from "./workspace.ts";
 
@@ -229,4 +231,33 @@ export async function startRegistryProxy(options: RegistryProxyOptions): Promise
       await rm(options.socketPath, { force: true });
     },
   };
+}
+
+/**
+ * Runs `run` with a proxy of its own that lets through only `allow` (host or host:port), reached
+ * from inside the Sandbox over a Unix socket (SandboxCommand.network), and stops it when `run`
+ * ends. Returns what it reached and what it refused, as `host:port`, once each.
+ */
+export async function withAllowedHosts<T>(
+  allow: readonly string[],
+  run: (network: { proxySocket: string }) => Promise<T>,
+  options: Pick<RegistryProxyOptions, "log" | "resolve"> = {},
+): Promise<{ result: T; reached: string[]; refused: string[] }> {
+  // Unix socket paths are short (108 bytes): a folder of its own under the system's temporary folder.
+  const dir = await mkdtemp(join(tmpdir(), "rbp-"));
+  try {
+    const proxy = await startRegistryProxy({ socketPath: join(dir, "p.sock"), allow: [...allow], ...options });
+    try {
+      const result = await run({ proxySocket: proxy.socketPath });
+      const seen = proxy.seen();
+      const hosts = (allowed: boolean) => [
+        ...new Set(seen.filter((s) => s.allowed === allowed).map((s) => `${s.host}:${s.port}`)),
+      ];
+      return { result, reached: hosts(true), refused: hosts(false) };
+    } finally {
+      await proxy.stop();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

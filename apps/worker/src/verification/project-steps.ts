@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, realpath, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   type CommandResult,
@@ -16,7 +15,7 @@ import {
   type VerificationPlan,
 } from "@rhumbatron/core";
 import { recordEvidence, type VerificationOutcome, withRepoToken } from "@rhumbatron/db";
-import { startRegistryProxy } from "../sandbox/registry-proxy.ts";
+import { withAllowedHosts } from "../sandbox/registry-proxy.ts";
 import { SetupCache, setupCacheKey } from "../sandbox/setup-cache.ts";
 import { lastLines } from "./checks.ts";
 import { atLeast, checksAtCommit, versionIn } from "./project-checks.ts";
@@ -209,30 +208,17 @@ export async function setupStep(
 
 /**
  * Runs a setup command with the network its checks file allows: none without `registries`; with
- * them, a filtering proxy on the host (sandbox/registry-proxy.ts) that lets through only those hosts,
- * reached from inside the Sandbox over a Unix socket (sandbox/network.ts), stopped when the command
- * ends. What it let through and what it refused is added to the step's log.
+ * them, the host's filtering proxy letting through only those hosts (sandbox/registry-proxy.ts).
+ * What it let through and what it refused is added to the step's log.
  */
 async function withRegistries(
   registries: readonly string[],
   run: (network: { proxySocket: string } | null) => Promise<CommandResult>,
 ): Promise<{ r: CommandResult; visits: string }> {
   if (registries.length === 0) return { r: await run(null), visits: "" };
-  // Unix socket paths are short (108 bytes): a folder of its own under the system's temporary folder.
-  const dir = await mkdtemp(join(tmpdir(), "rbp-"));
-  const proxy = await startRegistryProxy({ socketPath: join(dir, "p.sock"), allow: [...registries] });
-  try {
-    const r = await run({ proxySocket: proxy.socketPath });
-    const seen = proxy.seen();
-    const hosts = (allowed: boolean) => [
-      ...new Set(seen.filter((s) => s.allowed === allowed).map((s) => `${s.host}:${s.port}`)),
-    ];
-    const visits = `\n[network] allowed: ${registries.join(", ")}; reached: ${hosts(true).join(", ") || "none"}; refused: ${hosts(false).join(", ") || "none"}\n`;
-    return { r, visits };
-  } finally {
-    await proxy.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const { result, reached, refused } = await withAllowedHosts(registries, (network) => run(network));
+  const visits = `\n[network] allowed: ${registries.join(", ")}; reached: ${reached.join(", ") || "none"}; refused: ${refused.join(", ") || "none"}\n`;
+  return { r: result, visits };
 }
 
 /**

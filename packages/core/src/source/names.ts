@@ -46,6 +46,8 @@ export const sourceKeys = {
   blob: (projectId: string, blob: string) => `source/${projectId}/blobs/${blob}`,
   changesetPatch: (projectId: string, changeSetId: string) =>
     `source/${projectId}/patches/changesets/${changeSetId}.patch`,
+  /** A program Agent's transcript steps (JSON), apps/worker/src/agents/program-agent.ts. */
+  agentTranscript: (projectId: string, runId: string) => `agents/${projectId}/transcripts/${runId}.json`,
   candidatePatch: (projectId: string, candidateId: string) =>
     `source/${projectId}/patches/candidates/${candidateId}.patch`,
   /** The checks file proposed for a commit without one (the detected checks, verification/detect-checks.ts). */

@@ -16,7 +16,13 @@ export const TASK_STATES = ["pending", "ready", "running", "completed", "failed"
 export type TaskState = (typeof TASK_STATES)[number];
 
 /** Why a Task is blocked: the limit it hit. */
-export const BLOCKED_LIMITS = ["dead_letter", "sandbox_meter", "command_cap", "cancelled"] as const;
+export const BLOCKED_LIMITS = [
+  "dead_letter",
+  "sandbox_meter",
+  "command_cap",
+  "cancelled",
+  "agent_unavailable",
+] as const;
 
 /**
  * A repository path (`repoPathSchema` in ../input.ts): relative, `/`-separated, no `.`, `..` or empty

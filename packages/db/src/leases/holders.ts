@@ -20,6 +20,15 @@ export interface WorkerBeat {
   sandboxKind: string | null;
   sandboxIsolates: boolean | null;
   sandboxNote: string | null;
+  /** The coding-agent programs it has installed (absent: it does not say). */
+  agentPrograms?: AgentProgramReport[];
+}
+
+/** One coding-agent program a worker has: the name a program Agent uses, the package and version. */
+export interface AgentProgramReport {
+  name: string;
+  package: string;
+  version: string;
 }
 
 type HolderColumn = "lease_owner" | "runner_id" | "c.lease_owner";
@@ -41,7 +50,8 @@ export function takeoverCutoff(now: Date, takeoverSeconds: number): Date {
 
 /** One beat: one statement (INSERT … ON CONFLICT), so concurrent beats never lose an increment. */
 export async function recordBeat(db: Db, beat: WorkerBeat, at: Date): Promise<{ beats: number; lastBeatAt: Date }> {
-  const { workerId, ...identity } = beat;
+  const { workerId, agentPrograms, ...rest } = beat;
+  const identity = { ...rest, ...(agentPrograms ? { agentPrograms: agentPrograms.map((p) => ({ ...p })) } : {}) };
   const row = await db.workerHeartbeat.upsert({
     where: { workerId },
     create: { workerId, ...identity, lastBeatAt: at, beats: 1 },

@@ -1,4 +1,5 @@
 import type { Db } from "../client.ts";
+import type { AgentProgramReport } from "../leases/holders.ts";
 import { countAppliedMigrations } from "../migrate.ts";
 import { databaseErrorText, unreachable } from "../reachability.ts";
 
@@ -30,6 +31,8 @@ export interface WorkerHealth {
   version: string;
   /** The worker's Sandbox, as it reported it; null for a worker that runs none. */
   sandbox: { kind: string; isolates: boolean; note: string | null } | null;
+  /** The coding-agent programs it has, with their versions (a program Agent needs its program there). */
+  agentPrograms: AgentProgramReport[];
 }
 
 /** Database reachability and migration count; never throws (the health endpoint reports instead). */
@@ -56,5 +59,17 @@ export async function latestWorkerHeartbeat(db: Db): Promise<WorkerHealth | null
       row.sandboxKind === null
         ? null
         : { kind: row.sandboxKind, isolates: row.sandboxIsolates ?? false, note: row.sandboxNote },
+    agentPrograms: agentProgramReports(row.agentPrograms),
   };
+}
+
+/** The heartbeat's agent_programs column read back: only well-formed entries. */
+function agentProgramReports(value: unknown): AgentProgramReport[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((v) => {
+    const o = v as Record<string, unknown> | null;
+    return o && typeof o.name === "string" && typeof o.package === "string" && typeof o.version === "string"
+      ? [{ name: o.name, package: o.package, version: o.version }]
+      : [];
+  });
 }

@@ -57,6 +57,7 @@ export interface RunContext {
   runId: string;
   agentId: string;
   reason: string;
+  tenantId: string;
   projectId: string;
   changeId: string;
   task: AgentTask;
@@ -123,6 +124,7 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
     runId,
     agentId: run.agentId,
     reason: run.reason,
+    tenantId: run.change.project.tenantId,
     projectId: run.change.projectId,
     changeId: run.changeId,
     taskState: run.task.state,
@@ -160,6 +162,24 @@ export async function markRun(
   now: Date,
 ) {
   await db.agentRun.update({ where: { id: runId }, data: { status, error, updatedAt: now } });
+}
+
+/** What a program Agent's run reported, beside its steps in the blob store (`key`). */
+export interface RunTranscript {
+  key: string;
+  program: string;
+  version: string;
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+  /** host:port asked for through the run's proxy, let through or refused. */
+  reached: string[];
+  refused: string[];
+}
+
+export async function recordRunTranscript(db: Db, runId: string, t: RunTranscript, now: Date): Promise<void> {
+  await db.agentRun.update({ where: { id: runId }, data: { transcript: { ...t }, updatedAt: now } });
 }
 
 /**

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { AGENT_PROGRAM_NAMES, type AgentProgramName } from "@rhumbatron/core";
 
 /**
  * The coding-agent programs an Agent can be (README: Agents, "Agent programs (foundation)"),
@@ -22,7 +23,7 @@ import { join } from "node:path";
  * programs that do (a Node-based CLI; Claude Code's wrapper wants Node 22+).
  */
 
-export type AgentProgramName = "claude-code" | "codex";
+export type { AgentProgramName };
 export type ProgramName = AgentProgramName | "node";
 
 export interface PinnedPackage {
@@ -56,7 +57,7 @@ export const PINNED: Record<ProgramName, PinnedPackage> = {
   },
 };
 
-export const AGENT_PROGRAMS: readonly AgentProgramName[] = ["claude-code", "codex"];
+export const AGENT_PROGRAMS: readonly AgentProgramName[] = AGENT_PROGRAM_NAMES;
 
 export interface InstalledProgram {
   name: ProgramName;
@@ -90,10 +91,17 @@ export function installFolderName(p: Pick<PinnedPackage, "package" | "version">)
   return `${p.package.replace("/", "+")}@${p.version}`;
 }
 
-function run(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, cwd = "/"): Promise<string> {
+type Env = Record<string, string | undefined>;
+
+function run(file: string, args: string[], env: Env, timeoutMs: number, cwd = "/"): Promise<string> {
   return new Promise((resolve, reject) =>
-    execFile(file, args, { env, cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${file} ${args.join(" ")}: ${String(stderr).trim() || err.message}`)) : resolve(stdout),
+    // Cast: Next's types (the web app imports the worker) make NODE_ENV a required variable.
+    execFile(
+      file,
+      args,
+      { env: env as NodeJS.ProcessEnv, cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${file} ${args.join(" ")}: ${String(stderr).trim() || err.message}`)) : resolve(stdout),
     ),
   );
 }
@@ -116,8 +124,8 @@ export async function folderBytes(dir: string): Promise<number> {
 }
 
 /** npm's environment: the caller's, minus what `npm run`/vitest set that would redirect the install. */
-function npmEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+function npmEnv(): Env {
+  const env: Env = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^npm_(config_(prefix|global|location|save|dry_run|ignore_scripts)|package_|lifecycle_)/i.test(k)) continue;
     env[k] = v;
@@ -274,4 +282,16 @@ export async function programVersions(dir = defaultProgramsDir()): Promise<Progr
     }
   }
   return out;
+}
+
+/** The agent programs installed in `dir` (found, never installed here): what a worker mounts and offers. */
+export async function installedAgentPrograms(
+  dir = defaultProgramsDir(),
+): Promise<Map<AgentProgramName, InstalledProgram>> {
+  const found = new Map<AgentProgramName, InstalledProgram>();
+  for (const name of AGENT_PROGRAMS) {
+    const p = await findProgram(name, dir);
+    if (p) found.set(name, p);
+  }
+  return found;
 }
