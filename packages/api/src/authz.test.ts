@@ -158,6 +158,7 @@ const SAMPLES: Record<string, Sample> = {
   },
   "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  "task.transcript": { scope: "tenant", minimum: "viewer", input: { taskId: "task_authz" }, acmeResource: true },
   "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "candidate.get": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },
   "candidate.patch": { scope: "tenant", minimum: "viewer", input: { candidateId: CANDIDATE }, acmeResource: true },

@@ -116,6 +116,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
     ],
   },
   "task.list": { changeId: CHANGE },
+  "task.transcript": { taskId: "task_probe" },
   "landing.queue": { projectId: SHOP },
   "candidate.list": { projectId: SHOP, limit: 10 },
   "candidate.get": { candidateId: CANDIDATE },

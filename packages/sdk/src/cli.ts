@@ -19,6 +19,7 @@ import {
   formatPromote,
   formatSandboxBudget,
   formatSandboxMeter,
+  formatTaskTranscripts,
   formatTransition,
   formatWatchEnd,
   formatWhoami,
@@ -449,6 +450,17 @@ function buildProgram(io: CliIo): Command {
       const { client, print } = setup(cmd);
       const r = await client.retryTask(taskId);
       print(r, () => `retrying task ${r.taskId}: attempt ${r.attempt}; follow it with rhumbatron change watch`);
+    });
+  task
+    .command("transcript")
+    .description(
+      "what a program Agent did on the Task, run by run (newest first): messages, tool calls, commands with exit codes, files edited, tokens, cost, hosts reached",
+    )
+    .argument("<taskId>")
+    .action(async (taskId: string, _opts: unknown, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.taskTranscript(taskId);
+      print(r, () => formatTaskTranscripts(r));
     });
   task
     .command("publish")

@@ -21,6 +21,7 @@ export type CandidateDetail = RouterOutputs["candidate"]["get"];
 export type LandingResult = RouterOutputs["change"]["setLanding"];
 export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
 export type RunContextPacket = RouterOutputs["change"]["contextPacket"];
+export type TaskTranscripts = RouterOutputs["task"]["transcript"];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
 export type PromoteResult = RouterOutputs["candidate"]["promote"];
 export type CheckRerunResult = RouterOutputs["candidate"]["rerunCheck"];
@@ -319,6 +320,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async cancelChange(changeId: string, reason: string): Promise<{ cancelled: true; candidates: string[] }> {
       const t = await tenantId();
       return call(() => trpc.change.cancel.mutate({ tenantId: t, changeId, reason }));
+    },
+
+    /**
+     * A Task's Agent runs, newest first; a program Agent's run carries its transcript: each step
+     * (messages, tool calls, commands with exit codes, files edited), tokens, cost and hosts reached.
+     */
+    async taskTranscript(taskId: string): Promise<TaskTranscripts> {
+      const t = await tenantId();
+      return call(() => trpc.task.transcript.query({ tenantId: t, taskId }));
     },
 
     /** A new attempt of a failed or blocked Task, or of a completed one whose Change's newest Candidate conflicted or was rejected. */

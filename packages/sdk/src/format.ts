@@ -1,4 +1,10 @@
-import { changedPolicyFields, describeAgentChoice, RISK_TIERS, unrecordedCheckState } from "@rhumbatron/core";
+import {
+  changedPolicyFields,
+  describeAgentChoice,
+  describeTranscriptStep,
+  RISK_TIERS,
+  unrecordedCheckState,
+} from "@rhumbatron/core";
 import type {
   ApprovalInterdiff,
   CandidateChecks,
@@ -14,6 +20,7 @@ import type {
   RunContextPacket,
   SandboxBudgetResult,
   SandboxMeter,
+  TaskTranscripts,
   Whoami,
 } from "./client.ts";
 import type { Transition, WatchResult } from "./watch.ts";
@@ -430,4 +437,32 @@ function failingTests(tests: unknown): string[] {
       Boolean(t && typeof t === "object" && (t as { status?: unknown }).status === "failed"),
     )
     .map((t) => `${[...(t.suite ?? []), t.name].join(" > ")}${t.message ? `: ${t.message.split("\n")[0]}` : ""}`);
+}
+
+/** A Task's runs and their transcripts, for `rhumbatron task transcript`. */
+export function formatTaskTranscripts(r: TaskTranscripts): string {
+  if (r.runs.length === 0) return `task ${r.taskKey} (${r.taskId}): no Agent run yet`;
+  const out: string[] = [];
+  for (const run of r.runs) {
+    const s = run.summary;
+    out.push(`run ${run.runId}: ${run.status}${s ? `, ${s.program} ${s.version}` : ""}`);
+    if (run.error) out.push(`  ${run.error.split("\n").join("\n  ")}`);
+    if (s) {
+      const cost = s.costUsd !== null ? `, $${s.costUsd.toFixed(4)}` : "";
+      out.push(`  tokens ${s.inputTokens} in, ${s.outputTokens} out${cost}`);
+      out.push(`  reached ${s.reached.join(", ") || "nothing"}; refused ${s.refused.join(", ") || "nothing"}`);
+    }
+    if (!run.steps) {
+      out.push(
+        s ? "  (its steps are no longer stored)" : "  (no transcript: not a program Agent, or it never started)",
+      );
+      continue;
+    }
+    for (const step of run.steps) {
+      const { what, detail } = describeTranscriptStep(step);
+      const line = detail.replace(/\s+/g, " ").trim();
+      out.push(`  ${what.padEnd(16)} ${line.length > 160 ? `${line.slice(0, 159)}…` : line}`);
+    }
+  }
+  return out.join("\n");
 }

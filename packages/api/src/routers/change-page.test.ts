@@ -246,3 +246,82 @@ describe("change.contextPacket", () => {
     ).rejects.toMatchObject({ code: "FORBIDDEN" });
   });
 });
+
+describe("task.transcript", () => {
+  const steps = [
+    { kind: "tool_call", name: "Read", input: '{"file_path":"src/banner.ts"}', at: "2026-12-04T10:00:00Z" },
+    { kind: "command", text: "node --test", exitCode: 0, output: "# pass 1" },
+    { kind: "usage", inputTokens: 300, outputTokens: 40, costUsd: 0.0021 },
+  ];
+  const summary = (projectId: string, runId: string) => ({
+    key: sourceKeys.agentTranscript(projectId, runId),
+    program: "codex",
+    version: "0.171.0",
+    steps: steps.length,
+    inputTokens: 300,
+    outputTokens: 40,
+    costUsd: 0.0021,
+    reached: ["models.example.com:443"],
+    refused: [],
+  });
+
+  beforeAll(async () => {
+    for (const [changeId, projectId] of [
+      ["chg_mine", shop],
+      ["chg_theirs", secret],
+    ] as const) {
+      const runId = `run_${changeId}_program`;
+      await blobs.put(sourceKeys.agentTranscript(projectId, runId), new TextEncoder().encode(JSON.stringify(steps)));
+      await t.db.agentRun.create({
+        data: {
+          id: runId,
+          taskId: `tsk_${changeId}_a`,
+          changeId,
+          agentId: "agt_1",
+          wakeCommandId: `w_${runId}`,
+          reason: "dispatch",
+          status: "completed",
+          transcript: summary(projectId, runId),
+        },
+      });
+    }
+    // A run whose summary names a key in another project's folder: never read.
+    await t.db.agentRun.create({
+      data: {
+        id: "run_chg_mine_foreign",
+        taskId: "tsk_chg_mine_a",
+        changeId: "chg_mine",
+        agentId: "agt_1",
+        wakeCommandId: "w_foreign",
+        reason: "dispatch",
+        status: "failed",
+        createdAt: new Date("2020-01-01T00:00:00Z"),
+        transcript: summary(secret, "run_chg_theirs_program"),
+      },
+    });
+  });
+
+  it.each(ROLES)("shows a Task's runs with their program's steps to a %s", async (role) => {
+    const got = await callerAs(emailFor(role)).task.transcript({ tenantId: ACME.tenantId, taskId: "tsk_chg_mine_a" });
+    expect(got.taskKey).toBe("a");
+    expect(got.runs.map((r) => [r.runId, r.steps?.length ?? null])).toEqual([
+      ["run_chg_mine_program", 3],
+      ["run_chg_mine_foreign", null],
+    ]);
+    expect(got.runs[0]?.summary).toMatchObject({
+      program: "codex",
+      inputTokens: 300,
+      reached: ["models.example.com:443"],
+    });
+    expect(got.runs[0]?.steps?.[1]).toEqual({ kind: "command", text: "node --test", exitCode: 0, output: "# pass 1" });
+  });
+
+  it("answers another tenant's Task and an unknown Task with NOT_FOUND", async () => {
+    for (const taskId of ["tsk_chg_theirs_a", "tsk_nobody"]) {
+      const err = await callerAs(emailFor("admin"))
+        .task.transcript({ tenantId: ACME.tenantId, taskId })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "NOT_FOUND" });
+    }
+  });
+});

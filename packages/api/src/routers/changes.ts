@@ -17,6 +17,7 @@ import {
   listTasks,
   readChangeSetPatch,
   readRunContextPacket,
+  readTaskTranscripts,
   requestFixture,
   retryTask,
   setLandWhenReady,
@@ -114,6 +115,12 @@ export const tasksRouter = router({
   list: tenantProcedure("viewer")
     .input(z.object({ changeId: id }))
     .query(({ ctx, input }) => listTasks(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  /** The Task's Agent runs, newest first, with the transcript a program Agent left (steps, tokens, cost, hosts). */
+  transcript: tenantProcedure("viewer")
+    .input(z.object({ taskId: id }))
+    .query(({ ctx, input }) =>
+      readTaskTranscripts(ctx.db, ctx.services.blobs, { tenantId: input.tenantId, taskId: input.taskId }),
+    ),
   /** A new attempt of a failed or blocked Task, or of a completed one whose Change's newest Candidate conflicted or was rejected. */
   retry: tenantProcedure("member")
     .input(z.object({ taskId: id }))

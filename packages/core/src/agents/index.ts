@@ -1,2 +1,3 @@
 export * from "./choice.ts";
 export * from "./provider.ts";
+export * from "./transcript.ts";

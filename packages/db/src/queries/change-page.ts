@@ -1,6 +1,7 @@
-import { type BlobStore, DomainError } from "@rhumbatron/core";
+import { type BlobStore, DomainError, type TranscriptStep } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { contextPacketOfRun } from "../reviews/packets.ts";
+import type { RunTranscript } from "../work-graph/runs.ts";
 
 /** The Change, if it belongs to a project of this tenant; NOT_FOUND otherwise. */
 async function changeOfTenant(db: Db, tenantId: string, changeId: string) {
@@ -108,4 +109,57 @@ export async function readRunContextPacket(db: Db, q: { tenantId: string; runId:
   });
   if (!run) throw new DomainError("NOT_FOUND", `agent run ${q.runId} not found`);
   return { runId: run.id, changeId: run.changeId, packet: await contextPacketOfRun(db, run.id) };
+}
+
+/** One Agent run of a Task with the transcript its program left (README: Choosing the Agent, "Transcripts"). */
+export interface RunTranscriptView {
+  runId: string;
+  status: string;
+  /** Why it failed or was blocked, in words. */
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** What the run reported: program, version, tokens, cost, hosts reached and refused; null for other Agents. */
+  summary: RunTranscript | null;
+  /** Its steps; null when it kept none (another kind of Agent, or a run blocked before it started). */
+  steps: TranscriptStep[] | null;
+}
+
+/** A Task's Agent runs, newest first, each with its program's transcript when it has one. */
+export async function readTaskTranscripts(
+  db: Db,
+  blobs: BlobStore,
+  q: { tenantId: string; taskId: string },
+): Promise<{ taskId: string; taskKey: string; changeId: string; runs: RunTranscriptView[] }> {
+  const task = await db.task.findFirst({
+    where: { id: q.taskId, change: { project: { tenantId: q.tenantId } } },
+    select: { id: true, key: true, changeId: true, change: { select: { projectId: true } } },
+  });
+  if (!task) throw new DomainError("NOT_FOUND", `task ${q.taskId} not found`);
+  const runs = await db.agentRun.findMany({
+    where: { taskId: task.id, reason: "dispatch" },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 20,
+  });
+  const views = await Promise.all(
+    runs.map(async (r): Promise<RunTranscriptView> => {
+      const summary = (r.transcript as RunTranscript | null) ?? null;
+      let steps: TranscriptStep[] | null = null;
+      // A key outside the project's own folder is never read.
+      if (summary?.key?.startsWith(`agents/${task.change.projectId}/`)) {
+        const blob = await blobs.get(summary.key);
+        steps = blob ? (JSON.parse(new TextDecoder().decode(blob.body)) as TranscriptStep[]) : null;
+      }
+      return {
+        runId: r.id,
+        status: r.status,
+        error: r.error,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+        summary,
+        steps,
+      };
+    }),
+  );
+  return { taskId: task.id, taskKey: task.key, changeId: task.changeId, runs: views };
 }

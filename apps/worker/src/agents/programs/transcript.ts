@@ -1,16 +1,6 @@
-/**
- * One step of what a coding-agent program did, in the same shape whichever program it was, parsed
- * from the JSON events it prints on stdout (presets.ts). `at` is the event's own timestamp when the
- * program gives one (Claude Code does; Codex's `exec --json` events carry none).
- */
-export type TranscriptStep = { at?: string } & (
-  | { kind: "message"; role: "assistant" | "user" | "system"; text: string }
-  | { kind: "tool_call"; name: string; input: string }
-  | { kind: "command"; text: string; exitCode: number | null; output?: string }
-  | { kind: "file_edit"; path: string; change?: string }
-  | { kind: "usage"; inputTokens: number; outputTokens: number; costUsd?: number }
-  | { kind: "error"; message: string }
-);
+import type { TranscriptStep } from "@rhumbatron/core";
+
+export type { TranscriptStep };
 
 /** A tool input as one line, cut to `max` characters (the transcript shows it, it does not replay it). */
 export function summarize(input: unknown, max = 200): string {
