@@ -197,6 +197,16 @@ describe("pushing into an empty project", () => {
     expect(none.code).not.toBe(0);
     expect(none.stderr).toMatch(/could not read Username|Authentication failed/);
 
+    const bare = await fetch(`http://${gitBase}/push/${projectId}.git/info/refs?service=git-receive-pack`);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get("www-authenticate")).toBe('Basic realm="rhumbatron"');
+    const advertised = await fetch(`http://${gitBase}/push/${projectId}.git/info/refs?service=git-receive-pack`, {
+      headers: { authorization: `Basic ${Buffer.from(`x:${token}`).toString("base64")}` },
+    });
+    expect(advertised.status).toBe(200);
+    expect(advertised.headers.get("content-type")).toBe("application/x-git-receive-pack-advertisement");
+    expect((await advertised.text()).startsWith("001f# service=git-receive-pack\n0000")).toBe(true);
+
     const fresh = await reissuePushToken(t.db, { tenantId: TENANT, projectId, actorId: ADMIN }, w.deps);
     const old = await run(source, "push", pushUrl(projectId, token), "master");
     expect(old.code).not.toBe(0);
