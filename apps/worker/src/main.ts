@@ -11,7 +11,15 @@ import {
   requiresIsolation,
   type Settings,
 } from "@rhumbatron/core";
-import { blobStoreFromSettings, checkRepoToken, createDb, databaseAddress, unreachable } from "@rhumbatron/db";
+import {
+  acceptPush,
+  blobStoreFromSettings,
+  checkPushToken,
+  checkRepoToken,
+  createDb,
+  databaseAddress,
+  unreachable,
+} from "@rhumbatron/db";
 import { installedAgentPrograms } from "./agents/programs/install.ts";
 import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
@@ -123,6 +131,13 @@ async function main(): Promise<void> {
     repoRoot: gitRoot,
     authorize: (repo, token) => checkRepoToken(db, token, repo, "read", new Date()),
     logger,
+    // Pushes into empty projects (README: Pushing into an empty project), received outside gitRoot.
+    push: {
+      quarantineRoot: join(settings.RHUMBATRON_DATA_DIR, "git", `push-quarantine-${config.env}`),
+      authorize: (projectId, token) => checkPushToken(db, projectId, token, new Date()),
+      accept: (projectId, token, quarantine) =>
+        acceptPush(db, { projectId, token, quarantine }, { config, nudger, now: () => new Date() }),
+    },
   }).catch((err: unknown) =>
     fail(
       `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,

@@ -63,6 +63,15 @@ const SAMPLES: Record<string, Sample> = {
     minimum: "admin",
     input: { name: "authz-imported", from: "https://git.example.com/team/shop.git", branch: "main" },
   },
+  "projects.createForPush": { scope: "tenant", minimum: "admin", input: { name: "authz-pushed" } },
+  // The seeded project is still provisioning, not waiting for a push.
+  "projects.pushAccess": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: BLOG },
+    acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
+  },
   // The seeded project is still provisioning.
   "projects.archive": {
     scope: "tenant",

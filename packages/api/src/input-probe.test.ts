@@ -53,6 +53,8 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
     branch: "main",
     credentials: { username: "ada", password: "probe-token" },
   },
+  "projects.createForPush": { name: "probe-pushed" },
+  "projects.pushAccess": { projectId: SHOP },
   "projects.archive": { projectId: SHOP },
   "projects.overview": { projectId: SHOP },
   "projects.checks": { projectId: SHOP },

@@ -118,6 +118,10 @@ export const configSchema = z
       importMaxFiles: positiveInt,
       /** An import's HTTP request that receives nothing for this long fails, and is retried. */
       importIdleSeconds: positiveInt,
+      /** How long the one-time token of a project waiting for a `git push` stays usable. */
+      pushTokenTtlSeconds: positiveInt,
+      /** The largest (decompressed) request body the git endpoint reads for one receive-pack POST (a push). */
+      pushMaxBytes: positiveInt,
     }),
     sandbox: z.object({
       openWorkspacesPerChange: positiveInt,
@@ -342,6 +346,8 @@ const base: RhumbatronConfig = {
     importMaxBytes: 200 * 1024 * 1024,
     importMaxFiles: 20_000,
     importIdleSeconds: 60,
+    pushTokenTtlSeconds: 3600,
+    pushMaxBytes: 200 * 1024 * 1024,
   },
   sandbox: {
     openWorkspacesPerChange: 4,

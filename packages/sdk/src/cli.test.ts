@@ -240,6 +240,44 @@ describe("rhumbatron CLI", () => {
     });
   });
 
+  it("projects import --push makes an empty project waiting for a push and prints the git push command once; push-access replaces the token", async () => {
+    const made = await run(["projects", "import", "cli-pushed", "--push"], as("admin"));
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    const projectId = /^(proj_\S+) {2}cli-pushed: waiting for a push to http:\/\/\S+\/git\/push\/proj_\S+\.git$/m.exec(
+      made.stdout,
+    )?.[1] as string;
+    expect(projectId).toBeDefined();
+    const command = /^ {2}(git push http:\/\/x:rpt_\S+@\S+\/git\/push\/proj_\S+\.git HEAD:refs\/heads\/main)$/m.exec(
+      made.stdout,
+    )?.[1];
+    expect(command).toContain(projectId);
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "awaiting_push",
+      sourceKind: "push",
+    });
+    const show = await run(["projects", "show", projectId], as("viewer"));
+    expect(show.stdout).toContain("  status      awaiting_push");
+    expect(show.stdout).toContain(`rhumbatron projects push-access ${projectId}`);
+    expect(show.stdout).not.toContain("rpt_");
+
+    const again = await run(["projects", "push-access", projectId], as("admin"));
+    expect(again.code).toBe(0);
+    const second = /^ {2}(git push \S+ HEAD:refs\/heads\/main)$/m.exec(again.stdout)?.[1];
+    expect(second).toBeDefined();
+    expect(second).not.toBe(command);
+
+    const before = await t.db.project.count();
+    const both = await run(["projects", "import", "cli-both", "--push", "--from", "/srv/git/shop.git"], as("admin"));
+    expect(both.code).toBe(1);
+    const neither = await run(["projects", "import", "cli-neither"], as("admin"));
+    expect(neither.code).toBe(1);
+    expect(neither.stderr).toContain("give --from <url>, or --push");
+    const member = await run(["projects", "import", "cli-member", "--push"], as("member"));
+    expect(member.code).toBe(4);
+    expect(await t.db.project.count()).toBe(before);
+  });
+
   it("projects create makes a project from the template for an admin; below admin is exit 4 and writes nothing", async () => {
     const created = await run(["projects", "create", "cli-template"], as("admin"));
     expect(created.stderr).toBe("");

@@ -311,9 +311,10 @@ function buildProgram(io: CliIo): Command {
       "a new project from a repository's history: an http(s) URL, a file:// URL or an absolute path on the server (admin token); a private http(s) repository takes --username and the password or token from standard input (--password-stdin) or RHUMBATRON_IMPORT_PASSWORD, never as a flag",
     )
     .argument("<name>", "the project's name (lowercase letters, digits and '-')")
-    .requiredOption(
-      "--from <url>",
-      "the repository: https://…, file:///… or /absolute/path (no user name or password in it)",
+    .option("--from <url>", "the repository: https://…, file:///… or /absolute/path (no user name or password in it)")
+    .option(
+      "--push",
+      "instead of --from: an empty project waiting for you to `git push` a history into it; prints the command, with a one-time token, once",
     )
     .option("--branch <branch>", "the branch whose history becomes main (default: the source's HEAD branch)")
     .option("--username <user>", "the user name for a private http(s) repository")
@@ -321,10 +322,22 @@ function buildProgram(io: CliIo): Command {
     .action(
       async (
         name: string,
-        opts: { from: string; branch?: string; username?: string; passwordStdin?: boolean },
+        opts: { from?: string; push?: boolean; branch?: string; username?: string; passwordStdin?: boolean },
         cmd: Command,
       ) => {
         const { client, print } = setup(cmd);
+        if (opts.push) {
+          if (opts.from !== undefined || opts.branch !== undefined || opts.username !== undefined || opts.passwordStdin)
+            throw new RhumbatronError(
+              "BAD_REQUEST",
+              "--push takes no --from, --branch or credentials: the push brings the history",
+            );
+          const r = await client.createProjectForPush(name);
+          print(r, () => formatPushAccess(r.projectId, name, r));
+          return;
+        }
+        if (opts.from === undefined) throw new RhumbatronError("BAD_REQUEST", "give --from <url>, or --push");
+        const from = opts.from;
         let credentials: { username: string; password: string } | undefined;
         if (opts.username !== undefined || opts.passwordStdin) {
           if (opts.username === undefined)
@@ -339,18 +352,29 @@ function buildProgram(io: CliIo): Command {
             );
           credentials = { username: opts.username, password };
         }
-        const r = await client.importProject(name, opts.from, {
+        const r = await client.importProject(name, from, {
           ...(opts.branch === undefined ? {} : { branch: opts.branch }),
           ...(credentials === undefined ? {} : { credentials }),
         });
         print(r, () =>
           [
-            `${r.projectId}  ${name}: provisioning from ${opts.from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
+            `${r.projectId}  ${name}: provisioning from ${from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
             `rhumbatron projects show ${r.projectId} says when it is active, or why the import failed`,
           ].join("\n"),
         );
       },
     );
+  projects
+    .command("push-access")
+    .description(
+      "a new one-time token and `git push` command for a project still waiting for its push; the one before stops working (admin token)",
+    )
+    .argument("<id>", "the project ID")
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.pushAccess(id);
+      print(r, () => formatPushAccess(id, null, r));
+    });
 
   const change = program.command("change").description("Changes and their Work Graphs");
   change
@@ -709,4 +733,19 @@ async function readText(path: string): Promise<string> {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new RhumbatronError("BAD_REQUEST", `cannot read ${path} (${code}); check the --file path`);
   }
+}
+
+/** The push instruction, shown once: the token is not kept anywhere it could be shown again. */
+function formatPushAccess(
+  projectId: string,
+  name: string | null,
+  r: { url: string; command: string; expiresAt: Date | string },
+): string {
+  return [
+    `${projectId}${name ? `  ${name}` : ""}: waiting for a push to ${r.url}`,
+    `In your repository, push the branch to become main (the token works once, until ${new Date(r.expiresAt).toISOString()}):`,
+    `  ${r.command}`,
+    `This token is not shown again; rhumbatron projects push-access ${projectId} issues a new one while the project waits.`,
+    `rhumbatron projects show ${projectId} says when it is active, or why the push failed`,
+  ].join("\n");
 }

@@ -190,6 +190,24 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
+     * A new empty project waiting for a `git push` of an existing history (README: Pushing into an
+     * empty project). The answer holds, once, the push URL, a one-time token and the `git push`
+     * command to run in the repository; pushAccess issues a new token while the project waits. Admin token.
+     */
+    async createProjectForPush(
+      name: string,
+    ): Promise<{ projectId: string; url: string; token: string; expiresAt: Date; command: string }> {
+      const t = await tenantId();
+      return call(() => trpc.projects.createForPush.mutate({ tenantId: t, name }));
+    },
+
+    /** A new push token for a project still waiting for its push; the one before stops working. Admin token. */
+    async pushAccess(projectId: string): Promise<{ url: string; token: string; expiresAt: Date; command: string }> {
+      const t = await tenantId();
+      return call(() => trpc.projects.pushAccess.mutate({ tenantId: t, projectId }));
+    },
+
+    /**
      * Creates a Change from a Work Graph (JSON text or an object). It is checked here with the
      * server's own schema first: an invalid one throws BAD_REQUEST and sends nothing.
      */

@@ -62,7 +62,9 @@ export function formatProject(p: ProjectDetail): string {
   const source =
     p.sourceKind === "import"
       ? `imported from ${p.sourceUrl}${p.sourceBranch ? ` (branch ${p.sourceBranch})` : " (its HEAD branch)"}`
-      : "the project template";
+      : p.sourceKind === "push"
+        ? "pushed with git push"
+        : "the project template";
   const lines = [
     `${p.id}  ${p.name}`,
     `  status      ${p.status}`,
@@ -71,6 +73,10 @@ export function formatProject(p: ProjectDetail): string {
     `  agent       ${describeAgentChoice(p.agent)}`,
   ];
   if (p.status === "failed") lines.push(`  failed      ${p.failureReason ?? "(no reason recorded)"}`);
+  if (p.status === "awaiting_push")
+    lines.push(
+      `  waiting for a git push; rhumbatron projects push-access ${p.id} gives the command with a new one-time token`,
+    );
   if (p.status === "provisioning") lines.push(`  (rhumbatron projects show ${p.id} again to see when it is ready)`);
   return lines.join("\n");
 }

@@ -4,17 +4,19 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../trpc/client.tsx";
 import { SubmitButton } from "./form-controls.tsx";
+import { PushCommand } from "./push-command.tsx";
 
 /** Same rule as the server's `projectName` (packages/db): checked here first so a typo is caught before a round trip. */
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 
-type Source = "template" | "import";
+type Source = "template" | "import" | "push";
 type Field = "name" | "from" | "branch" | "credentials";
 type Problems = Partial<Record<Field, string>>;
 
 /**
- * Creates a project (admins): from the demo template, or by importing a repository's history
- * (README: Bring your repository). The worker provisions it; the list below shows it
+ * Creates a project (admins): from the demo template, by importing a repository's history
+ * (README: Bring your repository), or empty, waiting for a `git push` whose command (with its
+ * one-time token) is shown once below the form. The worker provisions it; the list below shows it
  * `provisioning` at once and refreshes until it is `active` (or `failed`, with the reason). The
  * server's refusals are shown beside the field they name.
  */
@@ -29,6 +31,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [problems, setProblems] = useState<Problems>({});
+  const [pushAccess, setPushAccess] = useState<{ url: string; command: string; expiresAt: Date } | null>(null);
   const onSuccess = () => {
     setName("");
     setFrom("");
@@ -54,6 +57,15 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
   };
   const create = useMutation(trpc.projects.create.mutationOptions({ onSuccess, onError }));
   const importRepo = useMutation(trpc.projects.import.mutationOptions({ onSuccess, onError }));
+  const forPush = useMutation(
+    trpc.projects.createForPush.mutationOptions({
+      onSuccess: (r) => {
+        setPushAccess(r);
+        return onSuccess();
+      },
+      onError,
+    }),
+  );
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -66,8 +78,10 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
     if (source === "import" && (username.trim() === "") !== (password === ""))
       found.credentials = "Give both the user name and the password or token, or neither for a public repository.";
     setProblems(found);
+    setPushAccess(null);
     if (Object.keys(found).length > 0) return;
     if (source === "template") create.mutate({ tenantId, name: trimmed });
+    else if (source === "push") forPush.mutate({ tenantId, name: trimmed });
     else
       importRepo.mutate({
         tenantId,
@@ -78,7 +92,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
       });
   }
 
-  const pending = create.isPending || importRepo.isPending;
+  const pending = create.isPending || importRepo.isPending || forPush.isPending;
   return (
     <form
       data-testid="create-project-form"
@@ -109,6 +123,17 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
             onChange={() => setSource("import")}
           />
           Import a repository
+        </label>
+        <label className="flex items-center gap-1">
+          <input
+            type="radio"
+            name="source"
+            value="push"
+            data-testid="project-source-push"
+            checked={source === "push"}
+            onChange={() => setSource("push")}
+          />
+          Push an existing repository
         </label>
       </fieldset>
       <FormField
@@ -177,12 +202,15 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
         pendingLabel={source === "import" ? "Importing…" : "Creating…"}
         className="mt-6"
       >
-        {source === "import" ? "Import repository" : "Create project"}
+        {source === "import" ? "Import repository" : source === "push" ? "Create and push" : "Create project"}
       </SubmitButton>
+      {pushAccess && <PushCommand access={pushAccess} />}
       <p className="w-full text-xs text-slate-500">
-        {source === "import"
-          ? "An http(s) URL (no user name or password in it: for a private repository fill in the user name and password or token, used for this import only, never stored or shown), a file:// URL or an absolute path on the server. Its branch's whole history becomes main as it is; the worker imports it at S0, and its status turns active here, or failed with the reason."
-          : "The worker provisions it from the project template at S0; its status turns from provisioning to active here."}
+        {source === "push"
+          ? "An empty project waits for one git push: the command, with a one-time token, is shown here once. The pushed branch (of several, main, then master) becomes main with its whole history; its status turns active here, or failed with the reason."
+          : source === "import"
+            ? "An http(s) URL (no user name or password in it: for a private repository fill in the user name and password or token, used for this import only, never stored or shown), a file:// URL or an absolute path on the server. Its branch's whole history becomes main as it is; the worker imports it at S0, and its status turns active here, or failed with the reason."
+            : "The worker provisions it from the project template at S0; its status turns from provisioning to active here."}
       </p>
     </form>
   );

@@ -26,7 +26,9 @@ export function ProjectList({ tenantId, canManage = false }: { tenantId: string;
       { tenantId },
       {
         refetchInterval: (q) =>
-          q.state.data?.some((p) => p.status === "provisioning") ? PROVISIONING_REFETCH_MS : false,
+          q.state.data?.some((p) => p.status === "provisioning" || p.status === "awaiting_push")
+            ? PROVISIONING_REFETCH_MS
+            : false,
       },
     ),
   );

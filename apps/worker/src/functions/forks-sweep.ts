@@ -11,7 +11,7 @@ export function forksSweepTickFunction(config: RhumbatronConfig, nudger: Nudger)
     async handler({ db, now }) {
       // A project still provisioning, or whose provisioning failed, has no canonical repository to read.
       const projects = await db.project.findMany({
-        where: { status: { notIn: ["provisioning", "failed"] } },
+        where: { status: { notIn: ["provisioning", "failed", "awaiting_push"] } },
         select: { id: true },
       });
       const day = commandCapWindow(now());

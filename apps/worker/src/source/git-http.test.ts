@@ -167,6 +167,20 @@ describe("git smart-HTTP endpoint", () => {
     const res = await fetch(`${url(null)}/git-receive-pack`, { method: "POST", body: "0000" });
     expect(res.status).toBe(403);
     expect(await res.text()).toBe("push is not offered\n");
+
+    // The push route (README: Pushing into an empty project) is refused by a server given no push
+    // options, and serves nothing but receive-pack.
+    const pushRoute = `${base}/git/push/${REPO}.git`;
+    const refused = await fetch(`${pushRoute}/info/refs?service=git-receive-pack`, {
+      headers: { authorization: "Bearer x" },
+    });
+    expect(refused.status).toBe(403);
+    const fetchOnPush = await fetch(`${pushRoute}/info/refs?service=git-upload-pack`, {
+      headers: { authorization: "Bearer x" },
+    });
+    expect(fetchOnPush.status).toBe(404);
+    const notAnId = await fetch(`${base}/git/push/..%2f${REPO}.git/git-receive-pack`, { method: "POST", body: "0000" });
+    expect(notAnId.status).toBe(404);
   });
 
   it("serves the advertisement and a gzip-encoded negotiation with the smart-HTTP framing", async () => {

@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import {
   AGENT_RUN_STATUS_SETS,
   CHANGE_STATUS_SETS,
@@ -11,6 +12,7 @@ import {
 import {
   type CommandHandler,
   type Db,
+  pushQuarantineOf,
   readImportCredentials,
   recordCandidateForkDeleted,
   recordProjectProvisioned,
@@ -20,6 +22,7 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "./code-store.ts";
+import { exists } from "./git-objects.ts";
 import { ImportRefused } from "./import.ts";
 import { readTemplate } from "./template.ts";
 
@@ -55,15 +58,28 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
       if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
       if (project.status === "failed") return { alreadyFailed: true };
       let s0: { commit: string; tree: string };
-      if (project.sourceKind === "import") {
+      if (project.sourceKind === "import" || project.sourceKind === "push") {
+        const quarantine = project.sourceKind === "push" ? await pushQuarantineOf(deps.db, projectId) : null;
+        // The received push is dropped once it became main or cannot: only a retry still needs it.
+        const dropQuarantine = () => (quarantine ? rm(quarantine, { recursive: true, force: true }) : undefined);
         try {
-          s0 = await importSource(deps, projectId, repo, project.sourceUrl ?? "", project.sourceBranch);
+          s0 =
+            project.sourceKind === "push"
+              ? await pushedSource(deps, repo, quarantine)
+              : await importSource(deps, projectId, repo, project.sourceUrl ?? "", project.sourceBranch);
+          await dropQuarantine();
         } catch (err) {
           const reason = err instanceof Error ? err.message : String(err);
-          if (err instanceof ImportRefused) return { failed: reason };
+          if (err instanceof ImportRefused) {
+            await dropQuarantine();
+            return { failed: reason };
+          }
           const retries = deps.config.queues.policies[message.queue].maxRetries;
-          if (message.deliveries > retries)
-            return { failed: `could not read ${project.sourceUrl} after ${message.deliveries} attempts: ${reason}` };
+          if (message.deliveries > retries) {
+            await dropQuarantine();
+            const what = project.sourceKind === "push" ? "the pushed repository" : project.sourceUrl;
+            return { failed: `could not read ${what} after ${message.deliveries} attempts: ${reason}` };
+          }
           throw err;
         }
       } else {
@@ -131,6 +147,28 @@ async function importSource(
   };
   return withRepoToken(deps.db, { repo, mode: "write", purpose: "import" }, deps.config, deps.now, (token) =>
     deps.source.importRepository(repo, token, parsed.source, branch, limits, credentials),
+  );
+}
+
+/** Makes the canonical repository of a pushed project from the push's quarantine (SourceStore.importPushed). */
+async function pushedSource(
+  deps: SourceHandlerDeps,
+  repo: string,
+  quarantine: string | null,
+): Promise<{ commit: string; tree: string }> {
+  // A redelivery after the canonical repository was made finds it there (createCanonical returns it).
+  const made = await deps.source.exists(repo);
+  if (!made && (!quarantine || !(await exists(quarantine))))
+    throw new ImportRefused(
+      "the pushed repository is no longer on this worker's host (received by another worker, or removed); create the project again and push",
+    );
+  const limits = {
+    maxBytes: deps.config.source.importMaxBytes,
+    maxFiles: deps.config.source.importMaxFiles,
+    idleSeconds: deps.config.source.importIdleSeconds,
+  };
+  return withRepoToken(deps.db, { repo, mode: "write", purpose: "push" }, deps.config, deps.now, (token) =>
+    deps.source.importPushed(repo, token, quarantine ?? "", limits),
   );
 }
 

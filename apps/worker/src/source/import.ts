@@ -242,6 +242,17 @@ async function copyFromFolder(
   const heads = await git.listBranches({ fs, gitdir: src });
   const headBranch = (await git.currentBranch({ fs, gitdir: src, fullname: false })) ?? null;
   const branch = pickBranch(path, heads, wanted, headBranch);
+  return copyBranch(gitdir, src, path, branch, limits);
+}
+
+/** Copies every object `branch`'s history reaches from the repository `src` (`where` names it in a refusal). */
+async function copyBranch(
+  gitdir: string,
+  src: string,
+  where: string,
+  branch: string,
+  limits: ImportLimits,
+): Promise<{ commit: string; branch: string }> {
   const commit = await git.resolveRef({ fs, gitdir: src, ref: `refs/heads/${branch}` });
   const seen = new Set<string>();
   const pending = [commit];
@@ -254,7 +265,7 @@ async function copyFromFolder(
     try {
       read = (await git.readObject({ fs, gitdir: src, oid, format: "content" })) as typeof read;
     } catch {
-      throw new ImportRefused(`${path} lacks the object ${oid} its branch ${branch} reaches (a shallow clone?)`);
+      throw new ImportRefused(`${where} lacks the object ${oid} its branch ${branch} reaches (a shallow clone?)`);
     }
     bytes += read.object.length;
     if (bytes > limits.maxBytes)
@@ -271,6 +282,36 @@ async function copyFromFolder(
     }
   }
   return { commit, branch };
+}
+
+/**
+ * Reads a pushed repository (README: Pushing into an empty project), received into `quarantine`, the
+ * way a local import is read, with the same limits. The branch: the one pushed; of several, main,
+ * then master; anything else is refused, as is a push that holds no branch.
+ */
+export async function importPushedHistory(
+  gitdir: string,
+  quarantine: string,
+  limits: ImportLimits,
+): Promise<{ commit: string; branch: string }> {
+  const heads = await git.listBranches({ fs, gitdir: quarantine });
+  const where = "the push";
+  if (heads.length === 0)
+    throw new ImportRefused(`${where} holds no branch (an empty repository or only tags): push a branch`);
+  const branch = heads.length === 1 ? heads[0] : ["main", "master"].find((b) => heads.includes(b));
+  if (!branch) {
+    const some = [...heads].sort().slice(0, 10).join(", ");
+    throw new ImportRefused(
+      `${where} holds several branches (${some}${heads.length > 10 ? ", …" : ""}) and neither main nor master; push one branch`,
+    );
+  }
+  const fetched = await copyBranch(gitdir, quarantine, where, branch, limits);
+  const files = await countFiles(gitdir, fetched.commit, limits.maxFiles);
+  if (files > limits.maxFiles)
+    throw new ImportRefused(
+      `the branch ${branch} holds more than ${limits.maxFiles.toLocaleString("en-US")} files (source.importMaxFiles)`,
+    );
+  return fetched;
 }
 
 /** The files in a commit's tree, counting no further than `max` + 1. */

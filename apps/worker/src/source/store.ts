@@ -23,7 +23,7 @@ import {
   type TreeEntry,
   writeFilesAsTree,
 } from "./git-objects.ts";
-import { type ImportLimits, ImportRefused, importHistory } from "./import.ts";
+import { type ImportLimits, ImportRefused, importHistory, importPushedHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
 
 /**
@@ -93,6 +93,21 @@ export class SourceStore {
     return this.createCanonical(repo, token, "importing", async (tmp) => {
       if (source.kind === "local") await this.refusePrivate(source.path);
       return (await importHistory(tmp, source, branch, limits, credentials)).commit;
+    });
+  }
+
+  /**
+   * Creates the canonical repository from a push received into `quarantine` (README: Pushing into an
+   * empty project), read like a local import: main is the pushed branch's head as it is.
+   */
+  importPushed(
+    repo: string,
+    token: string,
+    quarantine: string,
+    limits: ImportLimits,
+  ): Promise<{ commit: string; tree: string }> {
+    return this.createCanonical(repo, token, "importing", async (tmp) => {
+      return (await importPushedHistory(tmp, quarantine, limits)).commit;
     });
   }
 

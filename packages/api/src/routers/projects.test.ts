@@ -1,4 +1,4 @@
-import { recordProjectProvisionFailed, withTransaction } from "@rhumbatron/db";
+import { checkPushToken, recordProjectProvisionFailed, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -115,6 +115,54 @@ describe("projects.create and cloneAccess", () => {
     await expect(
       viewer.projects.cloneAccess({ tenantId: ACME.tenantId, projectId: "proj_00000000-0000-4000-8000-00000000a002" }),
     ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+  });
+});
+
+describe("projects.createForPush and pushAccess", () => {
+  it("makes an empty project waiting for a push, and answers once the push URL, token and command", async () => {
+    const admin = callerAs(t.db, emailFor("admin"));
+    const access = await admin.projects.createForPush({ tenantId: ACME.tenantId, name: "pushed-shop" });
+    const { projectId, token } = access;
+    expect(await t.db.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      status: "awaiting_push",
+      sourceKind: "push",
+    });
+    // Nothing is provisioned before the push arrives.
+    expect(await t.db.queueMessage.count({ where: { projectId } })).toBe(0);
+    expect(access.url).toBe(`http://localhost:3031/git/push/${projectId}.git`);
+    expect(token).toMatch(/^rpt_[A-Za-z0-9_-]{43}$/);
+    expect(access.command).toBe(
+      `git push http://x:${token}@localhost:3031/git/push/${projectId}.git HEAD:refs/heads/main`,
+    );
+    expect(access.expiresAt.getTime() - Date.now()).toBeGreaterThan(3500 * 1000);
+    // Only the hash is kept: the token is in no row.
+    const row = await t.db.pushToken.findUniqueOrThrow({ where: { projectId } });
+    expect(JSON.stringify(row)).not.toContain(token);
+    await checkPushToken(t.db, projectId, token, new Date());
+
+    // A new token replaces the first, which stops working.
+    const again = await admin.projects.pushAccess({ tenantId: ACME.tenantId, projectId });
+    expect(again.token).not.toBe(token);
+    await expect(checkPushToken(t.db, projectId, token, new Date())).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await checkPushToken(t.db, projectId, again.token, new Date());
+
+    // Bad input is a typed 400; a project that does not wait takes no token; names stay unique.
+    await expect(admin.projects.createForPush({ tenantId: ACME.tenantId, name: "Bad Name" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
+    await expect(
+      admin.projects.createForPush({ tenantId: ACME.tenantId, name: "x".repeat(101) }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(admin.projects.createForPush({ tenantId: ACME.tenantId, name: "pushed-shop" })).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
+    const shop = "proj_00000000-0000-4000-8000-00000000a001";
+    await expect(admin.projects.pushAccess({ tenantId: ACME.tenantId, projectId: shop })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+    });
+    await expect(
+      admin.projects.pushAccess({ tenantId: ACME.tenantId, projectId: "proj_00000000-0000-4000-8000-00000000b001" }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });
 

@@ -12,6 +12,7 @@ import {
 import {
   archiveProject,
   createProject,
+  createProjectForPush,
   type Db,
   getProjectOverview,
   importProject,
@@ -21,13 +22,14 @@ import {
   listReleases,
   projectName,
   projectOfTenant,
+  reissuePushToken,
   searchProjectIndex,
   setProjectAgent,
   setReleaseTarget,
 } from "@rhumbatron/db";
 import { z } from "zod";
 import { projectFeed } from "../project-feed.ts";
-import { router, tenantProcedure } from "../trpc.ts";
+import { router, type Services, tenantProcedure } from "../trpc.ts";
 
 const projectId = idSchema;
 
@@ -69,6 +71,35 @@ export const projectsRouter = router({
         ctx.services,
       ),
     ),
+  /**
+   * A new empty project waiting for a `git push` of an existing history (README: Pushing into an
+   * empty project). Answers ONCE the push URL and a one-time token (only its hash is kept, valid for
+   * `source.pushTokenTtlSeconds`), and the command to run; the push that arrives starts provisioning.
+   */
+  createForPush: tenantProcedure("admin")
+    .input(z.object({ name: projectName }))
+    .mutation(async ({ ctx, input }) => {
+      const { projectId, ...issued } = await createProjectForPush(
+        ctx.db,
+        { tenantId: input.tenantId, name: input.name, actorId: ctx.caller.userId },
+        ctx.services,
+      );
+      return { projectId, ...pushAccess(ctx.services, projectId, issued) };
+    }),
+  /**
+   * A new push token for a project still waiting for its push; the one before stops working
+   * (PRECONDITION_FAILED once the project no longer waits). Shown once, like the first.
+   */
+  pushAccess: tenantProcedure("admin")
+    .input(z.object({ projectId }))
+    .mutation(async ({ ctx, input }) => {
+      const issued = await reissuePushToken(
+        ctx.db,
+        { tenantId: input.tenantId, projectId: input.projectId, actorId: ctx.caller.userId },
+        ctx.services,
+      );
+      return pushAccess(ctx.services, input.projectId, issued);
+    }),
   /**
    * Archives the project (admins manage projects): status archived, project.archived, and
    * project.cleanup to delete its repositories and stored source. A repeat changes nothing.
@@ -172,6 +203,23 @@ export const projectsRouter = router({
       return { indexed: false as const, message: await notIndexedMessage(ctx.db, project.id) };
     }),
 });
+
+/**
+ * The push URL on the worker's git endpoint (RHUMBATRON_GIT_PUBLIC_URL), the token and the command
+ * to run in the repository to push: its checked-out branch becomes the project's main.
+ */
+function pushAccess(services: Services, projectId: string, issued: { token: string; expiresAt: Date }) {
+  const base = new URL(services.gitPublicUrl);
+  const path = `${base.pathname.replace(/\/$/, "")}/push/${projectId}.git`;
+  const url = `${base.protocol}//${base.host}${path}`;
+  const withToken = `${base.protocol}//x:${issued.token}@${base.host}${path}`;
+  return {
+    url,
+    token: issued.token,
+    expiresAt: issued.expiresAt,
+    command: `git push ${withToken} HEAD:refs/heads/main`,
+  };
+}
 
 /** Why a project has no index to search: never built, its last build failed, purged on archive, or unreadable. */
 async function notIndexedMessage(db: Db, projectId: string): Promise<string> {

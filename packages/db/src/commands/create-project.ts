@@ -26,7 +26,7 @@ export interface ImportedSource {
  */
 export async function createProjectIn(
   ctx: TxContext,
-  p: { tenantId: string; name: string; source?: ImportedSource },
+  p: { tenantId: string; name: string; source?: ImportedSource | "push" },
   deps: EnqueueDeps,
 ): Promise<string> {
   const name = projectName.parse(p.name);
@@ -36,6 +36,13 @@ export async function createProjectIn(
   });
   if (taken) throw new DomainError("CONFLICT", `a project named ${name} already exists in this tenant`);
   const projectId = `proj_${randomUUID()}`;
+  if (p.source === "push") {
+    // Waits for its push (./push-project.ts): project.provision is sent by the push that arrives.
+    await ctx.tx.project.create({
+      data: { id: projectId, tenantId: p.tenantId, name, status: "awaiting_push", sourceKind: "push" },
+    });
+    return projectId;
+  }
   const source = p.source
     ? { sourceKind: "import", sourceUrl: p.source.url, sourceBranch: p.source.branch ?? null }
     : { sourceKind: "template" };

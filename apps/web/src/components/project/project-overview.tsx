@@ -16,6 +16,7 @@ import { IndexStatus } from "./index-status.tsx";
 import { LandingQueue } from "./landing-queue.tsx";
 import { PolicySummary } from "./policy-summary.tsx";
 import { ProjectChecks } from "./project-checks.tsx";
+import { PushWaiting } from "./push-waiting.tsx";
 import { ReleasesPanel } from "./releases-panel.tsx";
 
 /** At most one refresh of the counts and lists per this many ms, however busy the feed is. */
@@ -34,7 +35,9 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
       { tenantId, projectId },
       {
         // A provisioning project becomes active without an Event on its feed until S0 exists.
-        refetchInterval: (q) => (q.state.data?.project.status === "provisioning" ? 2_000 : false),
+        // A waiting project turns provisioning when its push arrives, also without an Event.
+        refetchInterval: (q) =>
+          ["provisioning", "awaiting_push"].includes(q.state.data?.project.status ?? "") ? 2_000 : false,
         retry: (n, err) => err.data?.code !== "NOT_FOUND" && err.data?.code !== "FORBIDDEN" && n < 2,
       },
     ),
@@ -112,6 +115,9 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
           Nothing was kept: it has no repository and no generation. Import again under another name once the source is
           fixed.
         </Notice>
+      )}
+      {project.status === "awaiting_push" && (
+        <PushWaiting tenantId={tenantId} projectId={project.id} canIssue={hasAtLeast(role, "admin")} />
       )}
       {project.sourceKind === "import" && (
         <p data-testid="project-source" className="text-sm text-slate-600">
