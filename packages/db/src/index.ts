@@ -43,6 +43,7 @@ export * from "./source/rows.ts";
 export * from "./source/tokens.ts";
 export { type AfterCommit, type Tx, type TxContext, withTransaction } from "./transaction.ts";
 export * from "./verification/create-candidate.ts";
+export * from "./verification/gate-reading.ts";
 export * from "./verification/interdiff.ts";
 export * from "./verification/project-policy.ts";
 export * from "./verification/promote.ts";

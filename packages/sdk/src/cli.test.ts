@@ -836,7 +836,49 @@ describe("rhumbatron projects agent", () => {
 
     const two = await run(["projects", "agent", shop, "--scripted", "--model"], as("admin"));
     expect(two.code).toBe(1);
-    expect(two.stderr).toContain("give exactly one of --scripted, --model, --command or --default");
+    expect(two.stderr).toContain("give exactly one of --scripted, --model, --program, --command or --default");
+    const program = await run(
+      [
+        "projects",
+        "agent",
+        shop,
+        "--program",
+        "codex",
+        "--model-name",
+        "gpt-5.5",
+        "--endpoint",
+        "https://models.example.com",
+        "--key-secret",
+        "OPENAI_KEY",
+        "--max-tokens",
+        "50000",
+      ],
+      as("admin"),
+    );
+    expect(program.stderr).toBe("");
+    expect(program.stdout.trim()).toBe(
+      `${shop}: agent codex: gpt-5.5 at https://models.example.com, key OPENAI_KEY (900 s, 50000 tokens)`,
+    );
+    const half = await run(["projects", "agent", shop, "--program", "codex", "--model-name", "gpt-5.5"], as("admin"));
+    expect(half.code).toBe(1);
+    expect(half.stderr).toContain("--program needs --model-name, --endpoint and --key-secret");
+    const keyed = await run(
+      [
+        ...["projects", "agent", shop, "--program", "codex", "--model-name", "m", "--key-secret", "K"],
+        ...["--endpoint", "https://user:pw@models.example.com"],
+      ],
+      as("admin"),
+    );
+    expect(keyed.code).toBe(1);
+    expect(keyed.stderr).toContain("the model endpoint carries no credentials");
+    const unknown = await run(
+      [
+        ...["projects", "agent", shop, "--program", "aider", "--model-name", "m", "--key-secret", "K"],
+        ...["--endpoint", "https://models.example.com"],
+      ],
+      as("admin"),
+    );
+    expect(unknown.code).toBe(1);
     const path = await run(["projects", "agent", shop, "--command", "--", "/bin/sh"], as("admin"));
     expect(path.code).toBe(1);
     expect(path.stderr).toContain("a bare program name on the Sandbox's PATH");

@@ -41,6 +41,12 @@ export const GAP_STYLES: Record<GapKind, GapStyle> = {
     label: "Blocking finding",
     meaning: "The conflict review found a defect and cited the Context Packet items it rests on.",
   },
+  outside_paths: {
+    tone: "fail",
+    label: "Outside its paths",
+    meaning:
+      "A command or program Agent edited files outside the paths its Task declared, which it was not allowed to.",
+  },
 };
 
 /** Unknown gap kinds (a newer worker) still show as gaps, never as passing. */

@@ -1,10 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { AgentChoice } from "@rhumbatron/core";
-import { setProjectAgent } from "@rhumbatron/db";
+import { getCandidate, setProjectAgent } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { createScriptedChange, importedProject, runTaskDirectly, type TestWorld, testWorld } from "../test-world.ts";
+import {
+  candidateFor,
+  createScriptedChange,
+  importedProject,
+  runTaskDirectly,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
+import { drainVerifications } from "../verification/runner.ts";
 
 /**
  * A command Agent (agents/command-agent.ts): a program the admin names, run in the Sandbox in the
@@ -144,5 +153,46 @@ describe("a command Agent", () => {
     expect(model.result.outcome).toBe("failed");
     expect(model.result.detail).toContain("no model endpoint: set AGENT_MODEL_URL");
     expect(model.changeSets).toEqual([]);
+  }, 180_000);
+
+  it("edits outside the Task's declared paths are kept on its ChangeSet and are a gap of the gate, unless its Agent was allowed them", async () => {
+    const w = await testWorld(t.db);
+    const outside = 'echo inside > notes/in.txt && echo "# changed" >> README.md';
+    const strict = await projectWithAgent(w, shell(outside));
+    const a = await candidateFor(w, strict, {
+      requestId: "outside-strict",
+      tasks: [{ key: "note", paths: ["notes/"], editPlan: [] }],
+    });
+    const cs = await w.db.changeSet.findFirstOrThrow({ where: { changeId: a.changeId } });
+    expect([cs.paths, cs.outsidePaths]).toEqual([["README.md", "notes/in.txt"], ["README.md"]]);
+    expect((await drainVerifications(verificationDeps(w)))[0]).toMatchObject({
+      candidateId: a.candidateId,
+      outcome: "rejected",
+    });
+    const c = await getCandidate(t.db, { tenantId: "ten_a", candidateId: a.candidateId }, w.config);
+    expect(c.rejectionReason).toBe("1 ChangeSet edited outside its Task's declared paths");
+    expect(c.gate?.gaps.map((g) => [g.checkId, g.gap, g.detail])).toEqual([
+      [
+        "declared-paths",
+        "outside_paths",
+        "Task note edited outside its declared paths: README.md (retry it, or allow its Agent to edit outside its paths)",
+      ],
+    ]);
+
+    const allowed = await projectWithAgent(w, {
+      kind: "command",
+      argv: ["sh", "-c", outside],
+      timeoutSeconds: 60,
+      allowOutsidePaths: true,
+    });
+    const b = await candidateFor(w, allowed, {
+      requestId: "outside-allowed",
+      tasks: [{ key: "note", paths: ["notes/"], editPlan: [] }],
+    });
+    expect((await w.db.changeSet.findFirstOrThrow({ where: { changeId: b.changeId } })).outsidePaths).toEqual([]);
+    expect((await drainVerifications(verificationDeps(w)))[0]).toMatchObject({
+      candidateId: b.candidateId,
+      outcome: "verified",
+    });
   }, 180_000);
 });

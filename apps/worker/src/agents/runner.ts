@@ -8,6 +8,7 @@ import {
   dirForAgentRun,
   findSecretsIn,
   type ProgramAgent,
+  pathsOutside,
   type SandboxWorkspace,
   scriptedProvider,
   sourceKeys,
@@ -386,6 +387,8 @@ async function publishStep(
       baseCommit: base,
       commit,
       paths: diff.paths,
+      // An unreviewed program's edits outside the Task's paths are a gate gap unless it was allowed them.
+      outsidePaths: outsideAllowed(ctx.agent) ? [] : pathsOutside(diff.paths, task.intents),
       changeSetId,
       patch: patch ? { key: patch.key, bytes: patch.fullBytes, truncated: patch.truncated } : null,
     },
@@ -554,4 +557,9 @@ async function secretsInFiles(
     if (bytes) for (const name of findSecretsIn(bytes, secrets)) found.add(name);
   }
   return [...found].sort();
+}
+
+/** Whether the Agent may edit outside its Task's declared paths: any but an unallowed command or program Agent. */
+function outsideAllowed(agent: RunContext["agent"]): boolean {
+  return agent?.kind === "command" || agent?.kind === "program" ? agent.allowOutsidePaths : true;
 }

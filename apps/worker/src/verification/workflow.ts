@@ -13,22 +13,19 @@ import {
   dirForCandidate,
   type FileChangeKind,
   failureExcerpt,
-  gateRequiredChecks,
   humanGateApplies,
   type PlannedCheck,
   type ProjectChecks,
   type SandboxWorkspace,
   sourceKeys,
   type VerificationPlan,
-  withReviewGaps,
 } from "@rhumbatron/core";
 import {
   activeVerificationPolicy,
-  conflictFindingsOf,
-  evidenceOf,
   finishWorkflowInstance,
   loadVerificationInput,
   markCandidateComposed,
+  readGate,
   recordEvidence,
   reserveSandboxSeconds,
   type SandboxReservation,
@@ -320,11 +317,9 @@ export async function gateStep(
   // The plan's gate already holds what its policy asks (humanGateApplies under the plan's own policy).
   humanGate = plan.humanGate,
 ): Promise<VerificationOutcome> {
-  // A conflict review's supported blocking finding is a gap too (README: Conflict reviews).
-  const gate = withReviewGaps(
-    gateRequiredChecks(plan, await evidenceOf(v.deps.db, v.ids.candidateId)),
-    await conflictFindingsOf(v.deps.db, v.ids.candidateId),
-  );
+  // A conflict review's supported blocking finding is a gap too (README: Conflict reviews), and so
+  // is a command or program Agent's edit outside its Task's declared paths (db readGate).
+  const gate = await readGate(v.deps.db, v.input.candidate, plan);
   if (gate.promotable) return { status: "verified", gate, humanGate, treeHash: tree };
   if (plan.checks.length === 0) {
     // Nothing ran, so nothing is verified: the project declares no check that applies to this Change.
@@ -336,13 +331,17 @@ export async function gateStep(
     };
   }
   const findings = gate.gaps.filter((g) => g.gap === "blocking_finding").length;
-  const checks = gate.gaps.length - findings;
+  const outside = gate.gaps.filter((g) => g.gap === "outside_paths").length;
+  const checks = gate.gaps.length - findings - outside;
   const s = (n: number) => (n === 1 ? "" : "s");
   return {
     status: "rejected",
     reason: [
       checks ? `${checks} required check${s(checks)} not satisfied` : "",
       findings ? `${findings} blocking conflict-review finding${s(findings)}` : "",
+      outside
+        ? `${outside} ChangeSet${s(outside)} edited outside ${outside === 1 ? "its Task's" : "their Tasks'"} declared paths`
+        : "",
     ]
       .filter(Boolean)
       .join("; "),

@@ -39,6 +39,8 @@ export const GAP_KINDS = [
   "expectation_not_met",
   /** A conflict review's supported blocking finding (context/conflict-review.ts), not a check's record. */
   "blocking_finding",
+  /** A command or program Agent's edits outside its Task's declared paths (declared-paths.ts). */
+  "outside_paths",
 ] as const;
 export type GapKind = (typeof GAP_KINDS)[number];
 

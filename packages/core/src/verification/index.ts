@@ -3,6 +3,7 @@ export * from "./checks-file.ts";
 export * from "./compatibility.ts";
 export * from "./composition.ts";
 export * from "./decision.ts";
+export * from "./declared-paths.ts";
 export * from "./detect-checks.ts";
 export * from "./failure-excerpt.ts";
 export * from "./gate.ts";

@@ -6,13 +6,11 @@ import {
   DomainError,
   decideApproval,
   decidePromotionCas,
-  gateRequiredChecks,
   humanGateApplies,
   planPolicyMismatch,
   releaseId,
   type VerificationPlan,
   type VerificationPolicy,
-  withReviewGaps,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { domainWrite } from "../events/domain-write.ts";
@@ -21,10 +19,9 @@ import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } f
 import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
-import { conflictFindingsOf } from "../reviews/conflict-reviews.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
-import { evidenceOf } from "./workflow-state.ts";
 
 /**
  * Approval and promotion of a Candidate (README: Verification, approval and promotion; promotion's
@@ -249,9 +246,7 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
   const { c, project, plan, policy } = p;
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
   // A conflict review's supported blocking finding is a gap like a check's (README: Conflict reviews).
-  const gate = plan
-    ? withReviewGaps(gateRequiredChecks(plan, await evidenceOf(db, c.id)), await conflictFindingsOf(db, c.id))
-    : null;
+  const gate = plan ? await readGate(db, c, plan) : null;
   const layer1 = checkPromotionPreconditions({
     candidateStatus: c.status,
     baseGeneration: c.baseGeneration,

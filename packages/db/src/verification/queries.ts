@@ -2,17 +2,16 @@ import {
   candidateDecision,
   checkPromotionPreconditions,
   DomainError,
-  gateRequiredChecks,
   type RhumbatronConfig,
   type VerificationPlan,
-  withReviewGaps,
+  type withReviewGaps,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { actorName, namesOf, REMOVED_USER, userIdsOf } from "../queries/people.ts";
-import { conflictFindingsOf, conflictReviewOf } from "../reviews/conflict-reviews.ts";
+import { conflictReviewOf } from "../reviews/conflict-reviews.ts";
+import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 import { candidateRerunOptions } from "./rerun.ts";
-import { evidenceOf } from "./workflow-state.ts";
 
 /**
  * A tenant's Candidates, newest first, each with its Change's title (`changeTitle`, null if the
@@ -62,9 +61,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
   const plan = c.plan as VerificationPlan | null;
   // The gate from the rows as they are now (the same reading promotion makes, review findings included).
-  const gate = plan
-    ? withReviewGaps(gateRequiredChecks(plan, await evidenceOf(db, c.id)), await conflictFindingsOf(db, c.id))
-    : null;
+  const gate = plan ? await readGate(db, c, plan) : null;
   const reruns = await db.checkRerun.findMany({ where: { candidateId: c.id }, orderBy: { requestedAt: "asc" } });
   const rerunOptions = await candidateRerunOptions(db, c.id, config);
   const people = await namesOf(db, [approval?.decidedBy]);

@@ -197,6 +197,8 @@ export async function publishChangeSet(
     baseCommit: string;
     commit: string;
     paths: string[];
+    /** Edits outside the Task's declared paths that count as a gate gap (core pathsOutside). */
+    outsidePaths?: string[];
     patch: { key: string; bytes: number; truncated: boolean } | null;
     changeSetId?: string;
   },
@@ -220,6 +222,7 @@ export async function publishChangeSet(
         baseCommit: p.baseCommit,
         commit: p.commit,
         paths: p.paths,
+        outsidePaths: p.outsidePaths ?? [],
         patchRef: p.patch?.key ?? null,
         patchBytes: p.patch?.bytes ?? 0,
         patchTruncated: p.patch?.truncated ?? false,
