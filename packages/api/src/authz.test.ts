@@ -1,6 +1,6 @@
 import { defaultPolicyDocument, loadConfig } from "@rhumbatron/core";
 import type { Role } from "@rhumbatron/db";
-import { createApiToken, revokeApiToken } from "@rhumbatron/db";
+import { createApiToken, revokeApiToken, setTenantSecret } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROLE_ORDER, roleRank } from "./roles.ts";
@@ -228,6 +228,10 @@ const SAMPLES: Record<string, Sample> = {
   "metrics.sandbox": { scope: "tenant", minimum: "viewer", input: { range: "7d", bucket: "day" } },
   "sandbox.meter": { scope: "tenant", minimum: "viewer", input: {} },
   "sandbox.setBudget": { scope: "tenant", minimum: "admin", input: { monthlySeconds: 72_000 } },
+  // Tenant secrets: admins only. beforeAll sets AUTHZ_GONE_KEY for the delete at the minimum role.
+  "secrets.list": { scope: "tenant", minimum: "admin", input: {} },
+  "secrets.set": { scope: "tenant", minimum: "admin", input: { name: "AUTHZ_KEY", value: "sk-authz-value" } },
+  "secrets.delete": { scope: "tenant", minimum: "admin", input: { name: "AUTHZ_GONE_KEY" } },
   "policy.get": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "policy.history": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   // The defaults with the rerun budget raised: at the minimum role it makes version 2.
@@ -294,6 +298,11 @@ beforeAll(async () => {
     t.db,
     { tenantId: ACME.tenantId, userId: "usr_acme_viewer", name: "viewer's", role: "viewer" },
     now,
+  );
+  await setTenantSecret(
+    t.db,
+    { tenantId: ACME.tenantId, name: "AUTHZ_GONE_KEY", value: "sk-authz-gone", userId: "usr_acme_admin" },
+    { authSecret: testServices().credentialSecret, now },
   );
   const revoke = SAMPLES["tokens.revoke"];
   if (revoke?.scope === "tenant") revoke.input.tokenId = viewerToken.token.id;

@@ -144,6 +144,9 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "metrics.sandbox": { range: "7d", bucket: "day", projectId: SHOP },
   "sandbox.meter": {},
   "sandbox.setBudget": { monthlySeconds: 72_000 },
+  "secrets.list": {},
+  "secrets.set": { name: "PROBE_KEY", value: "sk-probe-value" },
+  "secrets.delete": { name: "PROBE_KEY" },
   "policy.get": { projectId: SHOP },
   "policy.history": { projectId: SHOP, limit: 5 },
   // Every field of a policy document, with a command so its argv strings are probed too.

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { testServices, testSettings } from "@rhumbatron/api/testing";
 import { repoNamespace } from "@rhumbatron/core";
-import { createDb, type Role, recordContextPacket } from "@rhumbatron/db";
+import { createDb, type Role, readTenantSecrets, recordContextPacket } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { build } from "tsup";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -887,5 +887,75 @@ describe("rhumbatron projects agent", () => {
     const back = await run(["projects", "agent", shop, "--default"], as("admin"));
     expect(back.stdout.trim()).toBe(`${shop}: agent the worker's default`);
     expect((await t.db.project.findUniqueOrThrow({ where: { id: shop } })).agent).toBeNull();
+  });
+});
+
+describe("rhumbatron secrets (README: Secrets)", () => {
+  const auth = () => testServices().credentialSecret;
+  const read = (name: string) => readTenantSecrets(t.db, ACME.tenantId, [name], auth());
+
+  it("set takes the value from standard input or from an environment variable, never a flag, and never prints it", async () => {
+    const value = `sk-cli-${Date.now().toString(36)}-stdin-value`;
+    const piped = await run(["secrets", "set", "CLI_KEY", "--value-stdin"], { ...as("admin"), input: `${value}\n` });
+    expect(piped.stderr).toBe("");
+    expect(piped.code).toBe(0);
+    expect(piped.stdout.trim()).toBe("set CLI_KEY; runs started from now on get it as $CLI_KEY");
+    expect(await read("CLI_KEY")).toEqual({ CLI_KEY: value });
+
+    const replaced = `${value}-from-env`;
+    const fromEnv = await run(["secrets", "set", "CLI_KEY", "--from-env", "MY_KEY"], {
+      ...as("admin"),
+      env: { MY_KEY: replaced },
+    });
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.stdout.trim()).toBe("replaced CLI_KEY; runs started from now on get it as $CLI_KEY");
+    expect(await read("CLI_KEY")).toEqual({ CLI_KEY: replaced });
+
+    const list = await run(["secrets", "list"], as("admin"));
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^CLI_KEY +\d{4}-\d\d-\d\dT\S+ +admin@acme\.test$/m);
+    const json = await run(["--json", "secrets", "list"], as("admin"));
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ name: "CLI_KEY" })]);
+    for (const r of [piped, fromEnv, list, json]) {
+      expect(r.stdout + r.stderr).not.toContain(value);
+    }
+
+    // A value as an argument or a flag is refused before anything is sent; so is no value, or both ways.
+    const refused = [
+      await run(["secrets", "set", "CLI_KEY", "sk-as-an-argument"], as("admin")),
+      await run(["secrets", "set", "CLI_KEY", "--value", "sk-as-a-flag"], as("admin")),
+      await run(["secrets", "set", "CLI_KEY"], as("admin")),
+      await run(["secrets", "set", "CLI_KEY", "--value-stdin", "--from-env", "MY_KEY"], {
+        ...as("admin"),
+        input: "sk-both",
+        env: { MY_KEY: "sk-both" },
+      }),
+      await run(["secrets", "set", "CLI_KEY", "--from-env", "UNSET_VAR"], as("admin")),
+      await run(["secrets", "set", "CLI_KEY", "--value-stdin"], { ...as("admin"), input: "" }),
+      await run(["secrets", "set", "lower-case", "--value-stdin"], { ...as("admin"), input: "sk-bad-name" }),
+    ];
+    for (const r of refused) {
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).not.toMatch(/sk-/);
+    }
+    expect(refused[2]?.stderr).toContain("--value-stdin");
+    expect(refused[4]?.stderr).toContain("UNSET_VAR is not set");
+    expect(await read("CLI_KEY")).toEqual({ CLI_KEY: replaced });
+  });
+
+  it("below admin is exit 4; delete removes a secret, and deleting it again is exit 1", async () => {
+    const member = await run(["secrets", "set", "MEMBER_KEY", "--value-stdin"], { ...as("member"), input: "sk-x" });
+    expect(member.code).toBe(4);
+    expect((await run(["secrets", "list"], as("approver"))).code).toBe(4);
+    expect(await t.db.tenantSecret.count({ where: { name: "MEMBER_KEY" } })).toBe(0);
+
+    await run(["secrets", "set", "DOOMED_KEY", "--value-stdin"], { ...as("admin"), input: "sk-doomed-value" });
+    const deleted = await run(["secrets", "delete", "DOOMED_KEY"], as("admin"));
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout.trim()).toBe("deleted DOOMED_KEY");
+    expect(await t.db.tenantSecret.count({ where: { name: "DOOMED_KEY" } })).toBe(0);
+    const again = await run(["secrets", "delete", "DOOMED_KEY"], as("admin"));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("no secret DOOMED_KEY");
   });
 });

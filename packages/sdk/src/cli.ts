@@ -27,6 +27,7 @@ import {
 import { formatProjectChecks } from "./format-project-checks.ts";
 import { formatInbox } from "./inbox.ts";
 import { parsePolicyJson } from "./policy.ts";
+import { formatSecrets } from "./secrets.ts";
 import { parseChangeJson } from "./work-graph.ts";
 
 /** The CLI's exit codes (README: SDK and CLI). */
@@ -66,7 +67,7 @@ export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   env: Record<string, string | undefined>;
-  /** Everything on standard input (a password given with --password-stdin). */
+  /** Everything on standard input (a password given with --password-stdin, a secret with --value-stdin). */
   readStdin?: () => Promise<string>;
 }
 
@@ -680,6 +681,55 @@ function buildProgram(io: CliIo): Command {
       const { client, print } = setup(cmd);
       const list = await client.policyHistory(projectId, { limit: opts.limit });
       print(list, () => formatPolicyHistory(list));
+    });
+
+  const secrets = program
+    .command("secrets")
+    .description("the tenant's secrets, API keys its Agent runs get as environment variables (admin token)");
+  secrets
+    .command("list")
+    .description("each secret's name, when and by whom it was set; values are never shown")
+    .action(async (_opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const list = await client.listSecrets();
+      print(list, () => formatSecrets(list));
+    });
+  secrets
+    .command("set")
+    .description(
+      "set a secret, or replace its value: the value comes from standard input (--value-stdin) or from an environment variable of yours (--from-env VAR), never as a flag, and is never shown again",
+    )
+    .argument("<name>", "an environment variable's name: A-Z first, then A-Z, 0-9 or _")
+    .option("--value-stdin", "read the value from standard input (one trailing newline is dropped)")
+    .option("--from-env <var>", "take the value from this environment variable of the CLI's")
+    .action(async (name: string, opts: { valueStdin?: boolean; fromEnv?: string }, cmd: Command) => {
+      if (Boolean(opts.valueStdin) === (opts.fromEnv !== undefined)) {
+        throw new RhumbatronError(
+          "BAD_REQUEST",
+          "give the value with exactly one of --value-stdin (piped) or --from-env VAR; never as a flag",
+        );
+      }
+      const value = opts.valueStdin
+        ? (await (io.readStdin ?? readProcessStdin)()).replace(/\r?\n$/, "")
+        : io.env[opts.fromEnv ?? ""];
+      if (!value) {
+        throw new RhumbatronError(
+          "BAD_REQUEST",
+          opts.valueStdin ? "standard input was empty: pipe the value in" : `${opts.fromEnv} is not set or is empty`,
+        );
+      }
+      const { client, print } = setup(cmd);
+      const r = await client.setSecret(name, value);
+      print(r, () => `${r.created ? "set" : "replaced"} ${r.name}; runs started from now on get it as $${r.name}`);
+    });
+  secrets
+    .command("delete")
+    .description("delete a secret: runs started from now on no longer get it")
+    .argument("<name>")
+    .action(async (name: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.deleteSecret(name);
+      print(r, () => `deleted ${r.name}`);
     });
 
   program

@@ -1,4 +1,10 @@
-import { type AgentChoice, fixtureInput, sandboxBudgetSecondsSchema } from "@rhumbatron/core";
+import {
+  type AgentChoice,
+  fixtureInput,
+  sandboxBudgetSecondsSchema,
+  secretNameSchema,
+  setSecretInput,
+} from "@rhumbatron/core";
 import { createTRPCClient, httpBatchLink, type TRPCClient } from "@trpc/client";
 import type { inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
@@ -31,6 +37,9 @@ export type ProjectChecks = RouterOutputs["projects"]["checks"];
 export type SandboxMeter = RouterOutputs["sandbox"]["meter"];
 export type SandboxBudgetResult = RouterOutputs["sandbox"]["setBudget"];
 export type FixturePublishResult = RouterOutputs["task"]["publishFixture"];
+/** A tenant secret as the API lists it: its name, when and by whom it was set, never its value. */
+export type TenantSecret = RouterOutputs["secrets"]["list"][number];
+export type SetSecretResult = RouterOutputs["secrets"]["set"];
 /** A fix by hand: what it does, and each file's whole new text or its deletion. */
 export type FixtureDraft = z.input<typeof fixtureInput>;
 export type ProjectPolicy = RouterOutputs["policy"]["get"];
@@ -397,6 +406,38 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
       }
       const t = await tenantId();
       return call(() => trpc.sandbox.setBudget.mutate({ tenantId: t, monthlySeconds: parsed.data }));
+    },
+
+    /** The tenant's secrets (admin role): names, when and by whom each was set; never a value. */
+    async listSecrets(): Promise<TenantSecret[]> {
+      const t = await tenantId();
+      return call(() => trpc.secrets.list.query({ tenantId: t }));
+    },
+
+    /**
+     * Sets a tenant secret, or replaces its value (admin role; README: Secrets). Checked here with
+     * the server's own schema first: a bad name or value throws BAD_REQUEST and sends nothing. The
+     * value is never sent back.
+     */
+    async setSecret(name: string, value: string): Promise<SetSecretResult> {
+      const parsed = setSecretInput.safeParse({ name, value });
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+        throw new RhumbatronError("BAD_REQUEST", `${formatIssues(issues)} (nothing was sent)`, { issues });
+      }
+      const t = await tenantId();
+      return call(() => trpc.secrets.set.mutate({ tenantId: t, ...parsed.data }));
+    },
+
+    /** Deletes a tenant secret (admin role); NOT_FOUND when the tenant has none of that name. */
+    async deleteSecret(name: string): Promise<{ name: string }> {
+      const parsed = secretNameSchema.safeParse(name);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => ({ path: "name", message: i.message }));
+        throw new RhumbatronError("BAD_REQUEST", `${formatIssues(issues)} (nothing was sent)`, { issues });
+      }
+      const t = await tenantId();
+      return call(() => trpc.secrets.delete.mutate({ tenantId: t, name: parsed.data }));
     },
 
     /** The caller's inbox in the tenant, newest first; `unreadOnly` leaves out what was read. */

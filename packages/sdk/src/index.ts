@@ -21,6 +21,8 @@ export {
   type RouterOutputs,
   type SandboxBudgetResult,
   type SandboxMeter,
+  type SetSecretResult,
+  type TenantSecret,
   TRPC_PATH,
   type Whoami,
 } from "./client.ts";

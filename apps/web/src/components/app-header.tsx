@@ -54,6 +54,11 @@ export function AppHeader({ shell }: { shell: ShellState }) {
               Members
             </a>
           )}
+          {shell.kind === "ready" && hasAtLeast(shell.tenant.role, "admin") && (
+            <a href="/settings/secrets" data-testid="nav-secrets" className={LINK}>
+              Secrets
+            </a>
+          )}
           {shell.kind === "ready" && (
             <a href="/settings/tokens" data-testid="nav-tokens" className={LINK}>
               API tokens

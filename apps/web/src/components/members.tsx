@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../trpc/client.tsx";
+import { ConfirmButton } from "./confirm-button.tsx";
 import { DataTable } from "./data-table.tsx";
 import { Field, OptionSelect, SubmitButton, TextInput } from "./form-controls.tsx";
 import { ActionError } from "./notice.tsx";
@@ -242,70 +243,5 @@ function MemberTable({
         ))}
       </DataTable>
     </Panel>
-  );
-}
-
-const TONES = {
-  red: {
-    button: "border-red-300 text-red-700 hover:bg-red-50",
-    confirm: "border-red-300 bg-red-50 text-red-800 hover:bg-red-100",
-  },
-  slate: {
-    button: "border-slate-300 text-slate-700 hover:bg-slate-100",
-    confirm: "border-slate-400 bg-slate-100 text-slate-900 hover:bg-slate-200",
-  },
-} as const;
-
-/**
- * An action that asks once more before it acts: removing takes the tenant and its API tokens from the
- * person; resetting ends their password and their sessions.
- */
-function ConfirmButton(props: {
-  label: string;
-  pendingLabel: string;
-  testId: string;
-  confirmTestId: string;
-  question: string;
-  tone: keyof typeof TONES;
-  pending: boolean;
-  onConfirm: () => void;
-}) {
-  const [confirming, setConfirming] = useState(false);
-  const tone = TONES[props.tone];
-  if (!confirming || props.pending) {
-    return (
-      <button
-        type="button"
-        data-testid={props.testId}
-        disabled={props.pending}
-        onClick={() => setConfirming(true)}
-        className={`whitespace-nowrap rounded border px-2 py-0.5 text-xs disabled:opacity-50 ${tone.button}`}
-      >
-        {props.pending ? props.pendingLabel : props.label}
-      </button>
-    );
-  }
-  return (
-    <span className="inline-flex items-center gap-2 text-xs">
-      <span className="max-w-56 text-right text-slate-600">{props.question}</span>
-      <button
-        type="button"
-        data-testid={props.confirmTestId}
-        onClick={() => {
-          setConfirming(false);
-          props.onConfirm();
-        }}
-        className={`whitespace-nowrap rounded border px-2 py-0.5 ${tone.confirm}`}
-      >
-        {props.label}
-      </button>
-      <button
-        type="button"
-        onClick={() => setConfirming(false)}
-        className="rounded border border-slate-300 px-2 py-0.5 text-slate-700 hover:bg-slate-100"
-      >
-        Cancel
-      </button>
-    </span>
   );
 }

@@ -10,6 +10,7 @@ import { policyRouter } from "./policy.ts";
 import { projectChecksRouter } from "./project-checks.ts";
 import { projectsRouter } from "./projects.ts";
 import { sandboxRouter } from "./sandbox.ts";
+import { secretsRouter } from "./secrets.ts";
 import { tenantsRouter } from "./tenants.ts";
 import { tokensRouter } from "./tokens.ts";
 import { webhooksRouter } from "./webhooks.ts";
@@ -26,6 +27,7 @@ export const appRouter = router({
   members: membersRouter,
   metrics: metricsRouter,
   sandbox: sandboxRouter,
+  secrets: secretsRouter,
   landing: landingRouter,
   policy: policyRouter,
   notifications: notificationsRouter,

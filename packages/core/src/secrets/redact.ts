@@ -73,17 +73,64 @@ function formsOf(secrets: SecretValues): Form[] {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+interface Matcher {
+  pattern: RegExp;
+  byText: Map<string, string>;
+  /** The longest form's length. */
+  longest: number;
+}
+
+function matcherOf(secrets: SecretValues): Matcher | null {
+  const forms = formsOf(secrets);
+  if (forms.length === 0) return null;
+  const byText = new Map<string, string>();
+  for (const f of forms) if (!byText.has(f.text)) byText.set(f.text, f.name);
+  const pattern = new RegExp([...byText.keys()].map(escapeRegExp).join("|"), "g");
+  return { pattern, byText, longest: forms[0]?.text.length ?? 0 };
+}
+
+const redactWith = (m: Matcher, text: string) =>
+  text.replace(m.pattern, (found) => secretMarker(m.byText.get(found) ?? ""));
+
 /**
  * `text` with every occurrence of each secret's value, and of its encoded forms, replaced by
  * `[secret NAME]`. Text without a secret comes back unchanged.
  */
 export function redactSecrets(text: string, secrets: SecretValues): string {
-  const forms = formsOf(secrets);
-  if (forms.length === 0 || text.length === 0) return text;
-  const byText = new Map<string, string>();
-  for (const f of forms) if (!byText.has(f.text)) byText.set(f.text, f.name);
-  const pattern = new RegExp([...byText.keys()].map(escapeRegExp).join("|"), "g");
-  return text.replace(pattern, (found) => secretMarker(byText.get(found) ?? ""));
+  const m = matcherOf(secrets);
+  return m && text.length > 0 ? redactWith(m, text) : text;
+}
+
+/**
+ * redactSecrets for output that arrives in pieces (a process's stdout): a value split across two
+ * pieces is still redacted. `push` returns the redacted text that is safe to write so far, holding
+ * back the last few characters that could begin a value; `end` returns the rest.
+ */
+export function createSecretRedactor(secrets: SecretValues): { push(chunk: string): string; end(): string } {
+  const m = matcherOf(secrets);
+  let held = "";
+  return {
+    push(chunk) {
+      if (!m) return chunk;
+      held += chunk;
+      // Everything before `cut` is written now; a match that runs across it moves it to its end.
+      let cut = Math.max(0, held.length - (m.longest - 1));
+      m.pattern.lastIndex = 0;
+      for (let found = m.pattern.exec(held); found; found = m.pattern.exec(held)) {
+        const end = found.index + found[0].length;
+        if (found.index >= cut) break;
+        if (end > cut) cut = end;
+      }
+      const out = redactWith(m, held.slice(0, cut));
+      held = held.slice(cut);
+      return out;
+    },
+    end() {
+      const out = m ? redactWith(m, held) : held;
+      held = "";
+      return out;
+    },
+  };
 }
 
 /** Bytes as a string of one character per byte, so a byte sequence is found with indexOf. */

@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { secretNameSchema, secretValueSchema, setSecretInput } from "./model.ts";
-import { findSecretsIn, redactSecrets, secretForms } from "./redact.ts";
+import { createSecretRedactor, findSecretsIn, redactSecrets, secretForms } from "./redact.ts";
 
 const KEY = "sk-ant-api03-Zq9+x/Y7_w==t?k&v=1 ok";
 const SECRETS = { ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: "sk-proj-0123456789abcdef" };
@@ -111,5 +111,33 @@ describe("findSecretsIn", () => {
     const big = new Uint8Array(200_000);
     big.set(new TextEncoder().encode(secrets.K), 150_000);
     expect(findSecretsIn(big, secrets)).toEqual(["K"]);
+  });
+});
+
+describe("createSecretRedactor", () => {
+  const text = `start ${KEY} middle ${Buffer.from(KEY).toString("base64")} sk-proj-0123456789abcdef end ${KEY}`;
+
+  it("gives what redactSecrets gives for the whole text, however the text is cut into pieces", () => {
+    const whole = redactSecrets(text, SECRETS);
+    expect(whole).not.toContain(KEY);
+    for (const size of [1, 2, 3, 5, 7, 13, 40, text.length]) {
+      const r = createSecretRedactor(SECRETS);
+      let out = "";
+      for (let i = 0; i < text.length; i += size) out += r.push(text.slice(i, i + size));
+      out += r.end();
+      expect(out, `pieces of ${size}`).toBe(whole);
+    }
+  });
+
+  it("writes text as it comes once it cannot begin a value, and passes everything through with no secrets", () => {
+    // A 7-character value: the last 6 characters are held back until the next piece or the end.
+    const r = createSecretRedactor({ S: "0123456" });
+    expect(r.push("hello world, ")).toBe("hello w");
+    expect(r.push("and 01234")).toBe("orld, and");
+    expect(r.push("56!")).toBe(" [secret S]");
+    expect(r.end()).toBe("!");
+    const none = createSecretRedactor({});
+    expect(none.push("abc")).toBe("abc");
+    expect(none.end()).toBe("");
   });
 });
