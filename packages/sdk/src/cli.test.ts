@@ -819,20 +819,24 @@ describe("rhumbatron projects agent", () => {
 
   it("sets the project's Agent for an admin and shows it; more or less than one choice is exit 1; below admin is exit 4", async () => {
     const set = await run(
-      ["projects", "agent", shop, "--command", "--timeout", "300", "--", "sh", "tools/agent.sh", "--fast"],
+      [
+        ...["projects", "agent", shop, "--command", "--timeout", "300", "--secret", "DEPLOY_TOKEN"],
+        ...["--", "sh", "tools/agent.sh", "--fast"],
+      ],
       as("admin"),
     );
     expect(set.stderr).toBe("");
     expect(set.code).toBe(0);
-    expect(set.stdout.trim()).toBe(`${shop}: agent command: sh tools/agent.sh --fast (300 s)`);
+    expect(set.stdout.trim()).toBe(`${shop}: agent command: sh tools/agent.sh --fast (300 s, secrets DEPLOY_TOKEN)`);
     expect((await t.db.project.findUniqueOrThrow({ where: { id: shop } })).agent).toEqual({
       kind: "command",
       argv: ["sh", "tools/agent.sh", "--fast"],
       timeoutSeconds: 300,
       allowOutsidePaths: false,
+      secrets: ["DEPLOY_TOKEN"],
     });
     const show = await run(["projects", "show", shop], as("viewer"));
-    expect(show.stdout).toContain("  agent       command: sh tools/agent.sh --fast (300 s)");
+    expect(show.stdout).toContain("  agent       command: sh tools/agent.sh --fast (300 s, secrets DEPLOY_TOKEN)");
 
     const two = await run(["projects", "agent", shop, "--scripted", "--model"], as("admin"));
     expect(two.code).toBe(1);

@@ -202,6 +202,12 @@ function buildProgram(io: CliIo): Command {
     .option("--command", "the program given after -- , run in the Sandbox in the Task's checkout")
     .option("--timeout <seconds>", "with --command or --program: its wall time per run", positiveInt)
     .option("--allow-outside-paths", "with --command or --program: it may edit files outside a Task's declared paths")
+    .option(
+      "--secret <NAME>",
+      "with --command: a tenant secret given to each run as the variable NAME (repeat for more)",
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
     .option("--default", "no choice of the project's: the worker's default")
     .action(
       async (
@@ -218,6 +224,7 @@ function buildProgram(io: CliIo): Command {
           command?: boolean;
           timeout?: number;
           allowOutsidePaths?: boolean;
+          secret: string[];
           default?: boolean;
         },
         cmd: Command,
@@ -238,8 +245,8 @@ function buildProgram(io: CliIo): Command {
             "--model-name, --endpoint, --key-secret and --max-tokens go with --program",
           );
         }
-        if (!opts.command && argv.length > 0) {
-          throw new RhumbatronError("BAD_REQUEST", "a program after -- goes with --command");
+        if (!opts.command && (argv.length > 0 || opts.secret.length > 0)) {
+          throw new RhumbatronError("BAD_REQUEST", "a program after -- and --secret go with --command");
         }
         if (!opts.command && opts.program === undefined && (opts.timeout !== undefined || opts.allowOutsidePaths)) {
           throw new RhumbatronError(
@@ -264,7 +271,7 @@ function buildProgram(io: CliIo): Command {
         const agent = opts.default
           ? null
           : opts.command
-            ? { kind: "command", argv, timeoutSeconds, allowOutsidePaths }
+            ? { kind: "command", argv, timeoutSeconds, allowOutsidePaths, secrets: opts.secret }
             : opts.program !== undefined
               ? {
                   kind: "program",

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { AgentChoice } from "@rhumbatron/core";
-import { getCandidate, setProjectAgent } from "@rhumbatron/db";
-import { useTestDatabase } from "@rhumbatron/db/testing";
+import { getCandidate, setProjectAgent, setTenantSecret } from "@rhumbatron/db";
+import { dumpAllRows, useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import {
   candidateFor,
@@ -27,6 +28,7 @@ const shell = (script: string, timeoutSeconds = 60): AgentChoice => ({
   argv: ["sh", "-c", script],
   timeoutSeconds,
   allowOutsidePaths: false,
+  secrets: [],
 });
 
 const files = {
@@ -43,7 +45,13 @@ async function projectWithAgent(w: TestWorld, agent: AgentChoice | null): Promis
 }
 
 /** Runs the Change's one Task with the real runner; returns the run's result and its ChangeSets. */
-async function runOneTask(w: TestWorld, projectId: string, requestId: string, agent?: AgentChoice) {
+async function runOneTask(
+  w: TestWorld,
+  projectId: string,
+  requestId: string,
+  agent?: AgentChoice,
+  extra: Parameters<typeof runTaskDirectly>[2] = {},
+) {
   const changeId = await createScriptedChange(w, projectId, {
     requestId,
     title: `Note the change ${requestId}`,
@@ -57,7 +65,7 @@ async function runOneTask(w: TestWorld, projectId: string, requestId: string, ag
     ],
   });
   const task = await w.db.task.findFirstOrThrow({ where: { changeId } });
-  const { result, runId } = await runTaskDirectly(w, task);
+  const { result, runId } = await runTaskDirectly(w, task, extra);
   const changeSets = await w.db.changeSet.findMany({ where: { changeId } });
   const run = await w.db.agentRun.findUniqueOrThrow({ where: { id: runId } });
   return { result, changeSets, run, task: await w.db.task.findUniqueOrThrow({ where: { id: task.id } }) };
@@ -184,6 +192,7 @@ describe("a command Agent", () => {
       argv: ["sh", "-c", outside],
       timeoutSeconds: 60,
       allowOutsidePaths: true,
+      secrets: [],
     });
     const b = await candidateFor(w, allowed, {
       requestId: "outside-allowed",
@@ -194,5 +203,46 @@ describe("a command Agent", () => {
       candidateId: b.candidateId,
       outcome: "verified",
     });
+  }, 180_000);
+
+  it("gives a command the tenant secrets it names as variables; their values are cleared from its output and a diff holding one is refused", async () => {
+    const w = await testWorld(t.db);
+    const auth = `auth-${randomUUID()}`;
+    const value = `tok-${randomUUID()}`;
+    const withSecret = (script: string): AgentChoice => ({
+      kind: "command",
+      argv: ["sh", "-c", script],
+      timeoutSeconds: 60,
+      allowOutsidePaths: false,
+      secrets: ["DEPLOY_TOKEN"],
+    });
+    const noisy = await projectWithAgent(w, withSecret('echo "using $DEPLOY_TOKEN" >&2; exit 4'));
+    await setTenantSecret(
+      t.db,
+      { tenantId: "ten_a", name: "DEPLOY_TOKEN", value, userId: "usr_admin" },
+      { authSecret: auth, now: new Date() },
+    );
+    const a = await runOneTask(w, noisy, "secret-noisy", undefined, { credentialSecret: auth });
+    expect(a.result.outcome).toBe("failed");
+    expect(a.result.detail).toBe("sh exited 4; nothing was published\nusing [secret DEPLOY_TOKEN]");
+
+    const leaky = await projectWithAgent(w, withSecret('printf "%s\\n" "$DEPLOY_TOKEN" > notes/token.txt'));
+    const b = await runOneTask(w, leaky, "secret-leak", undefined, { credentialSecret: auth });
+    expect(b.result).toMatchObject({
+      outcome: "failed",
+      detail:
+        "refused: the Agent wrote the value of the secret DEPLOY_TOKEN into a file of its diff; nothing was published",
+    });
+    expect(b.changeSets).toEqual([]);
+
+    // Read with another auth secret, the value cannot be opened: the Task is blocked saying so.
+    const c = await runOneTask(w, leaky, "secret-unreadable", undefined, { credentialSecret: "another-secret" });
+    expect(c.result.outcome).toBe("blocked");
+    expect(c.result.detail).toContain(
+      "the tenant secret DEPLOY_TOKEN cannot be read with this server's RHUMBATRON_AUTH_SECRET",
+    );
+    expect(c.task).toMatchObject({ state: "blocked", blockedLimit: "agent_unavailable" });
+    expect(JSON.stringify(w.logs.lines)).not.toContain(value);
+    expect(await dumpAllRows(t.db)).not.toContain(value);
   }, 180_000);
 });

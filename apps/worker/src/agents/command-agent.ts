@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentOutcome, AgentTask, CommandAgent, CommandResult, SandboxWorkspace } from "@rhumbatron/core";
+import {
+  type AgentOutcome,
+  type AgentTask,
+  type CommandAgent,
+  type CommandResult,
+  redactSecrets,
+  type SandboxWorkspace,
+  type SecretValues,
+} from "@rhumbatron/core";
 
 /**
  * A command Agent (README: Choosing the Agent): a program the admin named, run once, without a
@@ -151,7 +159,7 @@ export async function judgeRun(
 
 /** The last lines of a run's output, the part a failure quotes. */
 export function outputTail(r: Pick<CommandResult, "stdout" | "stderr">): string {
-  return tail(`${r.stdout}\n${r.stderr}`);
+  return tail([r.stdout, r.stderr].filter((t) => t.trim()).join("\n"));
 }
 
 /**
@@ -163,15 +171,17 @@ export async function runCommandAgent(
   agent: CommandAgent,
   task: AgentTask,
   stack: readonly CommandAgentStack[],
-  signal?: AbortSignal,
+  opts: { secrets?: SecretValues; signal?: AbortSignal } = {},
 ): Promise<AgentOutcome> {
   const given = await handOver(ws, task, stack);
+  const secrets = opts.secrets ?? {};
   const r = await ws.run({
     argv: [...agent.argv],
     allow: [agent.argv[0]],
     timeoutMs: agent.timeoutSeconds * 1000,
-    env: given.env,
-    ...(signal ? { signal } : {}),
+    // The tenant secrets it was given, each as the variable of its name; the Task's own come last.
+    env: { ...secrets, ...given.env },
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  return judgeRun(agent.argv[0], r, given, agent.timeoutSeconds, outputTail(r));
+  return judgeRun(agent.argv[0], r, given, agent.timeoutSeconds, redactSecrets(outputTail(r), secrets));
 }

@@ -287,7 +287,7 @@ describe("a program Agent", () => {
     expect(noSecret.result).toMatchObject({
       outcome: "blocked",
       detail:
-        "the tenant secret NOBODY_SET_THIS (the codex key) is not set: an admin sets it (rhumbatron secrets set NOBODY_SET_THIS --value-stdin), then retry the Task",
+        "the tenant secret NOBODY_SET_THIS (given to codex) is not set: an admin sets it (rhumbatron secrets set NOBODY_SET_THIS --value-stdin), then retry the Task",
     });
     expect(await w.db.task.findUniqueOrThrow({ where: { id: task.id } })).toMatchObject({
       state: "blocked",

@@ -3,6 +3,7 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AgentOutcome,
+  type CommandAgent,
   canonicalRepo,
   DomainError,
   dirForAgentRun,
@@ -81,8 +82,10 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
     return { outcome: "skipped", detail: `task is ${ctx.taskState}` };
   }
-  const program = ctx.agent?.kind === "program" ? await programStep(deps, runId, ctx, ctx.agent) : null;
-  if (program && !program.ok) return program.result;
+  const unreviewed = ctx.agent?.kind === "program" || ctx.agent?.kind === "command" ? ctx.agent : null;
+  const ready = unreviewed ? await readyStep(deps, runId, ctx, unreviewed) : null;
+  if (ready && !ready.ok) return ready.result;
+  const secrets = ready?.ok ? ready.secrets : {};
   const reserved = await reserveStep(deps, runId, ctx);
   if (!reserved.ok) return reserved.result;
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
@@ -128,14 +131,17 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     const stack = ctx.stack.map((s) => ({ taskKey: s.taskKey, paths: s.paths }));
     const outcome =
       agent?.kind === "command"
-        ? await runCommandAgent(run.ws, agent, { ...task, context: context.packet }, stack, run.cancel.signal)
-        : agent?.kind === "program" && program?.ok
+        ? await runCommandAgent(run.ws, agent, { ...task, context: context.packet }, stack, {
+            secrets,
+            signal: run.cancel.signal,
+          })
+        : agent?.kind === "program" && ready?.ok && ready.installed
           ? await runProgramStep(
               deps,
               runId,
               ctx,
               agent,
-              program,
+              { installed: ready.installed, secrets },
               run.ws,
               { ...task, context: context.packet },
               stack,
@@ -158,7 +164,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
         "the Sandbox was lost before the work was committed; uncommitted edits are gone, so nothing was published",
       );
     }
-    const published = await publishStep(deps, runId, ctx, run.ws.path, start, program?.ok ? program.secrets : {});
+    const published = await publishStep(deps, runId, ctx, run.ws.path, start, secrets);
     if (typeof published !== "string") return await run.finish("failed", published.refused);
     return await run.finish("completed", outcome.summary, published);
   } catch (err) {
@@ -455,53 +461,49 @@ function watchForCancel(
   };
 }
 
-type ProgramReady =
-  | { ok: true; installed: InstalledProgram; secrets: Record<string, string> }
+type AgentReady =
+  | { ok: true; installed: InstalledProgram | null; secrets: Record<string, string> }
   | { ok: false; result: RunResult };
 
 /**
- * Before a program Agent's run takes a Sandbox: the program must be installed on this worker and
- * its key secret set and readable. Either missing blocks the Task with what to do (not a failure:
+ * Before a command or program Agent's run takes a Sandbox: a program Agent's program must be
+ * installed on this worker, and the tenant secrets the Agent is given (a program's key, a command's
+ * `secrets`) set and readable. Anything missing blocks the Task with what to do (not a failure:
  * nothing was tried), and retrying the Task once it is fixed goes on.
  */
-async function programStep(
+async function readyStep(
   deps: RunnerDeps,
   runId: string,
   ctx: RunContext,
-  agent: ProgramAgent,
-): Promise<ProgramReady> {
-  const installed = deps.agentPrograms?.get(agent.program);
+  agent: ProgramAgent | CommandAgent,
+): Promise<AgentReady> {
+  const installed = agent.kind === "program" ? (deps.agentPrograms?.get(agent.program) ?? null) : null;
+  const names = agent.kind === "program" ? [agent.keySecret] : agent.secrets;
+  const who = agent.kind === "program" ? agent.program : agent.argv[0];
   let reason: string | null = null;
   let secrets: Record<string, string> = {};
-  if (!installed) {
+  if (agent.kind === "program" && !installed) {
     const pinned = PINNED[agent.program];
     reason = `this worker has no ${agent.program} (${pinned.package}@${pinned.version}): install the agent programs on its host (npm run setup -- --agent-programs), restart the worker, then retry the Task`;
-  } else {
+  } else if (names.length > 0) {
     try {
-      secrets = await readTenantSecrets(deps.db, ctx.tenantId, [agent.keySecret], deps.credentialSecret);
+      secrets = await readTenantSecrets(deps.db, ctx.tenantId, names, deps.credentialSecret);
     } catch (err) {
       if (!(err instanceof TenantSecretError)) throw err;
+      const list = err.names.join(", ");
       reason =
         err.kind === "missing"
-          ? `the tenant secret ${agent.keySecret} (the ${agent.program} key) is not set: an admin sets it (rhumbatron secrets set ${agent.keySecret} --value-stdin), then retry the Task`
-          : `the tenant secret ${agent.keySecret} cannot be read with this server's RHUMBATRON_AUTH_SECRET (it changed): an admin sets it again, then retry the Task`;
+          ? `the tenant secret ${list} (given to ${who}) is not set: an admin sets it (rhumbatron secrets set ${err.names[0]} --value-stdin), then retry the Task`
+          : `the tenant secret ${list} cannot be read with this server's RHUMBATRON_AUTH_SECRET (it changed): an admin sets it again, then retry the Task`;
     }
   }
-  if (reason === null && installed) return { ok: true, installed, secrets };
-  const why = reason ?? "the program is not installed";
+  if (reason === null) return { ok: true, installed, secrets };
   await blockTaskForLimit(
     deps.db,
-    {
-      changeId: ctx.changeId,
-      taskId: ctx.task.taskId,
-      runId,
-      limit: "agent_unavailable",
-      cause: agent.program,
-      reason: why,
-    },
+    { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "agent_unavailable", cause: who, reason },
     deps,
   );
-  return { ok: false, result: { outcome: "blocked", detail: why } };
+  return { ok: false, result: { outcome: "blocked", detail: reason } };
 }
 
 /**
@@ -513,7 +515,7 @@ async function runProgramStep(
   runId: string,
   ctx: RunContext,
   agent: ProgramAgent,
-  ready: Extract<ProgramReady, { ok: true }>,
+  ready: { installed: InstalledProgram; secrets: Record<string, string> },
   ws: SandboxWorkspace,
   task: Parameters<typeof runProgramAgent>[3],
   stack: Parameters<typeof runProgramAgent>[4],

@@ -348,11 +348,11 @@ describe("projects.setAgent", () => {
     const r = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent });
     expect(r).toEqual({
       projectId: shop,
-      agent: { ...agent, allowOutsidePaths: false },
+      agent: { ...agent, allowOutsidePaths: false, secrets: [] },
       changed: true,
     });
     const overview = await admin().projects.overview({ tenantId: ACME.tenantId, projectId: shop });
-    expect(overview.project.agent).toEqual({ ...agent, allowOutsidePaths: false });
+    expect(overview.project.agent).toEqual({ ...agent, allowOutsidePaths: false, secrets: [] });
     const again = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent });
     expect(again.changed).toBe(false);
     const reset = await admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent: null });
@@ -369,7 +369,25 @@ describe("projects.setAgent", () => {
       { kind: "command", argv: ["sh"], timeoutSeconds: 0 },
       { kind: "command", argv: ["sh"], timeoutSeconds: 3601 },
       { kind: "command", argv: ["sh"], shell: true },
+      { kind: "command", argv: ["sh"], secrets: ["lower_case"] },
+      { kind: "command", argv: ["sh"], secrets: ["PATH"] },
       { kind: "robot" },
+      ...[
+        { program: "aider" },
+        { endpoint: "ftp://models.example.com" },
+        { endpoint: "https://user:pw@models.example.com" },
+        { endpoint: "https://models.example.com/?key=x" },
+        { keySecret: "not-a-name" },
+        { maxTokens: 0 },
+        { model: "" },
+      ].map((bad) => ({
+        kind: "program",
+        program: "codex",
+        model: "gpt-5.5",
+        endpoint: "https://models.example.com",
+        keySecret: "OPENAI_KEY",
+        ...bad,
+      })),
     ]) {
       const err = await rejection(
         admin().projects.setAgent({ tenantId: ACME.tenantId, projectId: shop, agent: agent as never }),

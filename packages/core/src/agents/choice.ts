@@ -35,6 +35,8 @@ export const commandAgentSchema = z.strictObject({
     .default(AGENT_TIMEOUT_BOUNDS.default),
   /** The program may also edit files outside the Task's declared paths (otherwise such edits are a gap). */
   allowOutsidePaths: z.boolean().default(false),
+  /** Tenant secrets given to each run as environment variables of their names (never written into the tree). */
+  secrets: z.array(secretNameSchema).max(20).default([]),
 });
 
 /** The coding-agent programs with a preset: the only ones a `program` Agent may name. */
@@ -94,7 +96,12 @@ export function describeAgentChoice(choice: AgentChoice | null): string {
     return `${choice.program}: ${choice.model} at ${choice.endpoint}, key ${choice.keySecret} (${limits.join(", ")})`;
   }
   if (choice.kind !== "command") return choice.kind;
-  return `command: ${choice.argv.join(" ")} (${choice.timeoutSeconds} s${choice.allowOutsidePaths ? ", may edit outside its paths" : ""})`;
+  const notes = [
+    `${choice.timeoutSeconds} s`,
+    ...(choice.allowOutsidePaths ? ["may edit outside its paths"] : []),
+    ...(choice.secrets.length ? [`secrets ${choice.secrets.join(", ")}`] : []),
+  ];
+  return `command: ${choice.argv.join(" ")} (${notes.join(", ")})`;
 }
 
 /** A stored choice (a JSON column) read back through the schema; null when absent or no longer valid. */
