@@ -11,8 +11,9 @@ import { DEMO_TENANT, trpcData, trpcMutation } from "../../support/trpc.ts";
  * repository whose own shell script is its Agent, imported with the CLI, the script made the
  * project's Agent with `rhumbatron projects agent`, and Changes asked for with `change create`.
  * One lands: canonical main, cloned over git HTTP, holds what the script wrote. One whose script
- * exits non-zero, one that runs past its limit, and one that edits the checks file each end with
- * the Task failed and no Candidate: nothing was published.
+ * exits non-zero, one that runs past its limit, one that edits the checks file and one that writes
+ * the tenant secret it was given into the tree each end with the Task failed and no Candidate:
+ * nothing was published, and the secret's value is on no page.
  */
 
 /** The project's Agent: reads its Task from the file it is given and acts on the Task's key. */
@@ -23,6 +24,7 @@ case "$RHUMBATRON_TASK_KEY" in
   fail) echo "the model said no" >&2; exit 4 ;;
   hang) exec sleep 600 ;;
   gate) printf 'version: 1\\nchecks: []\\n' > .rhumbatron/checks.yml ;;
+  leak) printf '%s\\n' "$DEPLOY_TOKEN" >> CHANGELOG.md ;;
 esac
 printf -- '- %s\\n' "$title" >> CHANGELOG.md
 echo "added: $title"
@@ -56,7 +58,7 @@ const change = (title: string, key: string) => ({
   tasks: [{ key, title, intents: { paths: ["CHANGELOG.md"] } }],
 });
 
-test("a shell script as the project's Agent: its Change lands; a failing, a hanging and a gate-editing run publish nothing", async ({
+test("a shell script as the project's Agent: its Change lands; a failing, a hanging, a gate-editing and a secret-leaking run publish nothing", async ({
   page,
 }) => {
   test.setTimeout(600_000);
@@ -64,19 +66,16 @@ test("a shell script as the project's Agent: its Change lands; a failing, a hang
   const source = await repositoryOf(files);
   const projectId = await importWithCli(cli, `agent-script-${randomBytes(3).toString("hex")}`, source.dir);
 
+  const token = `tok-${randomBytes(12).toString("hex")}`;
+  await trpcData(
+    await trpcMutation(page.request, "secrets.set", { tenantId: DEMO_TENANT, name: "DEPLOY_TOKEN", value: token }),
+  );
   const set = await cli.run(
-    "projects",
-    "agent",
-    projectId,
-    "--command",
-    "--timeout",
-    "5",
-    "--",
-    "sh",
-    "tools/agent.sh",
+    ...["projects", "agent", projectId, "--command", "--timeout", "5", "--secret", "DEPLOY_TOKEN"],
+    ...["--", "sh", "tools/agent.sh"],
   );
   expect(set.code, set.stderr).toBe(0);
-  expect(set.stdout).toContain("agent command: sh tools/agent.sh (5 s)");
+  expect(set.stdout).toContain("agent command: sh tools/agent.sh (5 s, secrets DEPLOY_TOKEN)");
   expect((await cli.run("projects", "show", projectId)).stdout).toContain("agent       command: sh tools/agent.sh");
 
   await test.step("a Change worked by the script is verified and lands; main holds its line", async () => {
@@ -97,6 +96,11 @@ test("a shell script as the project's Agent: its Change lands; a failing, a hang
     ["fail", "exits 4", /sh exited 4; nothing was published\s+the model said no/],
     ["hang", "runs past its 5 s", /stopped: sh ran past its limit of 5 s and was killed; nothing was published/],
     ["gate", "edits the checks file", /refused: the Agent edited the checks file \(\.rhumbatron\)/],
+    [
+      "leak",
+      "writes its secret into the tree",
+      /refused: the Agent wrote the value of the secret DEPLOY_TOKEN into a file of its diff; nothing was published/,
+    ],
   ] as const) {
     await test.step(`a run whose script ${why} fails its Task, says why on the Change page, and makes no Candidate`, async () => {
       const { watch, end, changeId } = await changeWithCli(cli, projectId, change(`Task that ${why}`, key), false);
@@ -106,6 +110,7 @@ test("a shell script as the project's Agent: its Change lands; a failing, a hang
       expect(end.candidate).toBeNull();
       await page.goto(`/projects/${projectId}/changes/${changeId}`);
       await expect(page.getByTestId("agent-run-error").first()).toContainText(said);
+      expect(await page.content()).not.toContain(token);
     });
   }
   // Nothing of the failed runs reached main.

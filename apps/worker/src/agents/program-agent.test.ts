@@ -222,6 +222,36 @@ describe("a program Agent", () => {
         await server.stop();
       }
 
+      // Past its token limit (as Codex reports them) the run fails, its transcript kept, nothing published.
+      const costly = await startResponsesStandIn({
+        script: [
+          { toolCalls: [{ name: "apply_patch", input: patch('return "Hello, " + name + "!";') }] },
+          { text: "done", usage: { inputTokens: 5000, outputTokens: 900 } },
+        ],
+      });
+      try {
+        const w = await world();
+        const projectId = await project(w, {
+          kind: "program",
+          program: "codex",
+          model: "gpt-5.5",
+          endpoint: `http://127.0.0.1:${costly.port}`,
+          keySecret: "MODEL_KEY",
+          timeoutSeconds: 300,
+          maxTokens: 1000,
+          allowOutsidePaths: false,
+        });
+        const { result, changeSets, run } = await runTask(w, projectId, `run_${randomUUID()}`);
+        expect(result.outcome).toBe("failed");
+        expect(result.detail).toMatch(
+          /^stopped: codex used \d+ tokens, past its limit of 1000; nothing was published$/,
+        );
+        expect(changeSets).toEqual([]);
+        expect((run.transcript as { inputTokens: number }).inputTokens).toBeGreaterThan(1000);
+      } finally {
+        await costly.stop();
+      }
+
       // The same program, told by the model to write the key it was given into the file.
       const leak = await startResponsesStandIn({
         script: [
