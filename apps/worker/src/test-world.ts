@@ -281,7 +281,11 @@ export async function runTaskDirectly(
  * queues, Agent runner, verification and release workflows) on a local executor woken by
  * LISTEN/NOTIFY, with the scripted Agent. Stop it after the test.
  */
-export async function startFullWorker(w: TestWorld, databaseUrl: string, o: { policy?: VerificationPolicy } = {}) {
+export async function startFullWorker(
+  w: TestWorld,
+  databaseUrl: string,
+  o: { policy?: VerificationPolicy; projectChecks?: ProjectChecks } = {},
+) {
   const functions = buildFunctions({
     config: w.config,
     nudger: pgNotifyNudger,
@@ -294,7 +298,7 @@ export async function startFullWorker(w: TestWorld, databaseUrl: string, o: { po
       allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
       browserCheck: runBrowserCheck,
       releaseRoot: joinPath(w.dir, "releases"),
-      ...(o.policy ? { policy: o.policy, projectChecks: policyOnlyChecks() } : {}),
+      ...(o.policy ? { policy: o.policy, projectChecks: o.projectChecks ?? policyOnlyChecks() } : {}),
     },
   });
   return startNudgeOnlyExecutor({ db: w.db, databaseUrl, logs: w.logs, functions, config: w.config });

@@ -3,6 +3,7 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AgentOutcome,
+  appendOnlyMatcher,
   type CommandAgent,
   canonicalRepo,
   DomainError,
@@ -38,6 +39,7 @@ import {
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
+import { checksFileInCheckout } from "../verification/project-checks.ts";
 import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
 import { runProgramAgent } from "./program-agent.ts";
@@ -416,12 +418,17 @@ async function composeDependencies(
     stack.map((s) => ({ repo: s.fork, mode: "read" as const, purpose: "stack" })),
     deps.config,
     deps.now,
-    (tokens) =>
+    async (tokens) =>
       deps.source.compose(
         dir,
         start,
         stack.map((s, i) => ({ ...s, repo: s.fork, token: tokens[i] ?? "" })),
-        { message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`, at: deps.now() },
+        {
+          message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`,
+          at: deps.now(),
+          // The checkout is the base: its checks file names the files everyone appends to.
+          appendOnly: appendOnlyMatcher(await checksFileInCheckout(dir)),
+        },
       ),
   );
 }

@@ -7,17 +7,23 @@ import { type Entry, isFile, type Objects, same } from "./compose-trees.ts";
  */
 export type ConflictKind = "content" | "delete_edit" | "add_add" | "rename" | "binary" | "mode";
 
-/** Three-way merge of one path's entries (absent = undefined); base absent means add/add. */
+/**
+ * Three-way merge of one path's entries (absent = undefined); base absent means add/add. `union`:
+ * the path is one everyone appends to (the checks file's `appendOnly`): where both sides changed
+ * the same lines of a text file, both sides' lines are kept, ours (the earlier) first, as git's
+ * `merge=union`.
+ */
 export async function mergeEntries(
   blobs: Objects,
   base: Entry | undefined,
   ours: Entry | undefined,
   theirs: Entry | undefined,
+  union = false,
 ): Promise<{ entry: Entry | undefined } | { conflict: ConflictKind }> {
   if (same(ours, base)) return { entry: theirs };
   if (same(ours, theirs) || same(theirs, base)) return { entry: ours };
   if (!ours || !theirs) return { conflict: base ? "delete_edit" : "add_add" };
-  const oid = await mergeBlob(blobs, base, ours, theirs);
+  const oid = await mergeBlob(blobs, base, ours, theirs, union);
   // As git: an add/add is a conflict unless a two-way merge (empty base) is clean, and a mode
   // added differently on both sides conflicts.
   if (typeof oid !== "string") return { conflict: base ? oid.conflict : "add_add" };
@@ -27,7 +33,7 @@ export async function mergeEntries(
   return { conflict: base ? "mode" : "add_add" };
 }
 
-async function mergeBlob(blobs: Objects, base: Entry | undefined, ours: Entry, theirs: Entry) {
+async function mergeBlob(blobs: Objects, base: Entry | undefined, ours: Entry, theirs: Entry, union: boolean) {
   if (ours.oid === theirs.oid || base?.oid === ours.oid) return theirs.oid;
   if (base?.oid === theirs.oid) return ours.oid;
   // Symlink targets and submodule commits have no lines to merge.
@@ -38,7 +44,7 @@ async function mergeBlob(blobs: Objects, base: Entry | undefined, ours: Entry, t
     blobs.read(theirs.oid),
   ]);
   if ([o, a, b].some(isBinary)) return { conflict: "binary" as const };
-  const merged = mergeText(o, a, b);
+  const merged = mergeText(o, a, b, union);
   return merged ? blobs.write(merged) : { conflict: "content" as const };
 }
 
@@ -53,15 +59,16 @@ const isBinary = (b: Uint8Array) => b.subarray(0, 8000).includes(0);
  * subsequence can align a change differently from xdiff (docs/composition.md has an example);
  * matching that would mean reimplementing xdiff.
  */
-function mergeText(base: Uint8Array, ours: Uint8Array, theirs: Uint8Array): Uint8Array | null {
+function mergeText(base: Uint8Array, ours: Uint8Array, theirs: Uint8Array, union: boolean): Uint8Array | null {
   const lines = (b: Uint8Array) =>
     Buffer.from(b)
       .toString("latin1")
       .match(/[^\n]*\n|[^\n]+$/g) ?? [];
   const out: string[] = [];
   for (const region of diff3Merge(lines(ours), lines(base), lines(theirs), { excludeFalseConflicts: true })) {
-    if (region.conflict) return null;
-    out.push(...(region.ok ?? []));
+    if (region.conflict && !union) return null;
+    if (region.conflict) out.push(...region.conflict.a, ...region.conflict.b);
+    else out.push(...(region.ok ?? []));
   }
   return Buffer.from(out.join(""), "latin1");
 }

@@ -58,13 +58,20 @@ export interface Failure {
 }
 
 /** Applies one op to the running tree; on a conflict the running tree keeps its version. */
-export async function applyOp(run: Running, blobs: Objects, base: string, op: Op, ref: Ref): Promise<Failure[]> {
+export async function applyOp(
+  run: Running,
+  blobs: Objects,
+  base: string,
+  op: Op,
+  ref: Ref,
+  appendOnly: (path: string) => boolean = () => false,
+): Promise<Failure[]> {
   const fail = (kind: ConflictKind, ...paths: string[]) =>
     paths.map((path) => ({ path, kind, near: [...paths, op.from] }));
   if (op.kind === "add") {
     const ours = run.files.get(op.to);
     if (!ours && run.collides(op.to)) return fail("add_add", op.to);
-    const r = await mergeEntries(blobs, undefined, ours, op.theirs);
+    const r = await mergeEntries(blobs, undefined, ours, op.theirs, appendOnly(op.to));
     if ("conflict" in r) return fail("add_add", op.to);
     run.put(op.to, r.entry, ref);
     return [];
@@ -88,8 +95,8 @@ export async function applyOp(run: Running, blobs: Objects, base: string, op: Op
   // Renamed to two different places: git reports the source and both targets.
   if (at !== op.from && op.kind === "rename" && at !== op.to) return fail("rename", op.from, at, op.to);
   const ours = run.files.get(at);
-  const r = await mergeEntries(blobs, op.base, ours, op.theirs);
   const dest = op.kind === "rename" ? op.to : at;
+  const r = await mergeEntries(blobs, op.base, ours, op.theirs, appendOnly(dest));
   if ("conflict" in r) return fail(r.conflict, dest);
   if (dest === at) {
     run.put(dest, r.entry, ref);

@@ -1,5 +1,10 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { composeChangeSets } from "./compose.ts";
 import {
+  AT,
   changeSet,
   commitFiles,
   compose,
@@ -7,12 +12,14 @@ import {
   type Files,
   file,
   filesOf,
+  gitCli,
   gitMergeAll,
   parentsOf,
   readFiles,
   tempRepo,
   textOf,
   treeOf,
+  WHO,
 } from "./compose-testing.ts";
 
 let repo: Awaited<ReturnType<typeof tempRepo>>;
@@ -248,5 +255,53 @@ describe("composing ChangeSets", () => {
       conflicts: [{ kind: "add_add", with: [ref("a")] }],
     });
     expect((await compose(gitdir, s0, [a, same])).ok).toBe(true);
+  });
+});
+
+describe("files everyone appends to (the checks file's appendOnly)", () => {
+  /** `git merge-file --union`: command-line git's union merge of one file, the oracle. */
+  async function gitUnion(base: string, ours: string, theirs: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), "rh-union-"));
+    try {
+      for (const [name, text] of Object.entries({ base, ours, theirs })) await writeFile(join(dir, name), text);
+      const r = await gitCli(gitdir, [
+        "merge-file",
+        "--union",
+        "-p",
+        join(dir, "ours"),
+        join(dir, "base"),
+        join(dir, "theirs"),
+      ]);
+      if (r.code !== 0) throw new Error(`git merge-file --union failed (${r.code}): ${r.stderr}`);
+      return r.stdout;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("two ChangeSets adding a line at the same place keep both, the earlier first, as git's union merge; elsewhere it is still a conflict", async () => {
+    const log = "# Changes\n- first\n";
+    const s1 = await commitFiles(gitdir, filesOf({ "CHANGELOG.md": log, "src/cart.ts": lines(3) }), [s0]);
+    const a = await changeSet(gitdir, "a", s1, (f) => {
+      f.set("CHANGELOG.md", file(`${log}- from a\n`));
+      setLine(f, "src/cart.ts", 2, "cart a");
+    });
+    const b = await changeSet(gitdir, "b", s1, (f) => {
+      f.set("CHANGELOG.md", file(`${log}- from b\n`));
+    });
+    const appendOnly = (path: string) => path === "CHANGELOG.md";
+    const r = await composeChangeSets(gitdir, s1, [a, b], { message: "compose\n", author: WHO, at: AT, appendOnly });
+    if (!r.ok) throw new Error(`conflicted: ${JSON.stringify(r.conflicts)}`);
+    const merged = textOf((await readFiles(gitdir, r.commit)).get("CHANGELOG.md"));
+    expect(merged).toBe(`${log}- from a\n- from b\n`);
+    expect(merged).toBe(await gitUnion(log, `${log}- from a\n`, `${log}- from b\n`));
+    // Without the file named, the same ChangeSets conflict, as command-line git says.
+    const strict = await compose(gitdir, s1, [a, b]);
+    expect(strict.ok ? [] : strict.conflicts.map((c) => c.path)).toEqual(["CHANGELOG.md"]);
+    expect((await gitMergeAll(gitdir, [a.commit, b.commit])).conflict?.paths).toEqual(["CHANGELOG.md"]);
+    // A file not named append-only still conflicts when both sides change the same line.
+    const c = await changeSet(gitdir, "c", s1, (f) => setLine(f, "src/cart.ts", 2, "cart c"));
+    const other = await composeChangeSets(gitdir, s1, [a, c], { message: "m\n", author: WHO, at: AT, appendOnly });
+    expect(other.ok ? [] : other.conflicts.map((x) => x.path)).toEqual(["src/cart.ts"]);
   });
 });

@@ -45,7 +45,13 @@ export async function composeChangeSets(
   gitdir: string,
   onto: string,
   sets: readonly ComposeInput[],
-  o: { message: string; author: { name: string; email: string }; at: Date },
+  o: {
+    message: string;
+    author: { name: string; email: string };
+    at: Date;
+    /** Paths everyone appends to (the base's checks file, `appendOnly`): their line conflicts keep both sides. */
+    appendOnly?: (path: string) => boolean;
+  },
 ): Promise<ComposeResult> {
   const objects = new Objects(gitdir);
   const ontoTree = await objects.treeOf(onto);
@@ -58,7 +64,7 @@ export async function composeChangeSets(
     await diffTrees(objects, base, await objects.treeOf(set.commit), "", changes);
     const ref = { changeSetId: set.changeSetId, taskKey: set.taskKey };
     for (const op of opsOf(changes)) {
-      const failed = await applyOp(run, objects, base, op, ref);
+      const failed = await applyOp(run, objects, base, op, ref, o.appendOnly);
       for (const f of failed) conflicts.push({ path: f.path, ...ref, kind: f.kind, with: run.refs(f.near) });
     }
   }

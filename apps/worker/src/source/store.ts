@@ -220,7 +220,7 @@ export class SourceStore {
       baseCommit: string;
       commit: string;
     }[],
-    o: { message: string; at: Date; who?: Identity },
+    o: { message: string; at: Date; who?: Identity; appendOnly?: (path: string) => boolean },
   ): Promise<string> {
     const gitdir = join(dir, ".git");
     for (const s of sources) await copyObjects(await this.allow(s.token, s.repo, "read"), gitdir);
@@ -228,6 +228,7 @@ export class SourceStore {
       message: o.message,
       author: o.who ?? SYSTEM_AUTHOR,
       at: o.at,
+      ...(o.appendOnly ? { appendOnly: o.appendOnly } : {}),
     });
     if (!r.ok) {
       const lines = r.conflicts.map(describeConflict);

@@ -32,9 +32,14 @@ import { SourceStore } from "../source/store.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
+  fastChecksPolicy,
   WHOLE_WORKER_LIMIT as LIMIT,
   oneFileChange,
+  policyOnlyChecks,
+  provisionedProject,
+  startFullWorker,
   type TestWorld,
+  testWorld,
   waitForPromoted,
   waitUntil,
   wholeWorkerWithProject,
@@ -126,6 +131,54 @@ describe("the landing queue", () => {
       // half-way (the Change still verifying, its Candidate promoted) must not list a landed Change.
       await t.db.change.update({ where: { id: ids[0] }, data: { status: "verifying" } });
       expect(await listLandingQueue(t.db, { tenantId: "ten_a", projectId })).toEqual([]);
+    },
+    LIMIT,
+  );
+
+  it(
+    "Changes that each add a line at the same place of a file everyone appends to all land, every line kept, with no human action",
+    async () => {
+      const w = await testWorld(t.db);
+      const projectId = await provisionedProject(w);
+      explainOnFailure(w, projectId);
+      const checks = policyOnlyChecks();
+      const projectChecks = { ...checks, file: { ...checks.file, appendOnly: ["CHANGELOG.md"] } };
+      running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy(), projectChecks }));
+      await waitForPromoted(w, [await create(w, projectId, "log-start", "CHANGELOG.md", "# Changes\n", true)]);
+      const names = ["one", "two", "three", "four"];
+      const ids = await Promise.all(
+        names.map((n) =>
+          createScriptedChange(w, projectId, {
+            requestId: `log-${n}`,
+            title: `Note ${n} in the changelog`,
+            tasks: [
+              {
+                key: "a",
+                paths: ["CHANGELOG.md"],
+                editPlan: [
+                  { op: "replace", path: "CHANGELOG.md", find: "# Changes\n", replace: `# Changes\n- ${n}\n` },
+                ],
+              },
+            ],
+            landWhenReady: true,
+          }),
+        ),
+      );
+      await waitForPromoted(w, ids, "every changelog Change promoted");
+      const log = (await mainFiles(w, projectId)).get("CHANGELOG.md") ?? "";
+      // Every entry once, in the order the queue landed them, under the heading.
+      const promoted = await t.db.candidate.findMany({
+        where: { changeId: { in: ids }, status: "promoted" },
+        orderBy: { promotedGeneration: "asc" },
+        select: { changeId: true },
+      });
+      const order = promoted.map((c) => names[ids.indexOf(c.changeId)]);
+      expect(log).toBe(`# Changes\n${order.map((n) => `- ${n}\n`).join("")}`);
+      const advanced = await t.db.outboxRow.findMany({ where: { projectId, eventType: "canonical.advanced" } });
+      expect(advanced.map((r) => (r.envelope as { actor: { id: string } }).actor.id)).toEqual(
+        Array(5).fill("landing-queue"),
+      );
+      expect(await t.db.candidate.count({ where: { changeId: { in: ids }, rejectionReason: { not: null } } })).toBe(0);
     },
     LIMIT,
   );

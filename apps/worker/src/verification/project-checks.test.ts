@@ -47,6 +47,31 @@ const verify = (w: TestWorld) => drainVerifications(verificationDeps(w));
 const view = (w: TestWorld, candidateId: string) => getCandidate(t.db, { tenantId: "ten_a", candidateId }, w.config);
 
 describe("a project's own checks file", () => {
+  it("composes two Tasks' lines added at the same place of a file its base names append-only, and conflicts without it", async () => {
+    const w = await testWorld(t.db);
+    const appendTask = (key: string) => ({
+      key,
+      paths: ["CHANGELOG.md"],
+      editPlan: [
+        { op: "replace" as const, path: "CHANGELOG.md", find: "# Changes\n", replace: `# Changes\n- ${key}\n` },
+      ],
+    });
+    const withLog = { ...LIBRARY, "CHANGELOG.md": "# Changes\n" };
+    const named = await importedProject(w, {
+      ...withLog,
+      ".rhumbatron/checks.yml": `${LIBRARY[".rhumbatron/checks.yml"]}appendOnly: [CHANGELOG.md]\n`,
+    });
+    const a = await candidateFor(w, named, { requestId: "log-union", tasks: [appendTask("a"), appendTask("b")] });
+    expect((await verify(w))[0]).toMatchObject({ candidateId: a.candidateId, outcome: "verified" });
+    const patch = await w.blobs.get(sourceKeys.candidatePatch(named, a.candidateId));
+    expect(new TextDecoder().decode(patch?.body)).toContain(" # Changes\n+- a\n+- b\n");
+
+    const plain = await importedProject(w, withLog);
+    const b = await candidateFor(w, plain, { requestId: "log-plain", tasks: [appendTask("a"), appendTask("b")] });
+    expect((await verify(w))[0]).toMatchObject({ candidateId: b.candidateId, outcome: "rejected" });
+    expect((await view(w, b.candidateId)).rejectionReason).toBe("merge conflict");
+  }, 120_000);
+
   it("verifies a Change with the project's own test command, each test recorded by name", async () => {
     const w = await testWorld(t.db);
     const projectId = await importedProject(w, LIBRARY);

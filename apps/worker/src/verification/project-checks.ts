@@ -1,5 +1,8 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import {
   CHECKS_FILE,
+  type ChecksFile,
   describeChecksFileProblems,
   detectChecks,
   type ProjectChecks,
@@ -94,4 +97,12 @@ export function atLeast(version: string, least: string): boolean {
     if (x !== y) return x > y;
   }
   return true;
+}
+
+/** The checks file of the checkout in `dir` when it parses; null otherwise (nothing is append-only then). */
+export async function checksFileInCheckout(dir: string): Promise<ChecksFile | null> {
+  const text = await readFile(join(dir, CHECKS_FILE), "utf8").catch(() => null);
+  if (text === null) return null;
+  const reading = parseChecksFile(text);
+  return reading.ok ? reading.file : null;
 }

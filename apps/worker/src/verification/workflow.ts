@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  appendOnlyMatcher,
   buildVerificationPlan,
   type CommandResult,
   type ComposableChangeSet,
@@ -43,6 +44,7 @@ import { compareContract, lastLines, type ReportReading, readCommandCheck, route
 import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
 import { playwrightToolchain, preparePlaywrightRun } from "./playwright-check.ts";
+import { checksFileInCheckout } from "./project-checks.ts";
 import { checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { ReportUnreadable, readReport } from "./reports.ts";
 import { recordReusedStep, reuseStep } from "./reuse.ts";
@@ -402,9 +404,11 @@ export async function merge(
   await withRepoToken(deps.db, token(fork, "read", "checkout"), deps.config, deps.now, (t) =>
     deps.source.checkout(fork, t, dir, candidate.baseCommit),
   );
+  // The files everyone appends to, from the base's checks file (never the Candidate's own).
+  const appendOnly = appendOnlyMatcher(deps.projectChecks?.file ?? (await checksFileInCheckout(dir)));
   let commit: string;
   try {
-    commit = await composeAll(deps, dir, input);
+    commit = await composeAll(deps, dir, input, appendOnly);
   } catch (err) {
     if (err instanceof DomainError && err.code === "CONFLICT") {
       return {
@@ -438,7 +442,12 @@ export async function merge(
  * (docs/composition.md). Its time is the Candidate's creation, so the same Candidate always gets the
  * same commit.
  */
-async function composeAll(deps: VerificationDeps, dir: string, input: VerificationInput): Promise<string> {
+async function composeAll(
+  deps: VerificationDeps,
+  dir: string,
+  input: VerificationInput,
+  appendOnly: (path: string) => boolean,
+): Promise<string> {
   const sets = input.changeSets;
   if (sets.length === 0) throw new DomainError("PRECONDITION_FAILED", "the Candidate has no ChangeSets to compose");
   return withRepoTokens(
@@ -462,6 +471,7 @@ async function composeAll(deps: VerificationDeps, dir: string, input: Verificati
           // The Change's title, then trailers; the generation is the one promotion's compare-and-swap gives it.
           message: `${input.change.title}\n\n${sets.length} ChangeSet(s) composed on S${input.candidate.baseGeneration}.\n\nChange: ${input.change.id}\nCandidate: ${input.candidate.id}\nGeneration: ${input.candidate.baseGeneration + 1}\n`,
           at: input.candidate.createdAt,
+          appendOnly,
         },
       ),
   );

@@ -1,3 +1,4 @@
+import picomatch from "picomatch";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../sandbox/allowlist.ts";
@@ -240,6 +241,11 @@ export const checksFileSchema = z
     /** The package registries a setup step may reach (host names); nothing else is reachable. */
     registries: z.array(z.string().regex(/^[a-z0-9.-]+(:\d+)?$/, "a host name, e.g. registry.npmjs.org")).optional(),
     setup: z.array(setupSchema).max(CHECKS_FILE_BOUNDS.setup).optional(),
+    /**
+     * Files everyone appends to (changelogs, release notes), as globs: where two Changes add lines
+     * at the same place, composition keeps both sides' lines, earlier first, instead of a conflict.
+     */
+    appendOnly: z.array(glob).min(1).max(CHECKS_FILE_BOUNDS.globs).optional(),
     checks: z.array(checkSchema).min(1, "declare at least one check").max(CHECKS_FILE_BOUNDS.checks),
   })
   .superRefine((f, ctx) => {
@@ -371,4 +377,12 @@ export function describeCheckRules(rules: readonly CheckRule[] | undefined): str
         .join("; "),
     )
     .join(" or ");
+}
+
+/** Whether `path` is one of the file's append-only files (its `appendOnly` globs). */
+export function appendOnlyMatcher(file: Pick<ChecksFile, "appendOnly"> | null): (path: string) => boolean {
+  const globs = file?.appendOnly ?? [];
+  if (globs.length === 0) return () => false;
+  const match = picomatch(globs, { dot: true });
+  return (path) => match(path);
 }
