@@ -3,10 +3,15 @@
  * template project, scripted Agents) created together with "land when ready", on the whole worker
  * (real Postgres, git repositories and Sandbox). Prints JSON lines: the wall time until one Change
  * alone has landed (the baseline, same run), the wall time until all N have landed, its ratio to
- * the baseline, and how many Candidates and recompositions that took. BENCH_REAL_CHECKS=1 runs the
- * template's own checks instead of fast node one-liners.
+ * the baseline, and how many Candidates and recompositions that took. Then BENCH_APPEND_CHANGES
+ * (default 5) Changes that each add a line at the same place of CHANGELOG.md, which the template's
+ * checks file names append-only: all must land with no conflict and no human action, every line
+ * kept. (20 of them today run into the limit of recompositions per Change per hour, since every
+ * promotion makes every other waiting Candidate stale: landing them all at once needs Candidates
+ * built on each other, not yet built.) BENCH_REAL_CHECKS=1 runs the template's own checks instead of fast node one-liners.
  */
-import { createDb, type Db, migrate } from "@rhumbatron/db";
+import { canonicalRepo } from "@rhumbatron/core";
+import { createDb, type Db, migrate, withRepoToken } from "@rhumbatron/db";
 import {
   createScriptedChange,
   fastChecksPolicy,
@@ -22,18 +27,39 @@ type OpenDatabase = () => Promise<{ url: string; server: string; stop: () => Pro
 
 const LIMIT_MS = 30 * 60 * 1000;
 
-async function landAll(db: Db, w: TestWorld, projectId: string, n: number, tag: string): Promise<number> {
+type Task = Parameters<typeof createScriptedChange>[2]["tasks"][number];
+
+/** A Task that writes a file of its own. */
+const ownFile = (tag: string, i: number): Task => {
+  const path = `src/bench-${tag}-${i}.ts`;
+  return { key: "a", paths: [path], editPlan: [{ op: "write", path, content: `export const n = ${i};\n` }] };
+};
+
+/** A Task that adds its line under the changelog's heading, where every other one adds its own. */
+const changelogLine = (tag: string, i: number): Task => ({
+  key: "a",
+  paths: ["CHANGELOG.md"],
+  editPlan: [{ op: "replace", path: "CHANGELOG.md", find: "# Changes\n", replace: `# Changes\n- ${tag} ${i}\n` }],
+});
+
+async function landAll(
+  db: Db,
+  w: TestWorld,
+  projectId: string,
+  n: number,
+  tag: string,
+  task: (tag: string, i: number) => Task = ownFile,
+): Promise<number> {
   const started = Date.now();
   const ids = await Promise.all(
-    Array.from({ length: n }, (_, i) => {
-      const path = `src/bench-${tag}-${i}.ts`;
-      return createScriptedChange(w, projectId, {
+    Array.from({ length: n }, (_, i) =>
+      createScriptedChange(w, projectId, {
         requestId: `${tag}-${i}`,
         title: `Bench ${tag} ${i}`,
         landWhenReady: true,
-        tasks: [{ key: "a", paths: [path], editPlan: [{ op: "write", path, content: `export const n = ${i};\n` }] }],
-      });
-    }),
+        tasks: [task(tag, i)],
+      }),
+    ),
   );
   await waitUntil(
     `${n} Change(s) landed`,
@@ -44,6 +70,8 @@ async function landAll(db: Db, w: TestWorld, projectId: string, n: number, tag: 
       });
       if (stuck)
         throw new Error(`a Task cannot land: ${stuck.state}: ${stuck.runs[0]?.error ?? stuck.blockedLimit ?? ""}`);
+      const rejected = await db.candidate.findFirst({ where: { changeId: { in: ids }, status: "rejected" } });
+      if (rejected) throw new Error(`a Candidate was rejected: ${rejected.rejectionReason ?? "?"}`);
       return (await db.change.findMany({ where: { id: { in: ids } } })).map((c) => c.status);
     },
     (s) => s.length === n && s.every((x) => x === "promoted"),
@@ -77,9 +105,45 @@ export async function landingBench(openDatabase: OpenDatabase, emit: Emit): Prom
       candidates,
       recompositions: recomposed,
     });
+    const m = Number(process.env.BENCH_APPEND_CHANGES ?? 5);
+    const beforeAppend = await db.candidate.count({ where: { projectId } });
+    const appended = await landAll(db, w, projectId, m, "log", changelogLine);
+    const log = await mainFile(w, projectId, "CHANGELOG.md");
+    const kept = Array.from({ length: m }, (_, i) => `- log ${i}\n`).filter((l) => log.includes(l)).length;
+    if (kept !== m) throw new Error(`CHANGELOG.md kept ${kept} of ${m} lines:\n${log}`);
+    emit({
+      figure: "append_changes_landed_ms",
+      changes: m,
+      value: appended,
+      ratio_to_one_change: +(appended / one).toFixed(2),
+      lines_kept: kept,
+      conflicts: await db.candidate.count({ where: { projectId, rejectionReason: "merge conflict" } }),
+      candidates: (await db.candidate.count({ where: { projectId } })) - beforeAppend,
+      // A person would have promoted (an actor other than the queue) or approved.
+      human_actions: await humanActions(db, projectId),
+    });
   } finally {
     await worker.stop();
     await db.$disconnect();
     await dbh.stop();
   }
+}
+
+/** A file of canonical main's newest generation, read through a read token. */
+async function mainFile(w: TestWorld, projectId: string, path: string): Promise<string> {
+  const repo = canonicalRepo(projectId);
+  return withRepoToken(w.db, { repo, mode: "read", purpose: "bench" }, w.config, w.deps.now, async (token) => {
+    const newest = await w.db.canonicalGeneration.findFirstOrThrow({
+      where: { projectId },
+      orderBy: { generation: "desc" },
+    });
+    const f = (await w.store.files(repo, token, newest.commit)).find((x) => x.path === path);
+    return f ? new TextDecoder().decode(await w.store.readBlob(repo, token, f.oid)) : "";
+  });
+}
+
+async function humanActions(db: Db, projectId: string): Promise<number> {
+  const advanced = await db.outboxRow.findMany({ where: { projectId, eventType: "canonical.advanced" } });
+  const byPeople = advanced.filter((r) => (r.envelope as { actor: { id: string } }).actor.id !== "landing-queue");
+  return byPeople.length + (await db.outboxRow.count({ where: { projectId, eventType: "approval.granted" } }));
 }

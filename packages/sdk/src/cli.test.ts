@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { testServices, testSettings } from "@rhumbatron/api/testing";
-import { repoNamespace } from "@rhumbatron/core";
+import { repoNamespace, sourceKeys } from "@rhumbatron/core";
 import { createDb, type Role, readTenantSecrets, recordContextPacket } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { build } from "tsup";
@@ -772,6 +772,61 @@ describe("rhumbatron CLI", () => {
       `error: cannot reach ${gone.url} (ECONNREFUSED); check --url or RHUMBATRON_URL and that the server is running (npm start)`,
     );
   });
+  it("task transcript prints each run of a Task, newest first, with its program's steps, tokens and hosts", async () => {
+    await t.db.change.create({
+      data: { id: "chg_cli_tr", projectId: SHOP, title: "Greet", riskTier: "low", clientRequestId: "chg_cli_tr" },
+    });
+    await t.db.task.create({
+      data: { id: "task_cli_tr", changeId: "chg_cli_tr", key: "greet", title: "greet", state: "failed" },
+    });
+    const key = sourceKeys.agentTranscript(SHOP, "run_cli_tr");
+    await testServices().blobs.put(
+      key,
+      new TextEncoder().encode(
+        JSON.stringify([
+          { kind: "tool_call", name: "Read", input: '{"file_path":"greet.mjs"}' },
+          { kind: "command", text: "node --test", exitCode: 1, output: "# fail 1" },
+          { kind: "usage", inputTokens: 300, outputTokens: 40, costUsd: 0.0021 },
+        ]),
+      ),
+    );
+    const run0 = { taskId: "task_cli_tr", changeId: "chg_cli_tr", agentId: "agt_1", reason: "dispatch" };
+    await t.db.agentRun.create({
+      data: {
+        ...run0,
+        id: "run_cli_tr",
+        wakeCommandId: "w_cli_tr",
+        status: "failed",
+        error: "codex exited 1; nothing was published",
+        transcript: {
+          key,
+          program: "codex",
+          version: "0.171.0",
+          steps: 3,
+          inputTokens: 300,
+          outputTokens: 40,
+          costUsd: 0.0021,
+          reached: ["models.example.com:443"],
+          refused: ["github.com:443"],
+        },
+      },
+    });
+    const r = await run(["task", "transcript", "task_cli_tr"], as("viewer"));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("\n")).toEqual([
+      "run run_cli_tr: failed, codex 0.171.0",
+      "  codex exited 1; nothing was published",
+      "  tokens 300 in, 40 out, $0.0021",
+      "  reached models.example.com:443; refused github.com:443",
+      '  called Read      {"file_path":"greet.mjs"}',
+      "  ran (exit 1)     node --test",
+      "  tokens           300 in, 40 out, $0.0021",
+      "",
+    ]);
+    expect((await run(["task", "transcript", "task_nobody"], as("viewer"))).code).toBe(1);
+  });
+
   it("task publish sends a fix by hand from files on disk, and refuses a bad path before sending anything", async () => {
     await t.db.change.create({
       data: {
