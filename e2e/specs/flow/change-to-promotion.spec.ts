@@ -140,12 +140,27 @@ test("a Change goes from the new-Change form through live Agents, verification, 
       await expect(row, check).toHaveAttribute("data-status", "pass");
       await expect(row.getByTestId("evidence-record").first(), check).toHaveAttribute("data-status", "pass");
     }
-    // The browser check's screenshot is served from the blob store and actually decodes.
-    const shot = page.getByTestId("check-browser").getByTestId("evidence-screenshot").first();
+    // The browser check is the shop's own Playwright test (templates/shop/e2e), recorded by name.
+    const browser = page.getByTestId("check-browser");
+    await expect(browser.getByTestId("evidence-tests-rest").first()).toContainText(
+      "a wishlisted mug moves to the cart",
+    );
+    // Its screenshot is served from the blob store and actually decodes.
+    const shot = browser.getByTestId("evidence-screenshot").first();
     await expect(shot).toBeVisible();
     await expect
       .poll(() => shot.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0)), { timeout: 15_000 })
       .toBeGreaterThan(0);
+    // Its Playwright trace is a download, served as a zip.
+    const trace = browser
+      .getByTestId("evidence-attachment")
+      .filter({ hasText: /^trace: / })
+      .first();
+    await expect(trace).toBeVisible();
+    const traceResponse = await page.request.get((await trace.getAttribute("href")) ?? "");
+    expect(traceResponse.status()).toBe(200);
+    expect(traceResponse.headers()["content-type"]).toBe("application/zip");
+    expect((await traceResponse.body()).subarray(0, 2).toString()).toBe("PK");
   });
 
   await test.step("an approver approves exactly the composed tree shown, and promotes it", async () => {

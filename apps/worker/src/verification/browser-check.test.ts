@@ -12,7 +12,7 @@ import {
   findChromium,
   type SandboxWorkspace,
 } from "@rhumbatron/core";
-import { shopChecks } from "@rhumbatron/core/testing";
+import { stepsBrowserCheck } from "@rhumbatron/core/testing";
 import { type BrowserServer, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
@@ -41,10 +41,13 @@ function memoryBlobs(): BlobStore & { objects: Map<string, BlobObject> } {
   };
 }
 
-/** The shop's own browser check, as its checks file declares it. */
-const shopBrowser = shopChecks().file.checks.find((c) => c.id === "browser");
-const SHOP_STEPS = shopBrowser?.steps ?? [];
-const SHOP_START = shopBrowser?.run ?? [];
+/**
+ * A browser check of declared steps on the shop's page (the wishlist and cart flow), as a project's
+ * checks file declares one; the shop's own checks file runs its Playwright tests instead.
+ */
+const stepsCheck = stepsBrowserCheck();
+const STEPS = stepsCheck.steps ?? [];
+const START = stepsCheck.run ?? [];
 
 const check = (
   workspace: SandboxWorkspace,
@@ -56,8 +59,8 @@ const check = (
     blobs,
     keyPrefix: `evidence/cand_test/${workspace.path.split("/").pop()}`,
     sessionMaxMs: SESSION_MAX_MS,
-    start: SHOP_START,
-    steps: SHOP_STEPS,
+    start: START,
+    steps: STEPS,
     ...extra,
   });
   return result.then((r) => ({ ...r, blobs }));
@@ -93,8 +96,8 @@ afterAll(async () => {
 });
 
 describe("browser check", () => {
-  it("passes the shop's steps from its checks file and stores screenshots", async () => {
-    expect(SHOP_STEPS).toHaveLength(9);
+  it("passes the steps a checks file declares on the shop's page and stores screenshots", async () => {
+    expect(STEPS).toHaveLength(9);
     const r = await check(built);
     expect(r, r.log).toMatchObject({
       status: "pass",
@@ -167,8 +170,8 @@ describe("browser check", () => {
       blobs: memoryBlobs(),
       keyPrefix: "e/short",
       sessionMaxMs: 5_000,
-      start: SHOP_START,
-      steps: SHOP_STEPS,
+      start: START,
+      steps: STEPS,
     });
     expect(r, r.log).toMatchObject({ status: "error", coverage: "not_checked", screenshots: [] });
     expect(r.detail).toBe("the session budget ran out before the flow ran");
@@ -181,8 +184,8 @@ describe("browser check", () => {
       blobs: memoryBlobs(),
       keyPrefix: "evidence/none",
       sessionMaxMs: SESSION_MAX_MS,
-      start: SHOP_START,
-      steps: SHOP_STEPS,
+      start: START,
+      steps: STEPS,
       chromiumPath: "/nonexistent/chromium",
     });
     expect(r).toMatchObject({ status: "error", coverage: "not_checked" });

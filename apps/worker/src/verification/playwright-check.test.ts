@@ -4,7 +4,14 @@ import { loadConfig } from "@rhumbatron/core";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { candidateFor, importedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
+import {
+  candidateFor,
+  importedProject,
+  provisionedProject,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import { playwrightToolchain } from "./playwright-check.ts";
 import { drainVerifications } from "./runner.ts";
 
@@ -159,5 +166,71 @@ describe("a playwright check", () => {
     const evidence = (await view(w, c.candidateId)).evidence.filter((x) => x.checkId.startsWith("browser"));
     expect(evidence.map((x) => x.status).sort()).toEqual(["pass", "skipped"]);
     expect(evidence.find((x) => x.status === "skipped")?.detail).toBe("the Candidate has used its 1 browser runs");
+  }, 300_000);
+});
+
+describe("the demo shop's browser check", () => {
+  it("runs the shop's own Playwright test (templates/shop/e2e) against its built server at high risk: recorded by name, with a screenshot and a trace", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const c = await candidateFor(w, projectId, {
+      requestId: "shop-pw",
+      riskTier: "high",
+      tasks: [{ key: "a", editPlan: [{ op: "write", path: "public/banner.html", content: "<p>hi</p>\n" }] }],
+    });
+    // The shop's own checks file and the default policy: the build check prepares dist/ first.
+    expect((await verify(w))[0]).toMatchObject({ candidateId: c.candidateId, outcome: "verified" });
+    const v = await view(w, c.candidateId);
+    const e = v.evidence.find((x) => x.checkId === "browser");
+    expect(e, JSON.stringify(e)).toMatchObject({
+      status: "pass",
+      coverage: "checked_supported",
+      detail: "1 passed, 0 skipped, 0 failed",
+    });
+    expect(e?.command).toMatch(/cli\.js test --config \.rhumbatron\/run\/playwright\.config\.mjs/);
+    expect(((e?.tests ?? []) as { name: string; status: string }[]).map((x) => [x.name, x.status])).toEqual([
+      ["a wishlisted mug moves to the cart", "passed"],
+    ]);
+    const attachments = e?.attachments ?? [];
+    const shots = attachments.filter((k) => k.endsWith(".png"));
+    expect(shots.length).toBeGreaterThanOrEqual(1);
+    expect(attachments.filter((k) => k.endsWith("trace.zip"))).toHaveLength(1);
+    for (const key of shots) {
+      const blob = await w.blobs.get(key);
+      expect([...(blob?.body.subarray(0, 4) ?? [])]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    }
+    for (const key of attachments) expect((await w.blobs.get(key))?.body.byteLength ?? 0).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("rejects a Change that breaks the shop's wishlist flow, naming the failing test", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await provisionedProject(w);
+    const c = await candidateFor(w, projectId, {
+      requestId: "shop-pw-broken",
+      riskTier: "high",
+      tasks: [
+        {
+          key: "a",
+          editPlan: [
+            {
+              op: "replace",
+              path: "public/app.js",
+              find: "button(`add-to-wishlist-",
+              replace: "button(`save-for-later-",
+            },
+          ],
+        },
+      ],
+    });
+    expect((await verify(w))[0]).toMatchObject({ candidateId: c.candidateId, outcome: "rejected" });
+    const v = await view(w, c.candidateId);
+    const e = v.evidence.find((x) => x.checkId === "browser");
+    expect(e?.status).toBe("fail");
+    expect(e?.detail).toMatch(/0 passed, 0 skipped, 1 failed; failing: .*a wishlisted mug moves to the cart/);
+    expect(((e?.tests ?? []) as { name: string; status: string }[]).map((x) => [x.name, x.status])).toEqual([
+      ["a wishlisted mug moves to the cart", "failed"],
+    ]);
+    expect((e?.attachments ?? []).filter((k) => k.endsWith(".png")).length).toBeGreaterThanOrEqual(1);
+    expect(v.gaps.map((g) => [g.checkId, g.gap])).toEqual([["browser", "failed"]]);
   }, 300_000);
 });

@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { candidateFork, DEFAULT_POLICY, streamIndex, type VerificationPolicy } from "@rhumbatron/core";
+import { withStepsBrowserCheck } from "@rhumbatron/core/testing";
 import {
   cancelChange,
   causalRouterSubscription,
@@ -18,6 +19,7 @@ import { describe, expect, it } from "vitest";
 import {
   candidateFor,
   junitCommand,
+  policyOnlyChecks,
   provisionedProject,
   type TestWorld,
   testWorld,
@@ -67,8 +69,13 @@ const noBrowser = async (): Promise<BrowserCheckResult> => {
 
 const verifier = (
   w: TestWorld,
-  o: { policy?: VerificationPolicy; browserCheck?: VerificationDeps["browserCheck"] } = {},
-): VerificationDeps => verificationDeps(w, { policy: o.policy ?? policy, browserCheck: o.browserCheck ?? noBrowser });
+  o: Partial<Pick<VerificationDeps, "policy" | "browserCheck" | "projectChecks">> = {},
+): VerificationDeps =>
+  verificationDeps(w, {
+    policy: o.policy ?? policy,
+    browserCheck: o.browserCheck ?? noBrowser,
+    ...(o.projectChecks ? { projectChecks: o.projectChecks } : {}),
+  });
 
 const oneFile = (path: string) => ({
   key: "a",
@@ -208,7 +215,11 @@ describe("a check stopped because its Change was cancelled", () => {
       riskTier: "high",
       tasks: [oneFile("src/page.ts")],
     });
-    const verifying = drainVerifications(verifier(w, { policy: browserPolicy, browserCheck: appThenFlow }));
+    // A browser check of declared steps (the shop's own runs its Playwright tests, not this procedure).
+    const projectChecks = withStepsBrowserCheck(policyOnlyChecks());
+    const verifying = drainVerifications(
+      verifier(w, { policy: browserPolicy, browserCheck: appThenFlow, projectChecks }),
+    );
     await waitFor("the browser check's app to start", () => foundUnder(join(w.dir, "sandboxes"), APP_STARTED), 120_000);
     await cancelChange(t.db, { tenantId: "ten_a", changeId, actorId: "usr_c", reason: "not needed" }, w.deps);
 

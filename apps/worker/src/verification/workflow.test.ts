@@ -9,7 +9,7 @@ import {
   type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
-import { shopChecks } from "@rhumbatron/core/testing";
+import { STEPS_BROWSER_CHECK, stepsBrowserCheck, withStepsBrowserCheck } from "@rhumbatron/core/testing";
 import {
   consumeQueue,
   decideCandidateApproval,
@@ -28,7 +28,9 @@ import { indexingHandlers } from "../indexer/index.ts";
 import { testedNode } from "../test-nodes.ts";
 import {
   candidateFor,
+  importedProject,
   junitCommand,
+  policyOnlyChecks,
   provisionedProject,
   type TestWorld,
   testWorld,
@@ -60,8 +62,13 @@ function verifier(
   w: TestWorld,
   policy?: VerificationPolicy,
   browserCheck: VerificationDeps["browserCheck"] = noBrowser,
+  projectChecks?: VerificationDeps["projectChecks"],
 ): VerificationDeps {
-  return verificationDeps(w, { ...(policy ? { policy } : {}), browserCheck });
+  return verificationDeps(w, {
+    ...(policy ? { policy } : {}),
+    browserCheck,
+    ...(projectChecks ? { projectChecks } : {}),
+  });
 }
 
 const probe = (w: TestWorld): SourceProbe => ({
@@ -324,7 +331,9 @@ describe("CandidateVerificationWorkflow", () => {
     const crashing = async (_: BrowserCheckInput): Promise<BrowserCheckResult> => {
       throw new Error("chromium vanished");
     };
-    expect((await drainVerifications(verifier(w, policy, crashing)))[0]?.outcome).toBe("rejected");
+    // A browser check of declared steps (the shop's own runs its Playwright tests, not this procedure).
+    const steps = withStepsBrowserCheck(policyOnlyChecks());
+    expect((await drainVerifications(verifier(w, policy, crashing, steps)))[0]?.outcome).toBe("rejected");
     const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
     expect(e).toMatchObject({ status: "error", coverage: "not_checked" });
     expect(e.detail).toContain("chromium vanished");
@@ -396,7 +405,12 @@ describe.each([20, 24] as const)("the template's real checks on Node %i", (major
 describe("the browser check", () => {
   it("drives the app and the steps the base's checks file gives", async () => {
     const w = await testWorld(t.db);
-    const projectId = await provisionedProject(w);
+    // A project whose checks file declares its browser check as steps (procedure: browser).
+    const checksFile = STEPS_BROWSER_CHECK.replace(
+      "checks:\n",
+      "checks:\n  - id: build\n    run: [node, -e, \"console.log('built')\"]\n    prepares: true\n",
+    );
+    const projectId = await importedProject(w, { "README.md": "# steps\n", ".rhumbatron/checks.yml": checksFile });
     const seen: Pick<BrowserCheckInput, "start" | "steps">[] = [];
     const recording = async (input: BrowserCheckInput): Promise<BrowserCheckResult> => {
       seen.push({ start: input.start, steps: input.steps });
@@ -411,15 +425,15 @@ describe("the browser check", () => {
         log: "",
       };
     };
-    const policy = fastPolicy({ requiredChecksByRisk: { high: ["build", "browser"] } });
     const { candidateId } = await candidateFor(w, projectId, { requestId: "steps", riskTier: "high", tasks: [banner] });
-    await drainVerifications(verifier(w, policy, recording));
+    // No test policy: the checks come from the base's checks file.
+    await drainVerifications(verifier(w, undefined, recording));
     const e = await t.db.evidence.findFirstOrThrow({ where: { candidateId, checkId: "browser" } });
     expect(e.detail).toBe("all 9 steps passed");
     expect(seen).toEqual([
       {
         start: ["node", "dist/src/server.js"],
-        steps: shopChecks().file.checks.find((c) => c.id === "browser")?.steps,
+        steps: stepsBrowserCheck().steps,
       },
     ]);
   });

@@ -8,7 +8,7 @@ import {
   type ProjectChecks,
   type VerificationPolicy,
 } from "./plan.ts";
-import { shopChecks } from "./shop-checks.testing.ts";
+import { STEPS_BROWSER_CHECK, shopChecks } from "./shop-checks.testing.ts";
 
 const config = loadConfig("dev");
 const shop = shopChecks();
@@ -67,14 +67,26 @@ describe("buildVerificationPlan, from the project's checks file", () => {
       ["targeted", "unit", 180],
       ["contract", "contract", 120],
       ["security", "unit", 180],
-      ["browser", "browser", 90],
+      ["browser", "browser", 120],
     ]);
     expect(p.checks[0]?.prepares).toBe(true);
     expect(p.checks.find((c) => c.id === "security")?.report).toEqual({
       format: "junit",
       path: "dist/security.junit.xml",
     });
-    expect(p.checks.find((c) => c.id === "browser")?.steps?.[3]).toEqual({ click: "add-to-wishlist-mug" });
+    // The shop's browser check is its own Playwright tests, against its built server.
+    expect(p.checks.find((c) => c.id === "browser")).toMatchObject({
+      procedure: "playwright",
+      tests: "e2e",
+      argv: ["node", "dist/src/server.js"],
+    });
+    expect(p.checks.find((c) => c.id === "browser")?.steps).toBeUndefined();
+    // A project whose browser check declares steps has them in the plan.
+    const steps = plan(change("high"), [], DEFAULT_POLICY, file(STEPS_BROWSER_CHECK)).checks.find(
+      (c) => c.id === "browser",
+    );
+    expect(steps).toMatchObject({ kind: "browser", procedure: "browser", timeoutSeconds: 90 });
+    expect(steps?.steps?.[3]).toEqual({ click: "add-to-wishlist-mug" });
     const first = file(
       "version: 1\nchecks:\n  - id: test\n    run: [npm, test]\n  - id: build\n    run: [npm, run, build]\n    prepares: true\n",
     );
