@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { canonicalRepo, type RhumbatronConfig, repoNamespace } from "@rhumbatron/core";
+import { type BlobStore, canonicalRepo, type RhumbatronConfig, repoNamespace, sourceKeys } from "@rhumbatron/core";
 import { type CanonicalReader, type Db, withRepoToken } from "@rhumbatron/db";
 
 const run = promisify(execFile);
@@ -50,5 +50,31 @@ export function localCanonicalReader(
   };
 }
 
-/** A host without the repositories: every read answers that it cannot. */
-export const noCanonicalReader: CanonicalReader = { files: async () => null, read: async () => null };
+/**
+ * Reads a project's canonical generations from the code store the worker publishes for each one
+ * (apps/worker/src/source/code-store.ts: `code.json`, path -> blob id, and each file's bytes up to
+ * source.codeStoreMaxBlobBytes) in the shared blob store: how a web host without the repositories
+ * (split hosting) still shows a project's checks. A commit that is no generation of the project,
+ * or whose code store is not published yet, is unreadable; so is a file the store did not keep.
+ */
+export function codeStoreCanonicalReader(db: Db, blobs: BlobStore): CanonicalReader {
+  const codeOf = async (projectId: string, commit: string): Promise<Record<string, string> | null> => {
+    if (!COMMIT.test(commit)) return null;
+    const generation = await db.canonicalGeneration.findFirst({ where: { projectId, commit }, select: { tree: true } });
+    if (!generation) return null;
+    const code = await blobs.get(sourceKeys.code(projectId, generation.tree));
+    return code ? (JSON.parse(new TextDecoder().decode(code.body)) as Record<string, string>) : null;
+  };
+  return {
+    async files(projectId, commit) {
+      const code = await codeOf(projectId, commit);
+      return code ? Object.entries(code).map(([path, blob]) => ({ path, blob })) : null;
+    },
+    async read(projectId, commit, path) {
+      const blob = (await codeOf(projectId, commit))?.[path];
+      if (!blob) return null;
+      const body = await blobs.get(sourceKeys.blob(projectId, blob));
+      return body ? new TextDecoder().decode(body.body) : null;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 export { AUTH_BASE_PATH, type Auth, authPerDb, createAuth } from "./auth.ts";
 export { type Caller, membershipIn, type ResolveOptions, resolveCaller } from "./caller.ts";
-export { localCanonicalReader, noCanonicalReader } from "./canonical-reader.ts";
+export { codeStoreCanonicalReader, localCanonicalReader } from "./canonical-reader.ts";
 export { DOMAIN_TO_TRPC, toTRPCError } from "./errors.ts";
 export { handleTrpcRequest, TRPC_ENDPOINT } from "./http.ts";
 export { hasAtLeast, lowerRole, ROLE_ORDER, roleRank } from "./roles.ts";

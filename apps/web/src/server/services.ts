@@ -1,4 +1,4 @@
-import { localCanonicalReader, noCanonicalReader, type Services } from "@rhumbatron/api";
+import { codeStoreCanonicalReader, localCanonicalReader, type Services } from "@rhumbatron/api";
 import { appOrigins, authSecret, gitPublicUrl } from "@rhumbatron/core";
 import { authFor } from "./auth.ts";
 import { serverBlobStore } from "./blobs.ts";
@@ -20,10 +20,11 @@ export function defaultServices(): Services {
       settings.RHUMBATRON_FUNCTION_HOST === "split"
         ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
         : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
-    // The canonical repositories are on this machine unless the worker runs on another host.
+    // The canonical repositories are on this machine unless the worker runs on another host; then
+    // the code store the worker publishes for each generation, in the shared blob store.
     canonicalReader: (db) =>
       settings.RHUMBATRON_FUNCTION_HOST === "split"
-        ? noCanonicalReader
+        ? codeStoreCanonicalReader(db, serverBlobStore())
         : localCanonicalReader(db, config, settings.RHUMBATRON_DATA_DIR, now),
     blobs: serverBlobStore(),
     auth: authFor,

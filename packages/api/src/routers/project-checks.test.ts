@@ -2,9 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { repoNamespace } from "@rhumbatron/core";
+import { repoNamespace, sourceKeys } from "@rhumbatron/core";
+import { localFolderBlobStore, readProjectChecks } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { beforeAll, describe, expect, it } from "vitest";
+import { codeStoreCanonicalReader } from "../canonical-reader.ts";
 import { ACME, callerAs, emailFor, rejection, seedTenants } from "../testing/fixtures.ts";
 import { testServices, testSettings } from "../testing/services.ts";
 
@@ -158,6 +160,39 @@ describe("projects.checks", () => {
       ["cand_c002", true, "0123456789ab", null, 200],
       ["cand_c001", false, "0123456789ab", "evidence/x/cand_c001/setup-install.log", 100],
     ]);
+  });
+
+  it("reads the same from the code store the worker publishes, for a web host without the repositories", async () => {
+    const commit = await commitHead({
+      ".rhumbatron/checks.yml": "version: 1\nchecks:\n  - id: test\n    run: [node, --test]\n",
+      "package.json": JSON.stringify({ scripts: { test: "node --test" } }),
+    });
+    const local = await checksOf();
+    const blobs = localFolderBlobStore(mkdtempSync(join(tmpdir(), "rh-checks-code-")));
+    const reader = codeStoreCanonicalReader(t.db, blobs);
+    const read = () => readProjectChecks(t.db, reader, { tenantId: ACME.tenantId, projectId: PROJECT });
+    // Before the worker has published the generation's code store, it is unreadable, never guessed.
+    expect((await read()).source).toMatchObject({ kind: "unreadable" });
+    // Published as the worker does (code-store.ts): code.json (path -> blob id) and each file's bytes.
+    const listed = git(bare, "ls-tree", "-r", "--full-tree", commit)
+      .split("\n")
+      .map((line) => /^\d+ blob ([0-9a-f]{40})\t(.+)$/.exec(line))
+      .flatMap((m) => (m?.[1] && m[2] ? [[m[2], m[1]] as const] : []));
+    const tree = git(bare, "rev-parse", `${commit}^{tree}`);
+    await blobs.put(
+      sourceKeys.code(PROJECT, tree),
+      new TextEncoder().encode(JSON.stringify(Object.fromEntries(listed))),
+    );
+    for (const [, blob] of listed) {
+      await blobs.put(
+        sourceKeys.blob(PROJECT, blob),
+        execFileSync("git", ["--git-dir", bare, "cat-file", "blob", blob]),
+      );
+    }
+    const fromStore = await read();
+    expect(fromStore.source).toEqual(local.source);
+    expect(fromStore.source.kind).toBe("file");
+    expect(await reader.files(PROJECT, "0".repeat(40))).toBeNull();
   });
 
   it("answers another tenant's project as not found", async () => {
