@@ -129,14 +129,25 @@ export async function landingBench(openDatabase: OpenDatabase, emit: Emit): Prom
   }
 }
 
-/** A file of canonical main's newest generation, read through a read token. */
+/**
+ * A file of canonical main once source sync has fast-forwarded it to the newest generation (it
+ * follows the promotion on the indexing queue), read through a read token.
+ */
 async function mainFile(w: TestWorld, projectId: string, path: string): Promise<string> {
   const repo = canonicalRepo(projectId);
-  return withRepoToken(w.db, { repo, mode: "read", purpose: "bench" }, w.config, w.deps.now, async (token) => {
-    const newest = await w.db.canonicalGeneration.findFirstOrThrow({
-      where: { projectId },
-      orderBy: { generation: "desc" },
-    });
+  const read = <T>(fn: (token: string) => Promise<T>) =>
+    withRepoToken(w.db, { repo, mode: "read", purpose: "bench" }, w.config, w.deps.now, fn);
+  const newest = await w.db.canonicalGeneration.findFirstOrThrow({
+    where: { projectId },
+    orderBy: { generation: "desc" },
+  });
+  await waitUntil(
+    "main at the newest generation",
+    () => read((t) => w.store.head(repo, t)),
+    (h) => h === newest.commit,
+    LIMIT_MS,
+  );
+  return read(async (token) => {
     const f = (await w.store.files(repo, token, newest.commit)).find((x) => x.path === path);
     return f ? new TextDecoder().decode(await w.store.readBlob(repo, token, f.oid)) : "";
   });

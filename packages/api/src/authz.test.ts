@@ -166,6 +166,13 @@ const SAMPLES: Record<string, Sample> = {
     atMinimum: "PRECONDITION_FAILED",
   },
   "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "landing.status": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  "landing.setState": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, state: "running" },
+    acmeResource: true,
+  },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "task.transcript": { scope: "tenant", minimum: "viewer", input: { taskId: "task_authz" }, acmeResource: true },
   "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },

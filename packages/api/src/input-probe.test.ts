@@ -120,6 +120,8 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "task.list": { changeId: CHANGE },
   "task.transcript": { taskId: "task_probe" },
   "landing.queue": { projectId: SHOP },
+  "landing.status": { projectId: SHOP },
+  "landing.setState": { projectId: SHOP, state: "paused" },
   "candidate.list": { projectId: SHOP, limit: 10 },
   "candidate.get": { candidateId: CANDIDATE },
   "candidate.patch": { candidateId: CANDIDATE },

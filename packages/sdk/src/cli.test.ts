@@ -599,7 +599,33 @@ describe("rhumbatron CLI", () => {
     const { changeId } = JSON.parse(created.stdout) as { changeId: string };
     const queue = await run(["queue", "list", "--project", SHOP], as("viewer"));
     expect(queue.code).toBe(0);
+    expect(queue.stdout).toMatch(/^queue: running$/m);
     expect(queue.stdout).toMatch(new RegExp(`^1\\s+${changeId}\\s+tasks\\s+\\S+\\s+0 of 3 Tasks completed$`, "m"));
+    // An admin pauses, drains and resumes the queue; each is said back, the same again changes nothing.
+    expect((await run(["queue", "pause", "--project", SHOP], as("member"))).code).toBe(4);
+    const paused = await run(["queue", "pause", "--project", SHOP], as("admin"));
+    expect(paused.stdout.trim()).toBe(`the landing queue of ${SHOP} is paused (was running)`);
+    expect((await run(["queue", "pause", "--project", SHOP], as("admin"))).stdout.trim()).toBe(
+      `the landing queue of ${SHOP} is already paused`,
+    );
+    expect((await run(["queue", "list", "--project", SHOP], as("viewer"))).stdout).toMatch(
+      /^queue: paused since \S+: nothing lands until an admin resumes it \(rhumbatron queue resume\)$/m,
+    );
+    expect((await run(["queue", "drain", "--project", SHOP], as("admin"))).stdout.trim()).toBe(
+      `the landing queue of ${SHOP} is draining (was paused)`,
+    );
+    expect((await run(["queue", "resume", "--project", SHOP], as("admin"))).stdout.trim()).toBe(
+      `the landing queue of ${SHOP} is running (was draining)`,
+    );
+    const events = await t.db.outboxRow.findMany({
+      where: { projectId: SHOP, eventType: "landing.queue_changed" },
+      orderBy: { id: "asc" },
+    });
+    expect(events.map((e) => (e.envelope as { payload: { state: string } }).payload.state)).toEqual([
+      "paused",
+      "draining",
+      "running",
+    ]);
     const off = await run(["change", "land", changeId, "--off"], as("member"));
     expect(off.stdout.trim()).toBe(`change ${changeId} does not land by itself`);
     expect((await t.db.change.findUniqueOrThrow({ where: { id: changeId } })).landWhenReady).toBe(false);

@@ -17,6 +17,7 @@ import {
   formatProject,
   formatProjects,
   formatPromote,
+  formatQueueStatus,
   formatSandboxBudget,
   formatSandboxMeter,
   formatTaskTranscripts,
@@ -459,17 +460,38 @@ function buildProgram(io: CliIo): Command {
       if (!r.ok) throw new Exit(EXIT.refused);
     });
 
-  program
-    .command("queue")
-    .description("the landing queue")
+  const queue = program.command("queue").description("the landing queue");
+  queue
     .command("list")
     .description("each Change that lands when ready: its position, what it waits for, since when")
     .requiredOption("--project <id>", "the project")
     .action(async (opts: { project: string }, cmd: Command) => {
       const { client, print } = setup(cmd);
-      const list = await client.landingQueue(opts.project);
-      print(list, () => formatLandingQueue(list));
+      const [list, status] = await Promise.all([
+        client.landingQueue(opts.project),
+        client.landingQueueStatus(opts.project),
+      ]);
+      print(list, () => `${formatQueueStatus(status)}\n${formatLandingQueue(list)}`);
     });
+  for (const [name, state, about] of [
+    ["pause", "paused", "nothing lands until it is resumed (admin)"],
+    ["drain", "draining", "only what was verifying when the drain began lands; nothing that starts later (admin)"],
+    ["resume", "running", "lands what is ready, in queue order, and goes on (admin)"],
+  ] as const) {
+    queue
+      .command(name)
+      .description(`${name} the project's landing queue: ${about}`)
+      .requiredOption("--project <id>", "the project")
+      .action(async (opts: { project: string }, cmd: Command) => {
+        const { client, print } = setup(cmd);
+        const r = await client.setLandingQueue(opts.project, state);
+        print(r, () =>
+          r.changed
+            ? `the landing queue of ${opts.project} is ${r.state} (was ${r.previous})${r.landing.length ? `; landing now: ${r.landing.join(", ")}` : ""}`
+            : `the landing queue of ${opts.project} is already ${r.state}`,
+        );
+      });
+  }
 
   const task = program.command("task").description("Tasks of a Change");
   task

@@ -26,6 +26,8 @@ export type CandidateSummary = RouterOutputs["candidate"]["list"][number];
 export type CandidateDetail = RouterOutputs["candidate"]["get"];
 export type LandingResult = RouterOutputs["change"]["setLanding"];
 export type LandingQueueEntry = RouterOutputs["landing"]["queue"][number];
+export type LandingQueueStatus = RouterOutputs["landing"]["status"];
+export type LandingQueueSetResult = RouterOutputs["landing"]["setState"];
 export type RunContextPacket = RouterOutputs["change"]["contextPacket"];
 export type TaskTranscripts = RouterOutputs["task"]["transcript"];
 export type ApprovalResult = RouterOutputs["candidate"]["approve"];
@@ -332,6 +334,21 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     async landingQueue(projectId: string): Promise<LandingQueueEntry[]> {
       const t = await tenantId();
       return call(() => trpc.landing.queue.query({ tenantId: t, projectId }));
+    },
+
+    /** Whether the project's landing queue runs, is paused or drains, and since when. */
+    async landingQueueStatus(projectId: string): Promise<LandingQueueStatus> {
+      const t = await tenantId();
+      return call(() => trpc.landing.status.query({ tenantId: t, projectId }));
+    },
+
+    /**
+     * Pauses (nothing lands), drains (only what was verifying when it began lands) or resumes the
+     * project's landing queue (admin). Resuming lands at once, in queue order, what is ready.
+     */
+    async setLandingQueue(projectId: string, state: "running" | "paused" | "draining"): Promise<LandingQueueSetResult> {
+      const t = await tenantId();
+      return call(() => trpc.landing.setState.mutate({ tenantId: t, projectId, state }));
     },
 
     /**

@@ -11,6 +11,7 @@ import type {
   CandidateDetail,
   CandidateSummary,
   LandingQueueEntry,
+  LandingQueueStatus,
   LandingResult,
   PolicyUpdateResult,
   Project,
@@ -368,6 +369,15 @@ export function formatContextPacket(r: RunContextPacket): string {
       : "no files",
     ...(p.omitted.length ? ["did not fit:", ...p.omitted.map((o) => `  ${o.path}: ${o.why}`)] : []),
   ].join("\n");
+}
+
+/** The queue's state in one line: running, or paused / draining since when. */
+export function formatQueueStatus(s: LandingQueueStatus): string {
+  if (s.state === "running") return "queue: running";
+  const since = s.since ? ` since ${new Date(s.since).toISOString()}` : "";
+  return s.state === "paused"
+    ? `queue: paused${since}: nothing lands until an admin resumes it (rhumbatron queue resume)`
+    : `queue: draining${since}: only what was verifying then lands (rhumbatron queue resume to go on)`;
 }
 
 export function formatLandingQueue(list: LandingQueueEntry[]): string {

@@ -21,6 +21,7 @@ import {
   localFolderBlobStore,
   pgNotifyNudger,
   type QueueRunResult,
+  setLandingQueue,
   setLandWhenReady,
   withRepoToken,
   withTransaction,
@@ -179,6 +180,34 @@ describe("the landing queue", () => {
         Array(5).fill("landing-queue"),
       );
       expect(await t.db.candidate.count({ where: { changeId: { in: ids }, rejectionReason: { not: null } } })).toBe(0);
+    },
+    LIMIT,
+  );
+
+  it(
+    "a paused queue lands nothing, however ready; resumed, it lands what waited, by itself",
+    async () => {
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
+      const admin = { tenantId: "ten_a", projectId, actorId: "usr_admin" };
+      expect(await setLandingQueue(t.db, { ...admin, state: "paused" }, w.deps)).toMatchObject({
+        changed: true,
+        previous: "running",
+      });
+      const id = await create(w, projectId, "paused-one", "src/paused.ts", "export const paused = 1;\n", true);
+      const held = await waitUntil(
+        "the Change verified and held by the paused queue",
+        () => listLandingQueue(t.db, { tenantId: "ten_a", projectId }),
+        (q) => q[0]?.waitingFor === "paused",
+        LIMIT,
+      );
+      expect(held[0]).toMatchObject({ changeId: id, ready: false });
+      expect((await t.db.change.findUniqueOrThrow({ where: { id } })).status).not.toBe("promoted");
+      const resumed = await setLandingQueue(t.db, { ...admin, state: "running" }, w.deps);
+      expect(resumed).toMatchObject({ changed: true, previous: "paused", landing: [id] });
+      await waitForPromoted(w, [id]);
+      const changed = await t.db.outboxRow.findMany({ where: { projectId, eventType: "landing.queue_changed" } });
+      expect(changed).toHaveLength(2);
     },
     LIMIT,
   );

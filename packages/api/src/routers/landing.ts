@@ -1,5 +1,5 @@
-import { idSchema } from "@rhumbatron/core";
-import { listLandingQueue } from "@rhumbatron/db";
+import { idSchema, LANDING_QUEUE_STATES } from "@rhumbatron/core";
+import { landingQueueStatus, listLandingQueue, setLandingQueue } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -11,4 +11,18 @@ export const landingRouter = router({
   queue: tenantProcedure("viewer")
     .input(z.object({ projectId: id }))
     .query(({ ctx, input }) => listLandingQueue(ctx.db, { tenantId: input.tenantId, projectId: input.projectId })),
+  /** Whether the queue runs, is paused or drains, and since when. */
+  status: tenantProcedure("viewer")
+    .input(z.object({ projectId: id }))
+    .query(({ ctx, input }) => landingQueueStatus(ctx.db, { tenantId: input.tenantId, projectId: input.projectId })),
+  /** An admin pauses (nothing lands), drains (only what was verifying lands) or resumes (running) the queue. */
+  setState: tenantProcedure("admin")
+    .input(z.object({ projectId: id, state: z.enum(LANDING_QUEUE_STATES) }))
+    .mutation(({ ctx, input }) =>
+      setLandingQueue(
+        ctx.db,
+        { tenantId: input.tenantId, projectId: input.projectId, state: input.state, actorId: ctx.caller.userId },
+        ctx.services,
+      ),
+    ),
 });

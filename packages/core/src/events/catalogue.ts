@@ -31,6 +31,16 @@ export const EVENT_CATALOGUE = {
       changed: z.array(z.string().min(1)),
     }),
   },
+  /** An admin paused, drained or resumed the project's landing queue (README: Landing, queue controls). */
+  "landing.queue_changed": {
+    version: 1,
+    owner: "project-root",
+    payload: z.object({
+      state: z.enum(["running", "paused", "draining"]),
+      previous: z.enum(["running", "paused", "draining"]),
+      actorId: id,
+    }),
+  },
   "artifact.promoted": {
     version: 1,
     owner: "project-root",

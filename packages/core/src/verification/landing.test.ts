@@ -285,3 +285,31 @@ describe("the way on from a rejected Candidate", () => {
     expect(changeLabel("cancelled", cand("rejected", "1 gap"))).toMatchObject({ label: "cancelled" });
   });
 });
+
+describe("landingState: the queue an admin paused or drains", () => {
+  const began = new Date("2026-12-04T10:00:00Z");
+  it("a paused queue holds a Change that is otherwise ready, saying how to go on; running lands it", () => {
+    expect(landingState(input({}, { queue: { state: "paused", since: began } }))).toEqual({
+      ready: false,
+      waitingFor: "paused",
+      detail: "ready, but an admin paused the project's landing queue: it lands once the queue is resumed",
+    });
+    expect(landingState(input({}, { queue: { state: "running", since: null } })).ready).toBe(true);
+    // What waits for something else still says that, not the pause.
+    expect(landingState(input({ status: "verifying" }, { queue: { state: "paused", since: began } })).waitingFor).toBe(
+      "checks",
+    );
+  });
+
+  it("a draining queue lands a Candidate composed before the drain began, and holds one composed after", () => {
+    const queue = { state: "draining" as const, since: began };
+    expect(landingState(input({}, { queue, candidateCreatedAt: new Date("2026-12-04T09:59:00Z") })).ready).toBe(true);
+    expect(landingState(input({}, { queue, candidateCreatedAt: new Date("2026-12-04T10:01:00Z") }))).toMatchObject({
+      ready: false,
+      waitingFor: "paused",
+    });
+    // With approval asked for, the same holds once the tree is approved.
+    const approved = { approval: granted(), queue, candidateCreatedAt: new Date("2026-12-04T10:01:00Z") };
+    expect(landingState(input({ approvalRequired: true }, approved)).waitingFor).toBe("paused");
+  });
+});

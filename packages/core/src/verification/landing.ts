@@ -15,7 +15,17 @@ export type LandingWait =
   | "blocked_task"
   | "landing"
   | "landed"
-  | "cancelled";
+  | "cancelled"
+  /** The project's queue is paused, or drains and this Change started after it began to. */
+  | "paused";
+
+/**
+ * A project's landing queue as an admin set it: `running` lands what is ready; `paused` lands
+ * nothing; `draining` lands only Changes whose Candidate was already composed when the drain began
+ * (what was verifying finishes), and nothing that starts later, until it is resumed.
+ */
+export const LANDING_QUEUE_STATES = ["running", "paused", "draining"] as const;
+export type LandingQueueState = (typeof LANDING_QUEUE_STATES)[number];
 
 export interface LandingInput {
   changeStatus: string;
@@ -31,6 +41,10 @@ export interface LandingInput {
   approval: { decision: string; treeHash: string } | null;
   /** Why a recomposition waits (the hourly limit), when it does. */
   recompositionHeld?: string | null;
+  /** The project's queue; absent: running. */
+  queue?: { state: LandingQueueState; since: Date | null };
+  /** When the newest Candidate was created (a draining queue lands only those from before it began). */
+  candidateCreatedAt?: Date | null;
 }
 
 export interface LandingState {
@@ -95,9 +109,12 @@ export function landingState(i: LandingInput): LandingState {
             `rejected (${c.rejectionReason ?? "a check failed"}): waits for a person; ${RETRY_TASKS_HINT}, or, while its base is still the current generation, rerun a check that errored or failed (rhumbatron candidate rerun)`,
           );
     case "verified": {
-      if (!c.approvalRequired) return { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
+      const held = queueHold(i);
+      if (!c.approvalRequired) {
+        return held ?? { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
+      }
       if (i.approval?.decision === "granted" && i.approval.treeHash === c.composedTree) {
-        return { ready: true, waitingFor: "landing", detail: "verified and approved; lands in queue order" };
+        return held ?? { ready: true, waitingFor: "landing", detail: "verified and approved; lands in queue order" };
       }
       if (i.approval?.decision === "rejected") {
         return wait("rejected", `an approver rejected it: waits for a person; ${RETRY_TASKS_HINT}`);
@@ -107,6 +124,22 @@ export function landingState(i: LandingInput): LandingState {
     default:
       return wait("checks", `the Candidate is ${c.status}`);
   }
+}
+
+/** What a paused or draining queue says of a Change that is otherwise ready; null when it may land. */
+function queueHold(i: LandingInput): LandingState | null {
+  const q = i.queue;
+  if (!q || q.state === "running") return null;
+  if (q.state === "paused") {
+    return wait("paused", "ready, but an admin paused the project's landing queue: it lands once the queue is resumed");
+  }
+  const before = q.since !== null && i.candidateCreatedAt != null && i.candidateCreatedAt <= q.since;
+  return before
+    ? null
+    : wait(
+        "paused",
+        "ready, but the project's landing queue drains (only what was verifying lands): it lands once the queue is resumed",
+      );
 }
 
 function wait(waitingFor: LandingWait, detail: string): LandingState {

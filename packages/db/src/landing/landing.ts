@@ -1,6 +1,16 @@
-import { commandIds, DomainError, type LandingInput, type LandingState, landingState } from "@rhumbatron/core";
+import {
+  CHANGE_STATUS_SETS,
+  commandIds,
+  DomainError,
+  LANDING_QUEUE_STATES,
+  type LandingInput,
+  type LandingQueueState,
+  type LandingState,
+  landingState,
+} from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { projectEvent } from "../events/factory.ts";
+import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verification/promote.ts";
@@ -18,7 +28,10 @@ export async function landingInput(
   db: Reader,
   changeId: string,
 ): Promise<LandingInput & { candidateId: string | null }> {
-  const change = await db.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
+  const change = await db.change.findUniqueOrThrow({
+    where: { id: changeId },
+    select: { status: true, project: { select: { landingQueue: true, landingQueueSince: true } } },
+  });
   const tasks = await db.task.findMany({
     where: { changeId },
     orderBy: { position: "asc" },
@@ -49,7 +62,91 @@ export async function landingInput(
       : null,
     approval: approval ? { decision: approval.decision, treeHash: approval.treeHash } : null,
     recompositionHeld: held ? ((held.envelope as { payload?: { reason?: string } }).payload?.reason ?? null) : null,
+    queue: { state: queueState(change.project.landingQueue), since: change.project.landingQueueSince },
+    candidateCreatedAt: c?.createdAt ?? null,
   };
+}
+
+const queueState = (s: string): LandingQueueState =>
+  (LANDING_QUEUE_STATES as readonly string[]).includes(s) ? (s as LandingQueueState) : "running";
+
+/** A project's landing queue as an admin set it, and since when (null: never paused). */
+export async function landingQueueStatus(
+  db: Db,
+  q: { tenantId: string; projectId: string },
+): Promise<{ state: LandingQueueState; since: Date | null }> {
+  const p = await db.project.findFirst({
+    where: { id: q.projectId, tenantId: q.tenantId },
+    select: { landingQueue: true, landingQueueSince: true },
+  });
+  if (!p) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
+  return { state: queueState(p.landingQueue), since: p.landingQueueSince };
+}
+
+/**
+ * An admin pauses, drains or resumes a project's landing queue: one Event (landing.queue_changed)
+ * in the same transaction. Resuming sends the land command for every Change that is ready then,
+ * in queue order; pausing or draining stops nothing already promoting (the compare-and-swap of
+ * promotion is unaffected) and only keeps the next ones from landing. The same state again
+ * changes nothing and writes nothing.
+ */
+export async function setLandingQueue(
+  db: Db,
+  q: { tenantId: string; projectId: string; state: LandingQueueState; actorId: string },
+  deps: EnqueueDeps,
+): Promise<{ state: LandingQueueState; previous: LandingQueueState; changed: boolean; landing: string[] }> {
+  return withTransaction(db, async (ctx) => {
+    const root = await lockProjectRow(ctx, q.projectId).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+      throw err;
+    });
+    if (!root || root.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `project ${q.projectId} not found`);
+    const project = await ctx.tx.project.findUniqueOrThrow({ where: { id: q.projectId } });
+    const previous = queueState(project.landingQueue);
+    if (previous === q.state) return { state: q.state, previous, changed: false, landing: [] };
+    const now = deps.now();
+    await ctx.tx.project.update({
+      where: { id: q.projectId },
+      data: { landingQueue: q.state, landingQueueSince: q.state === "running" ? null : now },
+    });
+    await appendToOutbox(
+      ctx,
+      [
+        projectEvent(root, "landing.queue_changed", {
+          actor: { kind: "user", id: q.actorId },
+          payload: { state: q.state, previous, actorId: q.actorId },
+          now,
+        }),
+      ],
+      deps,
+    );
+    const landing: string[] = [];
+    if (q.state === "running") {
+      const waiting = await ctx.tx.change.findMany({
+        where: { projectId: q.projectId, landWhenReady: true, status: { notIn: [...CHANGE_STATUS_SETS.final] } },
+        orderBy: [{ landingSince: "asc" }, { id: "asc" }],
+        select: { id: true },
+      });
+      for (const w of waiting) {
+        const input = await landingInput(ctx.tx, w.id);
+        if (!landingState(input).ready || !input.candidateId) continue;
+        landing.push(w.id);
+        await enqueueCommand(
+          ctx,
+          {
+            commandType: "candidate.land",
+            commandId: commandIds.land(input.candidateId, `resume${now.getTime()}`),
+            projectId: q.projectId,
+            changeId: w.id,
+            taskId: null,
+            payload: { candidateId: input.candidateId },
+          },
+          deps,
+        );
+      }
+    }
+    return { state: q.state, previous, changed: true, landing };
+  });
 }
 
 /** Turns "land when ready" on or off; turned on for a Change that is ready already, it lands at once. */

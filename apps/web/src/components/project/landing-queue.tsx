@@ -1,6 +1,6 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady } from "../query-state.tsx";
 
@@ -13,6 +13,7 @@ const WAIT_CLASSES: Record<string, string> = {
   conflict: "bg-red-100 text-red-800",
   rejected: "bg-red-100 text-red-800",
   blocked_task: "bg-red-100 text-red-800",
+  paused: "bg-amber-100 text-amber-900",
 };
 
 /** What stops a Change that no amount of waiting moves on: a person has to act (its detail says how). */
@@ -31,7 +32,84 @@ function waitLabel(e: { ready: boolean; waitingFor: string }): string {
  * The project's landing queue: every Change that lands when ready, in the order it will land, with
  * the one thing it waits for and since when. Updated live.
  */
-export function LandingQueue({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+export function LandingQueue({
+  tenantId,
+  projectId,
+  canControl = false,
+}: {
+  tenantId: string;
+  projectId: string;
+  /** An admin: pause, drain and resume buttons. */
+  canControl?: boolean;
+}) {
+  return (
+    <div className="space-y-2">
+      <QueueControls tenantId={tenantId} projectId={projectId} canControl={canControl} />
+      <QueueEntries tenantId={tenantId} projectId={projectId} />
+    </div>
+  );
+}
+
+const STATE_WORDS: Record<string, string> = {
+  running: "Running: ready Changes land in order.",
+  paused: "Paused: nothing lands until an admin resumes it.",
+  draining: "Draining: only what was verifying when the drain began lands; nothing that starts later.",
+};
+
+/** The queue's state, and for an admin the buttons that change it (each an Event on the project). */
+function QueueControls({
+  tenantId,
+  projectId,
+  canControl,
+}: {
+  tenantId: string;
+  projectId: string;
+  canControl: boolean;
+}) {
+  const trpc = useTRPC();
+  const client = useQueryClient();
+  const status = useQuery(
+    trpc.landing.status.queryOptions({ tenantId, projectId }, { refetchInterval: LANDING_REFETCH_MS }),
+  );
+  const set = useMutation(
+    trpc.landing.setState.mutationOptions({
+      onSuccess: () => client.invalidateQueries({ queryKey: trpc.landing.pathKey() }),
+    }),
+  );
+  if (!status.isSuccess) return null;
+  const state = status.data.state;
+  const actions = (
+    [
+      ["paused", "Pause"],
+      ["draining", "Drain"],
+      ["running", "Resume"],
+    ] as const
+  ).filter(([to]) => to !== state);
+  return (
+    <div data-testid="landing-queue-state" data-state={state} className="flex flex-wrap items-center gap-2 text-sm">
+      <span className={state === "running" ? "text-slate-600" : "rounded bg-amber-100 px-1.5 py-0.5 text-amber-900"}>
+        {STATE_WORDS[state]}
+        {status.data.since && state !== "running" ? ` Since ${new Date(status.data.since).toLocaleString()}.` : ""}
+      </span>
+      {canControl &&
+        actions.map(([to, label]) => (
+          <button
+            key={to}
+            type="button"
+            data-testid={`landing-queue-${label.toLowerCase()}`}
+            disabled={set.isPending}
+            onClick={() => set.mutate({ tenantId, projectId, state: to })}
+            className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
+          >
+            {label}
+          </button>
+        ))}
+      {set.isError && <span className="text-xs text-red-700">{set.error.message}</span>}
+    </div>
+  );
+}
+
+function QueueEntries({ tenantId, projectId }: { tenantId: string; projectId: string }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.landing.queue.queryOptions({ tenantId, projectId }, { refetchInterval: LANDING_REFETCH_MS }));
   if (!q.isSuccess)

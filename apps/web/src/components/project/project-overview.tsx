@@ -172,7 +172,7 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
       </Panel>
 
       <Panel title="Landing queue" testId="landing-queue-panel">
-        <LandingQueue tenantId={tenantId} projectId={project.id} />
+        <LandingQueue tenantId={tenantId} projectId={project.id} canControl={hasAtLeast(role, "admin")} />
       </Panel>
 
       <Panel
