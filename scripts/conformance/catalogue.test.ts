@@ -14,7 +14,7 @@ import { ROOT } from "../lib/stack.ts";
  */
 const WRITERS = ["packages/db/src", "packages/api/src", "apps/worker/src"];
 
-/** Declared by the spec and not sent by anything yet (none today). */
+/** Declared in a catalogue (Events or commands) and not sent by anything yet (none today). */
 const NOT_YET_SENT = new Set<string>([]);
 
 function sources(dir: string): string[] {

@@ -17,7 +17,7 @@ export interface Services {
   config: RhumbatronConfig;
   nudger: Nudger;
   now: () => Date;
-  /** Reads the source store for promotion's precondition 8 (the composed commit in the Candidate fork). */
+  /** Reads the source store for promotion's P6 (docs/protocol.md, Promotion: the composed commit in the Candidate fork). */
   sourceProbe: (db: Db) => SourceProbe;
   /** Reads the project's canonical repository at a commit (projects.checks). */
   canonicalReader: (db: Db) => CanonicalReader;

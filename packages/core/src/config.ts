@@ -21,7 +21,7 @@ export const QUEUE_PURPOSES = [
 ] as const;
 export type QueuePurpose = (typeof QUEUE_PURPOSES)[number];
 
-/** Each ChangeSet patch stops at 512 KB (spec: stored patches); a Task's edit plan may not write more. */
+/** Each ChangeSet patch stops at 512 KB (docs/protocol.md, ChangeSets); a Task's edit plan may not write more. */
 export const PATCH_MAX_BYTES = 512 * 1024;
 
 const positiveInt = z.number().int().positive();
@@ -272,7 +272,7 @@ const base: RhumbatronConfig = {
         deadLetterQueue: "dead-letter",
         onExhaustion: "dead-letter",
       }),
-      // 100, not the spec's 10: one consumer settles a whole batch in one statement, so a batch
+      // 100, not 10 as first planned: one consumer settles a whole batch in one statement, so a batch
       // costs about the same number of round trips at 100 as at 10 (README: Benchmarks, commands).
       // Handlers with outside work run one by one anyway; a crash redelivers at most one batch.
       integration: queue({

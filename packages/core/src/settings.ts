@@ -119,7 +119,7 @@ export const settingsSchema = z.object({
    * /api/inngest and the rest from the worker host, both with the Inngest executor.
    */
   RHUMBATRON_FUNCTION_HOST: z.preprocess(emptyToUndefined, z.enum(["worker", "split"]).default("worker")),
-  // The blob store (the spec's R2): `local` keeps blobs in $RHUMBATRON_DATA_DIR/blobs; `s3` uses an
+  // The blob store (core's ports/blob-store.ts): `local` keeps blobs in $RHUMBATRON_DATA_DIR/blobs; `s3` uses an
   // S3-compatible bucket (R2, S3, MinIO) that the web app and the worker share.
   RHUMBATRON_BLOB_STORE: z.preprocess(emptyToUndefined, z.enum(BLOB_STORE_KINDS).default("local")),
   RHUMBATRON_S3_ENDPOINT: z.preprocess(
@@ -148,7 +148,7 @@ export const settingsSchema = z.object({
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
   INNGEST_DEV: z.preprocess(emptyToUndefined, z.string().optional()),
-  // The overlap classifier (spec: Causal routing). Unset URL: every prefix-only overlap wakes the agent.
+  // The overlap classifier (docs/protocol.md, Causal routing). Unset URL: every prefix-only overlap wakes the agent.
   OVERLAP_CLASSIFIER_URL: z.preprocess(
     emptyToUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. http://localhost:8080/v1" }).optional(),

@@ -39,7 +39,7 @@ interface Served {
 
 /**
  * Written out by hand, not read from the registry, so a function that goes missing or changes its
- * schedule fails here. The spec's numbers: the event router's cron every minute (one stream per
+ * schedule fails here. The numbers: the event router's cron every minute (one stream per
  * tick), maintenance daily at 04:17 UTC, the forks sweep daily, a queue consumer and every other
  * function one run at a time (the indexing queue's "concurrency 1"; our single-flight per run key,
  * and a queue's nudge carries no key, so its consumer runs alone). The other crons are the

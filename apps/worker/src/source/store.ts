@@ -384,7 +384,7 @@ export class SourceStore {
     return (await git.readBlob({ fs, gitdir, oid })).blob;
   }
 
-  /** Whether `oid` is a commit in `repo` (promotion precondition 8 for the Candidate fork). */
+  /** Whether `oid` is a commit in `repo` (promotion's P6 for the Candidate fork, docs/protocol.md, Promotion). */
   async hasCommit(repo: string, token: string, oid: string): Promise<boolean> {
     const gitdir = await this.allow(token, repo, "read");
     if (!(await this.exists(repo))) return false;

@@ -2,7 +2,7 @@ import { candidateFork, DomainError, type HandlerResult } from "@rhumbatron/core
 import { type CommandHandler, landCandidate, type SourceProbe, withRepoToken } from "@rhumbatron/db";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 
-/** Promotion precondition 8 from the worker: the composed commit is in the Candidate's fork. */
+/** Promotion's P6 (docs/protocol.md, Promotion) from the worker: the composed commit is in the Candidate's fork. */
 export function storeSourceProbe(deps: SourceHandlerDeps): SourceProbe {
   return {
     commitInCandidateFork(candidateId, commit) {

@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * Every Event type the system writes, its current version, its payload schema, and which owner
  * writes it: `project-root` facts lock the project row and take a random ID; `resource-shard` facts
- * lock the resource they concern (for example the change) and take a stable ID (spec: Transactional
- * outbox). A payload change that breaks readers bumps the version.
+ * lock the resource they concern (for example the change) and take a stable ID (docs/protocol.md,
+ * The transactional outbox). A payload change that breaks readers bumps the version.
  */
 const id = z.string().min(1);
 const paths = z.array(z.string().min(1));

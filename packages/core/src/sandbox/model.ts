@@ -1,5 +1,5 @@
 /**
- * The Sandbox port (spec: Sandbox lifecycle). One Sandbox per Project (`proj-<uuid>`); each agent
+ * The Sandbox port (docs/protocol.md, The Sandbox). One Sandbox per Project (`proj-<uuid>`); each agent
  * run and each Candidate check gets its own run directory in it. Adapters live in
  * apps/worker/src/sandbox (bubblewrap, or a plain-process fallback that isolates nothing).
  */

@@ -1,5 +1,5 @@
 /**
- * A Candidate's statuses and the moves between them, as data (spec: Candidate lifecycle). Every
+ * A Candidate's statuses and the moves between them, as data (docs/protocol.md, Candidates and their statuses). Every
  * list of statuses the code needs (what is live, what the workflow may still change, what a cancel
  * closes) is named here once, so no two places can disagree.
  *

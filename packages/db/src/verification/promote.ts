@@ -128,7 +128,7 @@ export type PromoteResult =
   | { outcome: "blocked"; blocks: string[] };
 
 export interface SourceProbe {
-  /** Whether `commit` exists in the Candidate's fork (precondition 8). */
+  /** Whether `commit` exists in the Candidate's fork (docs/protocol.md, Promotion P6). */
   commitInCandidateFork(candidateId: string, commit: string): Promise<boolean>;
 }
 
@@ -205,9 +205,9 @@ async function markStale(
 }
 
 /**
- * Promotion. Layer 1 checks preconditions 1–5 and 8 from rows and the source store and returns
- * every block at once; layer 2 runs in one transaction holding the project root: the CAS on the
- * expected generation and base commit (6, 7) and the policy version, then generation + 1 with
+ * Promotion (docs/protocol.md, Promotion). Layer 1 checks P1-P6 from rows and the source store and
+ * returns every block at once; layer 2 runs in one transaction holding the project root: the CAS on
+ * the expected generation and base commit (P7) and the policy version (P5 again), then generation + 1 with
  * canonical.advanced and artifact.promoted. A retry after success is alreadyPromoted and sends the
  * source sync (index.build) and the release again, which repairs a sync that failed.
  */
@@ -289,7 +289,7 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     planPolicyVersion: plan?.policyVersion ?? -1,
     activePolicyVersion: policy.version,
   });
-  // Precondition 7: canonical at the expected generation is the commit the Candidate was composed on.
+  // P7 (docs/protocol.md, Promotion): canonical at the expected generation is the commit the Candidate was composed on.
   if (cas === "advance" && expected?.commit !== c.baseCommit) cas = "stale";
   if (cas === "already_promoted" && promotedBy) {
     const again = { generation: promotedBy.generation, commit: c.composedCommit ?? "", tree: c.composedTree ?? "" };
