@@ -55,11 +55,11 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** The code block of the README whose fence names `file` (```js projects.js). */
+/** The code block of docs/cli.md (moved there from the README) whose fence names `file` (```js projects.js). */
 async function readmeSample(file: string): Promise<string> {
-  const readme = await readFile(join(REPO, "README.md"), "utf8");
+  const readme = await readFile(join(REPO, "docs/cli.md"), "utf8");
   const block = readme.match(new RegExp(`\`\`\`[a-z]+ ${file.replace(".", "\\.")}\\n([\\s\\S]*?)\\n\`\`\`\\n`));
-  expect(block, `README.md has no code block for ${file}`).not.toBeNull();
+  expect(block, `docs/cli.md has no code block for ${file}`).not.toBeNull();
   return `${block?.[1]}\n`;
 }
 
