@@ -37,7 +37,7 @@ export interface WorkerContext {
   allowlist: string[];
   /** Decides prefix-only overlaps for the causal router. */
   classifier: OverlapClassifier;
-  /** Reviews files two Tasks both changed (README: Conflict reviews); absent: every review is skipped. */
+  /** Reviews files two Tasks both changed (docs/verification.md, Conflict reviews); absent: every review is skipped. */
   reviewer?: ConflictReviewer;
   /** Tests only: a verification policy that stands in for every project's own (project_policies). */
   policy?: VerificationPolicy;
@@ -49,7 +49,7 @@ export interface WorkerContext {
   releaseRoot: string;
   /** The project template new repositories start from; the bundled one when absent. */
   templateDir?: string;
-  /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; README: Bring your repository). */
+  /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; docs/repositories.md). */
   credentialSecret?: string;
   logger: Logger;
   /**

@@ -11,7 +11,7 @@ import { type ApiServer, startApiServer } from "./testing/api-server.ts";
 import { run, start, userEnv } from "./testing/processes.ts";
 import { composedCandidate, SHOP, seedCandidate, seedWithTokens } from "./testing/seed.ts";
 
-// The package as someone outside this repository gets it (README: Using the SDK in another project):
+// The package as someone outside this repository gets it (docs/cli.md, Using the SDK in another project):
 // `npm pack` (whose prepack builds dist/ with tsup), the tarball installed in an empty folder of its
 // own, then the CLI, an import, the types and the README's two samples, as written, in that folder.
 // The dependencies come from the registry (the npm cache when it has them), as a user's would.

@@ -11,7 +11,7 @@ import { drain, parseStream } from "./event-router.ts";
 import { DEFAULT_RUN_KEY, type WorkerFunction } from "./types.ts";
 
 /**
- * The analytics projector (README: Metrics), continuously: the publisher nudges it for each stream
+ * The analytics projector (docs/metrics.md), continuously: the publisher nudges it for each stream
  * it appended to, and it drains that stream in batches of config.eventRouter.batchSize until caught
  * up. The first design ran one batch per stream on the event router's sweep (a stream every 8 minutes),
  * a pace set by a cloud platform's per-request limits that do not bind here, and the metrics page

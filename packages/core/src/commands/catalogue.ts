@@ -58,7 +58,7 @@ export const COMMAND_CATALOGUE = {
   "index.purge": { queue: "indexing", payload: z.looseObject({}) },
   "verification.start": { queue: "verification", payload: z.looseObject({ candidateId: id }) },
   "release.start": { queue: "release", payload: z.looseObject({ releaseId: id }) },
-  /** One delivery of one Event to one project webhook (README: Notifications and webhooks). */
+  /** One delivery of one Event to one project webhook (docs/notifications.md). */
   "webhook.deliver": {
     queue: "webhooks",
     payload: z.looseObject({ webhookId: id, deliveryId: id, eventId: id }),

@@ -20,7 +20,7 @@ const claimPayload = z.object({
 export const EVENT_CATALOGUE = {
   "project.created": { version: 1, owner: "project-root", payload: z.object({ name: z.string().min(1) }) },
   "project.archived": { version: 1, owner: "project-root", payload: z.object({}) },
-  /** A project's verification policy got a new version (README: The project's policy); `changed`: its top-level fields. */
+  /** A project's verification policy got a new version (docs/verification.md, The project's policy); `changed`: its top-level fields. */
   "policy.updated": {
     version: 1,
     owner: "project-root",
@@ -82,7 +82,7 @@ export const EVENT_CATALOGUE = {
     payload: z.object({ key: z.string().min(1), attempt: z.number().int().min(2), previousState: z.string() }),
   },
   /**
-   * Intents, claims and challenges (README: Intents, claims and challenges). `attempt` is the Task's
+   * Intents, claims and challenges (docs/agents.md, Intents, claims and challenges). `attempt` is the Task's
    * attempt, so a wake caused by one Task's hold on its paths is one wake per attempt whichever of its
    * Events routes first.
    */
@@ -199,7 +199,7 @@ export const EVENT_CATALOGUE = {
     }),
   },
   /**
-   * A Candidate's conflict review, recorded once with its findings (README: Conflict reviews):
+   * A Candidate's conflict review, recorded once with its findings (docs/verification.md, Conflict reviews):
    * `skipped` when no model is configured, `failed` when its answer could not be used.
    */
   "conflict_review.recorded": {

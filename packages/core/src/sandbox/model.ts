@@ -8,7 +8,7 @@
 export type SandboxKind = "agent" | "candidate";
 
 /**
- * How a Sandbox provider is charged on the monthly meter (README: The Sandbox, the meter).
+ * How a Sandbox provider is charged on the monthly meter (docs/sandbox.md, the meter).
  * `measured`: the seconds its workspace ran, nothing more (local bubblewrap or plain processes stop
  * when the run ends). `container`: those seconds plus the idle tail a cloud container stays awake
  * before it sleeps (`config.sandbox.agentIdleTailSeconds`, `candidateIdleTailSeconds`).

@@ -24,7 +24,7 @@ export interface EvidenceRecord {
   detail: string;
   /** The failure's first lines (failure-excerpt.ts) when the command did not pass; null otherwise. */
   excerpt: string[] | null;
-  /** The Evidence this record reuses (README: Reused Evidence); the check did not run for it. */
+  /** The Evidence this record reuses (docs/checks-file.md, Reused Evidence); the check did not run for it. */
   reusedFrom?: string | null;
 }
 

@@ -24,7 +24,7 @@ import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 
 /**
- * Approval and promotion of a Candidate (README: Verification, approval and promotion; promotion's
+ * Approval and promotion of a Candidate (docs/verification.md; promotion's
  * steps are charted in docs/workflows.md). Both are deterministic rules over authoritative rows; no
  * model decides either.
  */
@@ -219,7 +219,8 @@ export async function promoteCandidate(
 ): Promise<PromoteResult> {
   const c = await tenantCandidate(db, q.tenantId, q.candidateId);
   const project = await db.project.findUniqueOrThrow({ where: { id: c.projectId } });
-  // The project's active policy (README: The project's policy); layer 2 reads it again under the lock.
+  // The project's active policy (docs/verification.md, The project's policy); layer 2 reads it
+  // again under the lock.
   const policy = await activeVerificationPolicy(db, c.projectId, deps.config);
   const p: Promotion = { c, project, plan: c.plan as VerificationPlan | null, policy, q };
   if (c.status !== "promoted") {
@@ -245,7 +246,8 @@ interface Promotion {
 async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueDeps): Promise<PromoteResult | null> {
   const { c, project, plan, policy } = p;
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
-  // A conflict review's supported blocking finding is a gap like a check's (README: Conflict reviews).
+  // A conflict review's supported blocking finding is a gap like a check's (docs/verification.md,
+  // Conflict reviews).
   const gate = plan ? await readGate(db, c, plan) : null;
   const layer1 = checkPromotionPreconditions({
     candidateStatus: c.status,
