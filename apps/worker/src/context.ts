@@ -17,9 +17,10 @@ import type { SourceStore } from "./source/store.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./verification/browser-check.ts";
 
 /**
- * The worker's one context: every handle its parts are given, named once. main.ts builds it from
- * settings; each part declares the slice it needs (`Pick<WorkerContext, …>`), so a test hands a
- * part only what that part reads.
+ * Every handle the worker's parts may be given, named once. Each part declares the slice it needs
+ * (`Pick<WorkerContext, …>`), so a test hands a part only what that part reads; main.ts builds the
+ * handles from settings and hands each part its slice (functions/index.ts, FunctionDeps), never a
+ * value of the whole type (ARCHITECTURE.md, The rooms).
  */
 export interface WorkerContext {
   db: Db;
