@@ -1,6 +1,6 @@
 /**
  * `npm run admin -- …`: what an operator does from the command line, against DATABASE_URL (or the
- * embedded Postgres of `npm start`). README: Sign-in and API tokens, Operators.
+ * embedded Postgres of `npm start`). docs/sign-in.md, Operators.
  *
  *   tenant add --slug <slug> --name <name>
  *   user add --tenant <slug> --email <email> --name <name> --role <role> --password-stdin

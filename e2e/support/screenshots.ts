@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Page } from "@playwright/test";
 
 /**
- * Screenshots of the main pages, kept as test artifacts (README: Test it). They live under the
+ * Screenshots of the main pages, kept as test artifacts (README.md, Test it). They live under the
  * run's output folder, which Playwright empties at the start of each run.
  */
 export const SCREENSHOT_DIR = fileURLToPath(new URL("../../.data/test-results/e2e/screenshots/", import.meta.url));

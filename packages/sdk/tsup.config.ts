@@ -1,6 +1,6 @@
 import { defineConfig } from "tsup";
 
-// The published package (README: Using the SDK in another project): ESM JavaScript for Node 20+
+// The published package (docs/cli.md, Using the SDK in another project): ESM JavaScript for Node 20+
 // and one bundled declaration file.
 export default defineConfig({
   entry: { index: "src/index.ts", cli: "src/cli.ts" },

@@ -2,7 +2,8 @@ import { isIP } from "node:net";
 import { DEV_AUTH_SECRET, type Settings } from "@rhumbatron/core";
 
 /**
- * Closed by default (README: Exposing it). Whoever knows the auth secret can forge a session cookie,
+ * Closed by default (docs/production.md, Exposing it). Whoever knows the auth secret can forge a
+ * session cookie,
  * and the development secret is public (it is in this repository). So `npm start` refuses, before it
  * starts anything, to run outside dev with that secret (or none), and to listen on an address other
  * machines can reach while that secret is in use.

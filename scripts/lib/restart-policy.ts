@@ -5,7 +5,7 @@ import type { ExitReason } from "./processes.ts";
  * When `npm start` restarts a crashed web or worker process or its embedded Postgres
  * (scripts/lib/supervisor.ts). Pure: the caller passes the time in, so the policy is tested to the
  * millisecond without timers. The systemd units in deploy/ apply the same numbers in production
- * (README: Running in production).
+ * (docs/production.md).
  */
 export interface RestartPolicy {
   /** Delay before the first restart of a streak of crashes. */

@@ -17,9 +17,10 @@ import type { SourceStore } from "./source/store.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./verification/browser-check.ts";
 
 /**
- * The worker's one context: every handle its parts are given, named once. main.ts builds it from
- * settings; each part declares the slice it needs (`Pick<WorkerContext, …>`), so a test hands a
- * part only what that part reads.
+ * Every handle the worker's parts may be given, named once. Each part declares the slice it needs
+ * (`Pick<WorkerContext, …>`), so a test hands a part only what that part reads; main.ts builds the
+ * handles from settings and hands each part its slice (functions/index.ts, FunctionDeps), never a
+ * value of the whole type (ARCHITECTURE.md, The rooms).
  */
 export interface WorkerContext {
   db: Db;
@@ -37,7 +38,7 @@ export interface WorkerContext {
   allowlist: string[];
   /** Decides prefix-only overlaps for the causal router. */
   classifier: OverlapClassifier;
-  /** Reviews files two Tasks both changed (README: Conflict reviews); absent: every review is skipped. */
+  /** Reviews files two Tasks both changed (docs/verification.md, Conflict reviews); absent: every review is skipped. */
   reviewer?: ConflictReviewer;
   /** Tests only: a verification policy that stands in for every project's own (project_policies). */
   policy?: VerificationPolicy;
@@ -49,7 +50,7 @@ export interface WorkerContext {
   releaseRoot: string;
   /** The project template new repositories start from; the bundled one when absent. */
   templateDir?: string;
-  /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; README: Bring your repository). */
+  /** Opens an import's sealed credentials (RHUMBATRON_AUTH_SECRET, as the web seals them; docs/repositories.md). */
   credentialSecret?: string;
   logger: Logger;
   /**

@@ -131,7 +131,8 @@ async function main(): Promise<void> {
     repoRoot: gitRoot,
     authorize: (repo, token) => checkRepoToken(db, token, repo, "read", new Date()),
     logger,
-    // Pushes into empty projects (README: Pushing into an empty project), received outside gitRoot.
+    // Pushes into empty projects (docs/repositories.md, Pushing into an empty project), received
+    // outside gitRoot.
     push: {
       quarantineRoot: join(settings.RHUMBATRON_DATA_DIR, "git", `push-quarantine-${config.env}`),
       authorize: (projectId, token) => checkPushToken(db, projectId, token, new Date()),

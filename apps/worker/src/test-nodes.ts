@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * Test support only: the Node.js versions a project's checks are tried on (README: Tests). A
+ * Test support only: the Node.js versions a project's checks are tried on (README.md, Test it). A
  * project's checks run on the worker's Node, and users run 20 and 24, so tests that run the
  * template's real checks run them on both: the Node running the tests for its own major, and the
  * official binary of the other one, which the npm registry carries as `node-<platform>-<arch>`.

@@ -7,7 +7,7 @@ import { changeWithCli, cliAsAdmin, generationReaches, git, importWithCli, repos
 import { DEMO_TENANT, trpcData, trpcMutation } from "../../support/trpc.ts";
 
 /**
- * A generic command Agent (README: Choosing the Agent), driven from outside as a team would: a
+ * A generic command Agent (docs/agents.md, Choosing the Agent), driven from outside as a team would: a
  * repository whose own shell script is its Agent, imported with the CLI, the script made the
  * project's Agent with `rhumbatron projects agent`, and Changes asked for with `change create`.
  * One lands: canonical main, cloned over git HTTP, holds what the script wrote. One whose script

@@ -9,7 +9,7 @@ import { createChange, provisionedProject, waitForPromoted, writeTask } from "..
  * each Candidate's Change, the header's items each sit on one line, and the generations' chart and
  * table show the same generations, level with each other, with nothing cut. The data is made through
  * the real product: a project of its own whose two low-risk Changes (titles longer than a chart box)
- * land when ready (the landing queue promotes them; README: Landing).
+ * land when ready (the landing queue promotes them; docs/landing.md).
  */
 
 const VIEWPORTS = [

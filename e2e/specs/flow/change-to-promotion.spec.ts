@@ -42,7 +42,7 @@ function recordTaskStates() {
   (window as unknown as TaskStateWindow).e2eTaskStates = seen;
 }
 
-/** The checks policy-1 requires at high risk (README: Which checks run). */
+/** The checks policy-1 requires at high risk (docs/verification.md, Which checks run). */
 const HIGH_RISK_CHECKS = ["build", "targeted", "contract", "security", "browser"];
 
 test("a Change goes from the new-Change form through live Agents, verification, approval and promotion to a clone", async ({

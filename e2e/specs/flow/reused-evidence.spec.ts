@@ -9,7 +9,7 @@ import {
 import { type CandidateView, candidateView } from "./fixtures/decision-api.ts";
 
 /**
- * Reused Evidence (README: Reused Evidence) on the Candidate page, through the real product: two
+ * Reused Evidence (docs/checks-file.md, Reused Evidence) on the Candidate page, through the real product: two
  * Changes of one project that write the same file compose the same tree, so the second Candidate's
  * passes are copied from the first's, each shown as reused with a link to the first Candidate.
  */

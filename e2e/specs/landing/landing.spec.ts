@@ -17,7 +17,7 @@ import {
 } from "./fixtures/landing-api.ts";
 
 /**
- * The landing queue through the real product (README: Landing): web and worker as processes, real
+ * The landing queue through the real product (docs/landing.md): web and worker as processes, real
  * Postgres, real git, the scripted agent replaying each Task's edit plan in the Sandbox and the
  * template's own checks. Low-risk Changes need no approver (policy-1 gates high and critical), so a
  * Change that lands when ready is promoted with no human action; these specs never call approve or

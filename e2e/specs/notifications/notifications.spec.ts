@@ -6,7 +6,7 @@ import { DEMO_TENANT, trpcData, trpcMutation, trpcQuery } from "../../support/tr
 import { type Receiver, startReceiver } from "./fixtures/receiver.ts";
 
 /**
- * Notifications and webhooks through the running product (README: Notifications and webhooks): the
+ * Notifications and webhooks through the running product (docs/notifications.md): the
  * worker's event router makes the demo admin's notification from the real approval.requested, and
  * delivers a project's Event to a real HTTP receiver on 127.0.0.1 that checks the signature with the
  * secret the page showed once.

@@ -9,7 +9,7 @@ import { hydrated } from "../../support/hydrated.ts";
 import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
 
 /**
- * "Import a repository" on the New project form (README: Bring your repository): a repository made
+ * "Import a repository" on the New project form (docs/repositories.md): a repository made
  * here with command-line git, on this host, becomes a project whose S0 is its head commit; a source
  * the form refuses shows why beside the field and creates nothing; one the worker cannot read ends
  * failed with the reason on the list and the project page.

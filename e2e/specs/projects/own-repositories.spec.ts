@@ -22,7 +22,7 @@ import {
 
 /**
  * Two open-source repositories nobody here wrote (fixtures/README.md), brought the way a team brings
- * its own (README: Bring your repository): committed with command-line git, imported with the real
+ * its own (docs/repositories.md): committed with command-line git, imported with the real
  * `rhumbatron` CLI into the running product (web and worker as processes), then changed by the
  * scripted Agent through `rhumbatron change create`. A Change that keeps its suite green is verified
  * and lands by itself; one that breaks a test is rejected, and `candidate show` names the test. The

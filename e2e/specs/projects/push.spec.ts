@@ -9,7 +9,8 @@ import { hydrated } from "../../support/hydrated.ts";
 import { DEMO_TENANT, trpcData, trpcQuery } from "../../support/trpc.ts";
 
 /**
- * "Push an existing repository" on the New project form (README: Pushing into an empty project):
+ * "Push an existing repository" on the New project form (docs/repositories.md, Pushing into an
+ * empty project):
  * the command the form shows once is run as it is by command-line git, and the project becomes
  * active with the pushed head as S0; the same command again is refused.
  */

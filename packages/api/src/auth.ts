@@ -27,7 +27,7 @@ const ID_PREFIX: Record<string, string> = { user: "usr", session: "ses", account
 
 /**
  * better-auth, configured for Rhumbatron: email + password only, sign-up closed (users are created by
- * an administrator or the seed, README: Sign-in and API tokens), sessions in Postgres through the
+ * an administrator or the seed, docs/sign-in.md), sessions in Postgres through the
  * Prisma client. Its user model is our `users` table (the Prisma model's fields already carry
  * better-auth's names; @map gives the snake_case columns); its verification values live in
  * `auth_verifications`, so they are never mistaken for a Candidate's verification.

@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import type { AttemptLimit } from "@rhumbatron/db";
 
 /**
- * Sign-in attempts per account and per client address (README: Sign-in and API tokens). better-auth's
+ * Sign-in attempts per account and per client address (docs/sign-in.md). better-auth's
  * own `rateLimit` keys only by address and path and counts every request, so it cannot hold an account
  * whose password is being guessed from many addresses; this counts attempts that did not succeed, by
  * email and by address, in Postgres (packages/db/src/auth/sign-in-attempts.ts), shared by every web

@@ -17,7 +17,7 @@ export interface Services {
   config: RhumbatronConfig;
   nudger: Nudger;
   now: () => Date;
-  /** Reads the source store for promotion's precondition 8 (the composed commit in the Candidate fork). */
+  /** Reads the source store for promotion's P6 (docs/protocol.md, Promotion: the composed commit in the Candidate fork). */
   sourceProbe: (db: Db) => SourceProbe;
   /** Reads the project's canonical repository at a commit (projects.checks). */
   canonicalReader: (db: Db) => CanonicalReader;
@@ -29,7 +29,7 @@ export interface Services {
   gitPublicUrl: string;
   /** Where the app's own pages are served from (core's appOrigins): the only origins a signed-in browser's mutation may come from. */
   appOrigins: string[];
-  /** Seals an import's credentials and the tenant's secrets for the worker (RHUMBATRON_AUTH_SECRET; README: Bring your repository, Secrets). */
+  /** Seals an import's credentials and the tenant's secrets for the worker (RHUMBATRON_AUTH_SECRET; docs/repositories.md; docs/agents.md, Secrets). */
   credentialSecret: string;
 }
 

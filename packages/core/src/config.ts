@@ -21,7 +21,7 @@ export const QUEUE_PURPOSES = [
 ] as const;
 export type QueuePurpose = (typeof QUEUE_PURPOSES)[number];
 
-/** Each ChangeSet patch stops at 512 KB (spec: stored patches); a Task's edit plan may not write more. */
+/** Each ChangeSet patch stops at 512 KB (docs/protocol.md, ChangeSets); a Task's edit plan may not write more. */
 export const PATCH_MAX_BYTES = 512 * 1024;
 
 const positiveInt = z.number().int().positive();
@@ -112,7 +112,7 @@ export const configSchema = z
       gitRequestMaxBytes: positiveInt,
       forkRetentionDays: positiveInt,
       forksSweepCron: cron,
-      /** An imported repository (README: Bring your repository) larger than this on disk fails its import. */
+      /** An imported repository (docs/repositories.md) larger than this on disk fails its import. */
       importMaxBytes: positiveInt,
       /** An imported repository whose imported branch head holds more files than this fails its import. */
       importMaxFiles: positiveInt,
@@ -169,7 +169,7 @@ export const configSchema = z
       /** How long a release webhook may take to answer. */
       webhookTimeoutSeconds: positiveInt,
     }),
-    /** Outgoing webhooks of projects (README: Notifications and webhooks). */
+    /** Outgoing webhooks of projects (docs/notifications.md). */
     webhooks: z.object({
       /** How long one delivery may take to answer (connect, send, status line). */
       timeoutSeconds: positiveInt,
@@ -203,7 +203,7 @@ export const configSchema = z
       /**
        * Whether a check whose inputs are byte-identical to a recorded pass of the same project (the
        * composed tree, the planned check, the setup, the toolchain, the checks file) reuses that pass
-       * as new Evidence saying so instead of running again (README: Reused Evidence). Off: every
+       * as new Evidence saying so instead of running again (docs/checks-file.md, Reused Evidence). Off: every
        * check runs.
        */
       reuseEvidence: z.boolean(),
@@ -272,8 +272,9 @@ const base: RhumbatronConfig = {
         deadLetterQueue: "dead-letter",
         onExhaustion: "dead-letter",
       }),
-      // 100, not the spec's 10: one consumer settles a whole batch in one statement, so a batch
-      // costs about the same number of round trips at 100 as at 10 (README: Benchmarks, commands).
+      // 100, not 10 as first planned: one consumer settles a whole batch in one statement, so a batch
+      // costs about the same number of round trips at 100 as at 10 (docs/benchmarks.md, `npm run
+      // bench -- commands`).
       // Handlers with outside work run one by one anyway; a crash redelivers at most one batch.
       integration: queue({
         batchSize: 100,

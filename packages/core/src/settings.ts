@@ -34,7 +34,7 @@ export const settingsSchema = z.object({
   /**
    * The address the web app, the worker's git endpoint and its Inngest endpoint listen on. Closed by
    * default: 127.0.0.1 is reachable from this machine only; 0.0.0.0 (or ::) exposes them, which belongs
-   * behind a TLS proxy (README: Exposing it).
+   * behind a TLS proxy (docs/production.md, Exposing it).
    */
   HOST: z.preprocess(emptyToUndefined, z.string().trim().min(1).default("127.0.0.1")),
   RHUMBATRON_ENV: z.preprocess(emptyToUndefined, z.enum(ENVIRONMENTS).default("dev")),
@@ -87,8 +87,8 @@ export const settingsSchema = z.object({
       .optional(),
   ),
   /**
-   * Whether project webhooks may reach loopback, private and link-local addresses (README:
-   * Notifications and webhooks). Unset: yes in dev, no in prod; `1` allows them in prod (a receiver
+   * Whether project webhooks may reach loopback, private and link-local addresses
+   * (docs/notifications.md). Unset: yes in dev, no in prod; `1` allows them in prod (a receiver
    * on the deployment's own network), `0` refuses them in dev too.
    */
   RHUMBATRON_WEBHOOK_ALLOW_PRIVATE: z.preprocess(
@@ -119,7 +119,7 @@ export const settingsSchema = z.object({
    * /api/inngest and the rest from the worker host, both with the Inngest executor.
    */
   RHUMBATRON_FUNCTION_HOST: z.preprocess(emptyToUndefined, z.enum(["worker", "split"]).default("worker")),
-  // The blob store (the spec's R2): `local` keeps blobs in $RHUMBATRON_DATA_DIR/blobs; `s3` uses an
+  // The blob store (core's ports/blob-store.ts): `local` keeps blobs in $RHUMBATRON_DATA_DIR/blobs; `s3` uses an
   // S3-compatible bucket (R2, S3, MinIO) that the web app and the worker share.
   RHUMBATRON_BLOB_STORE: z.preprocess(emptyToUndefined, z.enum(BLOB_STORE_KINDS).default("local")),
   RHUMBATRON_S3_ENDPOINT: z.preprocess(
@@ -148,7 +148,7 @@ export const settingsSchema = z.object({
   INNGEST_SIGNING_KEY: z.preprocess(emptyToUndefined, z.string().optional()),
   INNGEST_BASE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
   INNGEST_DEV: z.preprocess(emptyToUndefined, z.string().optional()),
-  // The overlap classifier (spec: Causal routing). Unset URL: every prefix-only overlap wakes the agent.
+  // The overlap classifier (docs/protocol.md, Causal routing). Unset URL: every prefix-only overlap wakes the agent.
   OVERLAP_CLASSIFIER_URL: z.preprocess(
     emptyToUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. http://localhost:8080/v1" }).optional(),
@@ -176,7 +176,7 @@ export type Settings = z.infer<typeof settingsSchema>;
 
 /** The auth secret outside prod when RHUMBATRON_AUTH_SECRET is unset: public, so never for real use. */
 export const DEV_AUTH_SECRET = "rhumbatron-dev-auth-secret-do-not-use-in-production";
-/** The demo admin's password outside prod when RHUMBATRON_DEMO_PASSWORD is unset (README: Sign-in). */
+/** The demo admin's password outside prod when RHUMBATRON_DEMO_PASSWORD is unset (docs/sign-in.md, Sign-in and API tokens). */
 export const DEV_DEMO_PASSWORD = "rhumbatron-demo";
 
 export function authSecret(s: Settings): string {

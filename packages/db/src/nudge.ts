@@ -4,7 +4,7 @@ import type { TxContext } from "./transaction.ts";
 /**
  * Nudges wake the worker right after a write commits, so it does not wait for its next cron tick.
  * The writing side calls `nudge` INSIDE its transaction; the nudge is delivered only if that
- * transaction commits (ARCHITECTURE.md: "nudge on commit"). A lost nudge only delays work: every
+ * transaction commits (ARCHITECTURE.md, "Nudge on commit"). A lost nudge only delays work: every
  * worker function also runs on a cron, so nudges are a latency optimisation, never the only trigger.
  */
 export interface Nudger {

@@ -31,7 +31,7 @@ import { parsePolicyJson } from "./policy.ts";
 import { formatSecrets } from "./secrets.ts";
 import { parseChangeJson } from "./work-graph.ts";
 
-/** The CLI's exit codes (README: SDK and CLI). */
+/** The CLI's exit codes (docs/cli.md). */
 export const EXIT = { ok: 0, usage: 1, refused: 2, stale: 3, auth: 4, unreachable: 5 } as const;
 
 const EXIT_FOR: Record<RhumbatronErrorCode, number> = {

@@ -46,7 +46,7 @@ export type SetSecretResult = RouterOutputs["secrets"]["set"];
 export type FixtureDraft = z.input<typeof fixtureInput>;
 export type ProjectPolicy = RouterOutputs["policy"]["get"];
 export type PolicyUpdateResult = RouterOutputs["policy"]["update"];
-/** One notification of the caller's inbox (README: Notifications and webhooks). */
+/** One notification of the caller's inbox (docs/notifications.md). */
 export type InboxItem = RouterOutputs["notifications"]["list"][number];
 export type MarkReadResult = RouterOutputs["notifications"]["markRead"];
 
@@ -165,7 +165,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
-     * The Agent that works the project's Tasks unless a Task names its own (README: Choosing the
+     * The Agent that works the project's Tasks unless a Task names its own (docs/agents.md, Choosing the
      * Agent); null gives the worker's default. `changed` is false when it already was. Admin token.
      */
     async setProjectAgent(
@@ -177,7 +177,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
-     * A new project from another repository's history (README: Bring your repository): `from` is an
+     * A new project from another repository's history (docs/repositories.md): `from` is an
      * http(s) URL, a file:// URL or an absolute path the server can read, without credentials;
      * `branch` defaults to the source's HEAD branch. The project starts provisioning; getProject
      * says when it is active, or why it failed. Admin token.
@@ -194,14 +194,15 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
           name,
           from,
           ...(options.branch === undefined ? {} : { branch: options.branch }),
-          // Sent once; the server seals them for the worker and never answers them (README: Bring your repository).
+          // Sent once; the server seals them for the worker and never answers them (docs/repositories.md).
           ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
         }),
       );
     },
 
     /**
-     * A new empty project waiting for a `git push` of an existing history (README: Pushing into an
+     * A new empty project waiting for a `git push` of an existing history (docs/repositories.md,
+     * Pushing into an
      * empty project). The answer holds, once, the push URL, a one-time token and the `git push`
      * command to run in the repository; pushAccess issues a new token while the project waits. Admin token.
      */
@@ -382,7 +383,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
-     * Publishes a fix by hand as the Task's ChangeSet (README: Publishing a fix by hand): whole text
+     * Publishes a fix by hand as the Task's ChangeSet (docs/agents.md, Publishing a fix by hand): whole text
      * files and deletions. Checked here with the server's own schema first: a bad path, a file given
      * twice or more than 512 KB throws BAD_REQUEST and sends nothing. The worker commits the files
      * and completes the Task; the same fix again is the same command (`duplicate: true`).
@@ -432,7 +433,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
-     * Sets a tenant secret, or replaces its value (admin role; README: Secrets). Checked here with
+     * Sets a tenant secret, or replaces its value (admin role; docs/agents.md, Secrets). Checked here with
      * the server's own schema first: a bad name or value throws BAD_REQUEST and sends nothing. The
      * value is never sent back.
      */

@@ -187,7 +187,8 @@ export function formatCandidate(c: CandidateDetail, interdiff: ApprovalInterdiff
   lines.push("", "evidence:");
   if (c.evidence.length === 0) lines.push("  none yet");
   for (const e of c.evidence) {
-    // A reused record's check did not run here: it says so, and whose run it is (README: Reused Evidence).
+    // A reused record's check did not run here: it says so, and whose run it is
+    // (docs/checks-file.md, Reused Evidence).
     const ran = e.reusedFrom
       ? `reused from ${e.reusedFrom.candidateId ?? e.reusedFrom.evidenceId} (did not run here)`
       : `${e.durationMs} ms`;
@@ -248,7 +249,8 @@ function decisionNext(c: CandidateDetail): string[] {
 }
 
 /**
- * The conflict review (README: Conflict reviews): its status, and each finding with what it cites.
+ * The conflict review (docs/verification.md, Conflict reviews): its status, and each finding with
+ * what it cites.
  * A supported blocking finding is a gap (listed above too); an unsupported one changes nothing.
  */
 export function formatConflictReview(r: CandidateDetail["conflictReview"]): string[] {

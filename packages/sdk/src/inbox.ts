@@ -1,7 +1,7 @@
 import { NOTIFICATION_ACTOR_PHRASE } from "@rhumbatron/core";
 import type { InboxItem, MarkReadResult } from "./client.ts";
 
-/** `rhumbatron inbox` as people read it (README: Notifications and webhooks); `--json` prints the items. */
+/** `rhumbatron inbox` as people read it (docs/notifications.md); `--json` prints the items. */
 
 const when = (d: Date | string) => new Date(d).toISOString().replace("T", " ").slice(0, 16);
 

@@ -11,7 +11,7 @@ import { type ApiServer, startApiServer } from "./testing/api-server.ts";
 import { run, start, userEnv } from "./testing/processes.ts";
 import { composedCandidate, SHOP, seedCandidate, seedWithTokens } from "./testing/seed.ts";
 
-// The package as someone outside this repository gets it (README: Using the SDK in another project):
+// The package as someone outside this repository gets it (docs/cli.md, Using the SDK in another project):
 // `npm pack` (whose prepack builds dist/ with tsup), the tarball installed in an empty folder of its
 // own, then the CLI, an import, the types and the README's two samples, as written, in that folder.
 // The dependencies come from the registry (the npm cache when it has them), as a user's would.
@@ -55,11 +55,11 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** The code block of the README whose fence names `file` (```js projects.js). */
+/** The code block of docs/cli.md (moved there from the README) whose fence names `file` (```js projects.js). */
 async function readmeSample(file: string): Promise<string> {
-  const readme = await readFile(join(REPO, "README.md"), "utf8");
+  const readme = await readFile(join(REPO, "docs/cli.md"), "utf8");
   const block = readme.match(new RegExp(`\`\`\`[a-z]+ ${file.replace(".", "\\.")}\\n([\\s\\S]*?)\\n\`\`\`\\n`));
-  expect(block, `README.md has no code block for ${file}`).not.toBeNull();
+  expect(block, `docs/cli.md has no code block for ${file}`).not.toBeNull();
   return `${block?.[1]}\n`;
 }
 

@@ -15,7 +15,7 @@ import type {
  * this client:
  * - The server's context (database client, services, auth) is left out: a client never sees it,
  *   and keeping it would make the published declarations drag in the server's Prisma and auth types
- *   (README: SDK and CLI).
+ *   (docs/cli.md).
  * - A tenant's procedure takes `tenantId` as optional: the client fills in the tenant its
  *   credentials act in when the input names none (tenant-link.ts).
  *

@@ -1,4 +1,4 @@
--- Reruns of one check of a Candidate (README: Landing, "Rerun a check"). The n-th rerun of a
+-- Reruns of one check of a Candidate (docs/landing.md, "Rerun a check"). The n-th rerun of a
 -- check has the stable ID rerun_<candidate>_<check>_<n>; (candidate, check, n) is unique, so two
 -- requests racing for the same rerun cannot both create it.
 CREATE TABLE "check_reruns" (

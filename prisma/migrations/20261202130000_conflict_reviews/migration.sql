@@ -1,5 +1,6 @@
 -- Context Packets (what an Agent run or a conflict review was given to read, each item with a stable
--- ID findings cite) and conflict reviews with their findings (README: Conflict reviews). One review
+-- ID findings cite) and conflict reviews with their findings (docs/verification.md, Conflict
+-- reviews). One review
 -- per Candidate and (review, n) unique, so a retried workflow step writes nothing twice.
 
 -- CreateTable

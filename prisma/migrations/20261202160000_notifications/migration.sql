@@ -1,4 +1,4 @@
--- A person's inbox and the projects' outgoing webhooks (README: Notifications and webhooks). One
+-- A person's inbox and the projects' outgoing webhooks (docs/notifications.md). One
 -- notification per (Event, person) and a delivery ID stable in (hook, Event), so a replayed Event
 -- tells nobody twice and sends no second delivery; each HTTP attempt of a delivery is a row.
 

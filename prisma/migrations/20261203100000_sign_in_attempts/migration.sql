@@ -1,5 +1,5 @@
--- Sign-in attempts in Postgres instead of each web process's memory (README: Sign-in and API
--- tokens): every web process counts the same attempts, and a restart does not reset a lock.
+-- Sign-in attempts in Postgres instead of each web process's memory (docs/sign-in.md): every web
+-- process counts the same attempts, and a restart does not reset a lock.
 CREATE TABLE "sign_in_attempts" (
     "id" BIGSERIAL NOT NULL,
     "scope" TEXT NOT NULL,

@@ -1,5 +1,5 @@
 -- The credentials of one import's http(s) source, sealed with a key derived from the server's auth
--- secret (README: Bring your repository). Deleted by the transaction that activates or fails the
+-- secret (docs/repositories.md). Deleted by the transaction that activates or fails the
 -- project, and when the project is archived.
 CREATE TABLE "import_credentials" (
     "project_id" TEXT NOT NULL,

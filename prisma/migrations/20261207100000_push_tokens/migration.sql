@@ -1,4 +1,4 @@
--- A project made empty to receive a `git push` (README: Pushing into an empty project) waits in
+-- A project made empty to receive a `git push` (docs/repositories.md, Pushing into an empty project) waits in
 -- awaiting_push until a push with its one-time token arrives.
 ALTER TYPE "ProjectStatus" ADD VALUE 'awaiting_push';
 

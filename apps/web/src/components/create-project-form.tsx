@@ -15,7 +15,7 @@ type Problems = Partial<Record<Field, string>>;
 
 /**
  * Creates a project (admins): from the demo template, by importing a repository's history
- * (README: Bring your repository), or empty, waiting for a `git push` whose command (with its
+ * (docs/repositories.md), or empty, waiting for a `git push` whose command (with its
  * one-time token) is shown once below the form. The worker provisions it; the list below shows it
  * `provisioning` at once and refreshes until it is `active` (or `failed`, with the reason). The
  * server's refusals are shown beside the field they name.

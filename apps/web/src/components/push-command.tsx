@@ -3,7 +3,8 @@
 import { useState } from "react";
 
 /**
- * The `git push` command of a project waiting for its push (README: Pushing into an empty project),
+ * The `git push` command of a project waiting for its push (docs/repositories.md, Pushing into an
+ * empty project),
  * shown once right after it was issued: the token is kept nowhere it could be shown again.
  */
 export function PushCommand({ access }: { access: { url: string; command: string; expiresAt: Date } }) {

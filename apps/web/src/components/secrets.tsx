@@ -12,7 +12,7 @@ import { Empty, NotReady, Panel } from "./query-state.tsx";
 import { Time } from "./time.tsx";
 
 /**
- * An admin's view of the tenant's secrets (README: Secrets): set one (the value goes in a password
+ * An admin's view of the tenant's secrets (docs/agents.md, Secrets): set one (the value goes in a password
  * field, is sent once and cleared), see which are set, when and by whom, delete one. No value is
  * ever on this page: the API has none to give.
  */

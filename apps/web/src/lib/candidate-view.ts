@@ -177,7 +177,8 @@ export function checkRows<E extends EvidenceRow>(
 }
 
 /**
- * How the conflict review's findings show (README: Conflict reviews). A supported blocking finding
+ * How the conflict review's findings show (docs/verification.md, Conflict reviews). A supported
+ * blocking finding
  * is a gap; an advisory one is shown for the approver; an unsupported one (a citation names no item
  * of the review's Context Packet) is shown as unsupported and never as a problem of the Candidate.
  */

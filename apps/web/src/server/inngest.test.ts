@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
  * The deployment's function list, as Inngest Cloud (or a self-hosted server) sees it when it syncs
- * the two apps (README: Deploy): the web app's /api/inngest route (the real `inngest/next` serve
+ * the two apps (docs/deploy.md): the web app's /api/inngest route (the real `inngest/next` serve
  * handler, in-process) and the worker host's /api/inngest (the real executor on a port). Inngest is
  * outside this machine, so a local server speaking its register API stands in for it and records
  * what each app registers. Together the two lists must be the function registry, each function
@@ -39,7 +39,7 @@ interface Served {
 
 /**
  * Written out by hand, not read from the registry, so a function that goes missing or changes its
- * schedule fails here. The spec's numbers: the event router's cron every minute (one stream per
+ * schedule fails here. The numbers: the event router's cron every minute (one stream per
  * tick), maintenance daily at 04:17 UTC, the forks sweep daily, a queue consumer and every other
  * function one run at a time (the indexing queue's "concurrency 1"; our single-flight per run key,
  * and a queue's nudge carries no key, so its consumer runs alone). The other crons are the
@@ -242,7 +242,7 @@ describe("apps/web/vercel.json", () => {
     const patterns = Object.keys(vercel.functions);
     expect(patterns).toEqual([`src/app${INNGEST_PATH}/route.ts`]);
     for (const p of patterns) expect(existsSync(join(webRoot, p)), p).toBe(true);
-    // Longer than a run takes (a bounded drain); README: Deploy says to lower it if the plan allows less.
+    // Longer than a run takes (a bounded drain); docs/deploy.md says to lower it if the plan allows less.
     expect(vercel.functions[patterns[0] as string]?.maxDuration).toBe(300);
   });
 

@@ -5,7 +5,7 @@ import { type Db, type SourceProbe, withRepoToken } from "@rhumbatron/db";
 import git from "isomorphic-git";
 
 /**
- * Promotion precondition 8 from the web process: whether the composed commit is in the Candidate's
+ * Promotion's P6 (docs/protocol.md, Promotion) from the web process: whether the composed commit is in the Candidate's
  * fork. Reads the worker's repositories on this machine (RHUMBATRON_DATA_DIR), through a read
  * token like every other git access.
  */

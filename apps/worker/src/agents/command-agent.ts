@@ -12,7 +12,7 @@ import {
 } from "@rhumbatron/core";
 
 /**
- * A command Agent (README: Choosing the Agent): a program the admin named, run once, without a
+ * A command Agent (docs/agents.md, Choosing the Agent): a program the admin named, run once, without a
  * terminal, inside the Sandbox in the Task's checkout. It is told the Task through a file and an
  * environment variable and pointed at the run's Context Packet; it edits the working tree and exits.
  * Exit 0 is done; the runner then commits and publishes the diff like any Agent's. Any other exit, or

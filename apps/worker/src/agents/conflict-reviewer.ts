@@ -7,7 +7,8 @@ import {
 import { chatCompletion, type OpenAiAgentOptions } from "./openai-provider.ts";
 
 /**
- * Conflict reviews (README: Conflict reviews) behind the Agents' OpenAI-compatible endpoint: one
+ * Conflict reviews (docs/verification.md, Conflict reviews) behind the Agents' OpenAI-compatible
+ * endpoint: one
  * chat completion (retried once, like an Agent's call), JSON mode where the server has it, the
  * answer read strictly by core. Every failure (HTTP, timeout, an unusable answer) is a `failed`
  * review with the reason, never a throw: a review informs the gate, it must not stop verification.

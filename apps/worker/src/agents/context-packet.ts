@@ -13,7 +13,7 @@ import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "../source/code-store.ts";
 
 /**
- * An Agent run's Context Packet (README: Context Packets). The run reads the file index of its base
+ * An Agent run's Context Packet (docs/agents.md, Context Packets). The run reads the file index of its base
  * tree, source/<project>/<tree>/index.json, instead of walking the repository: the packet is picked
  * from it, and the toolbox's list_files answers from it. When the index of that tree is missing
  * (a crash between a promotion's fast-forward and its code store, or a store emptied by hand), the

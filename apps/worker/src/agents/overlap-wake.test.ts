@@ -17,7 +17,7 @@ import {
 } from "../test-world.ts";
 
 /**
- * Intents, claims and challenges on the whole worker (README: Intents, claims and challenges): three
+ * Intents, claims and challenges on the whole worker (docs/agents.md, Intents, claims and challenges): three
  * Changes whose Tasks intend to touch the same file. The Agent holding it is woken by each newcomer
  * (once per newcomer, though its intent, its claim and its challenge all name the file); each wake
  * reaches the Agent's run, which checks it again and goes on, or stops and says why.

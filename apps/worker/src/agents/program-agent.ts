@@ -13,7 +13,7 @@ import { PRESETS } from "./programs/presets.ts";
 import type { TranscriptStep } from "./programs/transcript.ts";
 
 /**
- * A program Agent (README: Choosing the Agent): one of the coding-agent programs the worker
+ * A program Agent (docs/agents.md, Choosing the Agent): one of the coding-agent programs the worker
  * installed (programs/install.ts), run once in the Sandbox in the Task's checkout the way its preset
  * says (programs/presets.ts), handed the Task like a command Agent (command-agent.ts). It has no
  * network but its model endpoint: a proxy on the host lets through that one host:port and nothing

@@ -36,7 +36,8 @@ export function agentProviderFromSettings(settings: AgentModelSettings): AgentPr
 }
 
 /**
- * Conflict reviews ask the Agents' model (README: Conflict reviews): the same endpoint, model, key
+ * Conflict reviews ask the Agents' model (docs/verification.md, Conflict reviews): the same
+ * endpoint, model, key
  * and per-call timeout. Without AGENT_MODEL_URL every review is skipped, and says so.
  */
 export function conflictReviewerFromSettings(settings: AgentModelSettings): ConflictReviewer {

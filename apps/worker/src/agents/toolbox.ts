@@ -3,7 +3,7 @@ import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { type AgentTools, DomainError, isAllowedCommand, type SandboxWorkspace } from "@rhumbatron/core";
 
 /**
- * What list_files answers from (README: Context Packets): the paths of the base tree's file index,
+ * What list_files answers from (docs/agents.md, Context Packets): the paths of the base tree's file index,
  * plus `overlay`, paths the workspace may have changed since that tree (the ChangeSets stacked
  * before the run's work). Paths the Agent writes or deletes join the overlay as it works; each
  * overlay path is listed when it exists in the workspace. Nothing walks the repository, so files a

@@ -3,7 +3,7 @@ import { pendingWakes, receiveWake, type WakeReceipt } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 
 /**
- * Wakes reaching a running Agent (README: Intents, claims and challenges). While its run works,
+ * Wakes reaching a running Agent (docs/agents.md, Intents, claims and challenges). While its run works,
  * the Agent takes the wakes queued for its Task (at the start, then on every watch tick), checks
  * each against the state now and the files it has edited so far (receiveWake), and goes on or stops
  * handling it with the reason recorded on the woken run. A wake that still matters is put in the

@@ -11,9 +11,9 @@ import { drain, parseStream } from "./event-router.ts";
 import { DEFAULT_RUN_KEY, type WorkerFunction } from "./types.ts";
 
 /**
- * The analytics projector (README: Metrics), continuously: the publisher nudges it for each stream
+ * The analytics projector (docs/metrics.md), continuously: the publisher nudges it for each stream
  * it appended to, and it drains that stream in batches of config.eventRouter.batchSize until caught
- * up. The spec ran one batch per stream on the event router's sweep (a stream every 8 minutes),
+ * up. The first design ran one batch per stream on the event router's sweep (a stream every 8 minutes),
  * a pace set by a cloud platform's per-request limits that do not bind here, and the metrics page
  * trailed the work by hours on a busy day. The cron tick (every minute) is the backstop for a lost
  * nudge: it and a nudge that names no stream (the listener's catch-up) drain every stream.

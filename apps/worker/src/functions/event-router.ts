@@ -17,7 +17,7 @@ import { DEFAULT_RUN_KEY, type FunctionContext, type WorkerFunction } from "./ty
 /**
  * The event router (docs/workflows.md, Event consumption). For stream N, on every nudge and every
  * cron tick: the project-view projector, the causal router, the notifier (people's inboxes) and the
- * webhook fan-out (README: Notifications and webhooks), each up to config.eventRouter
+ * webhook fan-out (docs/notifications.md), each up to config.eventRouter
  * .consumesPerSubscriptionPerRun batches. Cron ticks sweep one stream per minute and also run the
  * audit archiver. The analytics projector is a function of its own (analytics-projector.ts): on
  * the sweep it got one batch per stream every 8 minutes and the metrics trailed far behind.

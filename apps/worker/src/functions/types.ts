@@ -31,7 +31,7 @@ export interface FunctionContext {
 
 /**
  * One background function. Every function is an idempotent drain or step over Postgres state
- * (ARCHITECTURE.md, "Executors"), so either executor may run it again at any time.
+ * (ARCHITECTURE.md, "Executors: one set of functions, two drivers"), so either executor may run it again at any time.
  */
 export interface WorkerFunction {
   id: string;

@@ -15,7 +15,7 @@ import type { SourceHandlerDeps } from "../source/handlers.ts";
 import { syncCanonical } from "../source/sync.ts";
 
 /**
- * The indexer (README: Verification, approval and promotion, Search index): the indexing queue,
+ * The indexer (docs/verification.md, Search index): the indexing queue,
  * batch 1, concurrency 1, a build that runs out of retries recorded as failed in project_indexes.
  * index.build first brings canonical main up to the project's generation (the source sync of a
  * promotion), then builds a search index of the generation's tree: an inverted

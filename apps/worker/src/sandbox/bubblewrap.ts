@@ -165,7 +165,7 @@ export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<Bub
   return {
     kind: "bubblewrap",
     isolates: true,
-    // A local process: charged the seconds its workspace ran, no idle tail (README: The Sandbox).
+    // A local process: charged the seconds its workspace ran, no idle tail (docs/sandbox.md).
     billing: "measured",
     processCap: cap.cap,
     open: (runDir) => openWorkspace(options.root, runDir, (path, cmd) => run(path, runDir.dirName, cmd)),

@@ -80,7 +80,7 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
   return {
     kind: "process",
     isolates: false,
-    // A local process: charged the seconds its workspace ran, no idle tail (README: The Sandbox).
+    // A local process: charged the seconds its workspace ran, no idle tail (docs/sandbox.md).
     billing: "measured",
     processCap: cap.cap,
     warning,

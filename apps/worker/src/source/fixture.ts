@@ -25,7 +25,7 @@ import type { Identity } from "./git-objects.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
 /**
- * fixture.publish (integration queue; README: Publishing a fix by hand). `prepare` does the git
+ * fixture.publish (integration queue; docs/agents.md, Publishing a fix by hand). `prepare` does the git
  * work with no transaction open, as an Agent run's publish does: fork canonical as the fixture's
  * `ws-<run>`, check out its main, stack the ChangeSets of the Tasks this one depends on, write and
  * delete the files, commit as the person who sent them, push to the fork, store the patch. `handle`

@@ -168,7 +168,8 @@ describe("git smart-HTTP endpoint", () => {
     expect(res.status).toBe(403);
     expect(await res.text()).toBe("push is not offered\n");
 
-    // The push route (README: Pushing into an empty project) is refused by a server given no push
+    // The push route (docs/repositories.md, Pushing into an empty project) is refused by a server
+    // given no push
     // options, and serves nothing but receive-pack.
     const pushRoute = `${base}/git/push/${REPO}.git`;
     const refused = await fetch(`${pushRoute}/info/refs?service=git-receive-pack`, {

@@ -17,7 +17,8 @@ import type { Logger } from "../logger.ts";
  *   GET  /git/<repo>.git/info/refs?service=git-upload-pack   ref advertisement
  *   POST /git/<repo>.git/git-upload-pack                     negotiation + packfile
  *
- * Push (git-receive-pack) is offered on one route only, to a project waiting for its push (README:
+ * Push (git-receive-pack) is offered on one route only, to a project waiting for its push
+ * (docs/repositories.md,
  * Pushing into an empty project), with that project's one-time push token:
  *
  *   GET  /git/push/<projectId>.git/info/refs?service=git-receive-pack   an empty repository's refs

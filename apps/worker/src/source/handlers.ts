@@ -33,7 +33,7 @@ export type SourceHandlerDeps = Pick<
 
 /**
  * project.provision (integration queue): creates the canonical repository, from the project
- * template or, for an imported project, from its source's history (README: Bring your repository);
+ * template or, for an imported project, from its source's history (docs/repositories.md);
  * fills the code store for S0, records generation 0 and activates the project with project.created.
  * Every step is idempotent, so a redelivery after a crash finishes the job.
  *

@@ -15,7 +15,7 @@ import { captureLogs, testIdentity } from "../testing.ts";
 import { provisionHandler } from "./handlers.ts";
 
 /**
- * Importing a repository (README: Bring your repository) through the real path: importProject
+ * Importing a repository (docs/repositories.md) through the real path: importProject
  * writes the row and project.provision, the integration queue delivers it to provisionHandler, which
  * reads the source with isomorphic-git into the canonical repository. Command-line git builds the
  * sources and is the independent oracle for what canonical holds.

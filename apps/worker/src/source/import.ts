@@ -7,7 +7,7 @@ import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from 
 import { exists } from "./git-objects.ts";
 
 /**
- * Reading another repository's history into a new bare repository (README: Bring your repository),
+ * Reading another repository's history into a new bare repository (docs/repositories.md),
  * with isomorphic-git only: over HTTP its smart-protocol client, from a local folder its object
  * reader. Nothing of the source runs: no hooks, no checkout (so no filters), no submodules (a
  * gitlink is kept as the commit id it is, its repository is never fetched).
@@ -285,7 +285,8 @@ async function copyBranch(
 }
 
 /**
- * Reads a pushed repository (README: Pushing into an empty project), received into `quarantine`, the
+ * Reads a pushed repository (docs/repositories.md, Pushing into an empty project), received into
+ * `quarantine`, the
  * way a local import is read, with the same limits. The branch: the one pushed; of several, main,
  * then master; anything else is refused, as is a push that holds no branch.
  */

@@ -19,7 +19,7 @@ import { startGitHttpServer } from "./git-http.ts";
 import { provisionHandler } from "./handlers.ts";
 
 /**
- * Pushing into an empty project (README: Pushing into an empty project) through the real path:
+ * Pushing into an empty project (docs/repositories.md, Pushing into an empty project) through the real path:
  * createProjectForPush, command-line `git push` to the worker's git endpoint, project.provision on
  * the integration queue. Command-line git builds the pushed repository and is the oracle for what
  * canonical holds; it also clones canonical back over the same endpoint.

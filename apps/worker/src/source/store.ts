@@ -27,7 +27,7 @@ import { type ImportLimits, ImportRefused, importHistory, importPushedHistory } 
 import { type CommitDiff, diffCommits } from "./patch.ts";
 
 /**
- * The source store (README: Cloning a project's source): bare repositories in one namespace folder
+ * The source store (docs/agents.md, Cloning a project's source): bare repositories in one namespace folder
  * per environment, created on first use. Every access presents a repo token scoped to that repository
  * and mode; the store checks it before touching anything.
  */
@@ -78,8 +78,8 @@ export class SourceStore {
   }
 
   /**
-   * Creates the canonical repository from another repository's history (README: Bring your
-   * repository): main is the imported branch's head as it is, the same commit, every commit of its
+   * Creates the canonical repository from another repository's history (docs/repositories.md):
+   * main is the imported branch's head as it is, the same commit, every commit of its
    * history there. A failure (ImportRefused or any other) leaves nothing behind.
    */
   importRepository(
@@ -97,7 +97,8 @@ export class SourceStore {
   }
 
   /**
-   * Creates the canonical repository from a push received into `quarantine` (README: Pushing into an
+   * Creates the canonical repository from a push received into `quarantine` (docs/repositories.md,
+   * Pushing into an
    * empty project), read like a local import: main is the pushed branch's head as it is.
    */
   importPushed(
@@ -385,7 +386,7 @@ export class SourceStore {
     return (await git.readBlob({ fs, gitdir, oid })).blob;
   }
 
-  /** Whether `oid` is a commit in `repo` (promotion precondition 8 for the Candidate fork). */
+  /** Whether `oid` is a commit in `repo` (promotion's P6 for the Candidate fork, docs/protocol.md, Promotion). */
   async hasCommit(repo: string, token: string, oid: string): Promise<boolean> {
     const gitdir = await this.allow(token, repo, "read");
     if (!(await this.exists(repo))) return false;

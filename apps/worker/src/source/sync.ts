@@ -4,7 +4,7 @@ import { publishCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
 /**
- * The source sync after a promotion (README: Verification, approval and promotion, Release and
+ * The source sync after a promotion (docs/verification.md, Release and
  * Search index): canonical main moves to the commit of a Canonical Generation, taking the objects
  * from that generation's Candidate fork, fast-forward only; then the code store of the new tree is
  * published, and each generation main reached gets its annotated tag (`gen-7`, naming the Change,

@@ -12,8 +12,8 @@ export interface CheckPoolDeps {
 }
 
 /**
- * Runs a Candidate's planned checks, the independent ones at once (README: Verification, approval
- * and promotion). One after another, each check saw what the ones before it left in the
+ * Runs a Candidate's planned checks, the independent ones at once (docs/verification.md). One
+ * after another, each check saw what the ones before it left in the
  * workspace, and what a later check may read is what the check that prepares the tree left (a
  * build's output; checks-file.ts, `prepares`). So that check runs first in the Candidate's
  * workspace, the tree it leaves is the prepared tree, and every other check starts from its own copy of it (workspace.ts, `copy`): what one check writes

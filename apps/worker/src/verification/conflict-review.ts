@@ -20,7 +20,7 @@ import {
 import type { WorkerContext } from "../context.ts";
 
 /**
- * The conflict review of a Candidate (README: Conflict reviews), after its plan and before its
+ * The conflict review of a Candidate (docs/verification.md, Conflict reviews), after its plan and before its
  * checks. When two ChangeSets that do not build on each other changed the same files, the model is
  * asked to review those files over a Context Packet: the base, each Task's version and the composed
  * one, each an item with an ID its findings must cite. Step `review` asks (its answer is stored, so a

@@ -2,7 +2,7 @@ import { candidateFork, DomainError, type HandlerResult } from "@rhumbatron/core
 import { type CommandHandler, landCandidate, type SourceProbe, withRepoToken } from "@rhumbatron/db";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 
-/** Promotion precondition 8 from the worker: the composed commit is in the Candidate's fork. */
+/** Promotion's P6 (docs/protocol.md, Promotion) from the worker: the composed commit is in the Candidate's fork. */
 export function storeSourceProbe(deps: SourceHandlerDeps): SourceProbe {
   return {
     commitInCandidateFork(candidateId, commit) {
@@ -19,7 +19,7 @@ export function storeSourceProbe(deps: SourceHandlerDeps): SourceProbe {
 }
 
 /**
- * candidate.land (integration queue, README: Landing): promotes a ready Candidate of a Change that
+ * candidate.land (integration queue, docs/landing.md): promotes a ready Candidate of a Change that
  * lands when ready. The queue hands out one message at a time, oldest first, so promotions of a
  * project land one by one in the order they became ready. Not ready, or no longer the newest
  * Candidate: nothing to do (the next Event that moves it sends the command again). Stale: the

@@ -7,7 +7,7 @@ import { atLeast, versionIn } from "./project-checks.ts";
 import { drainVerifications } from "./runner.ts";
 
 /**
- * A project's own checks (README: The checks file), through the real verification workflow on a
+ * A project's own checks (docs/checks-file.md), through the real verification workflow on a
  * project imported from a repository nobody here shaped for Rhumbatron: the file is read from the
  * Candidate's base, commands run in the Sandbox, test reports are read per test, a broken file or
  * an unmet requirement refuses the Candidate with what to do, and a repository without a file gets

@@ -28,8 +28,8 @@ import {
 } from "./verification-run.ts";
 
 /**
- * The steps of a Candidate's verification that read the project's own declarations (README: The
- * checks file): which checks it has (from the base), whether the worker can meet what it requires,
+ * The steps of a Candidate's verification that read the project's own declarations
+ * (docs/checks-file.md): which checks it has (from the base), whether the worker can meet what it requires,
  * and its setup steps, with the registries they may reach and the cache of what they produced.
  */
 /** A key file larger than this keys nothing (it is read whole to hash it). */

@@ -10,7 +10,7 @@ import { type VerificationDeps, type VerificationRunResult, verificationRun } fr
 import { checkAndRecordStep, gateStep, merge, reserveStep, settleStep } from "./workflow.ts";
 
 /**
- * A check rerun (README: Landing, "Rerun a check"): one planned check of a rejected Candidate runs
+ * A check rerun (docs/landing.md, "Rerun a check"): one planned check of a rejected Candidate runs
  * again on the same composed commit, in its own workflow instance (ID = the rerun's ID, so it runs
  * once). Its Evidence (`ev_…_<check>_r<n>`) sits beside the earlier records; the gate reads the latest
  * record of every check and the Candidate ends verified or rejected again, with Events keyed by the

@@ -15,7 +15,8 @@ import { drainVerifications } from "./runner.ts";
 import { type VerificationDeps, verificationRun } from "./verification-run.ts";
 
 /**
- * Reused Evidence (README: Reused Evidence), through the real workflow on an imported project: real
+ * Reused Evidence (docs/checks-file.md, Reused Evidence), through the real workflow on an imported
+ * project: real
  * Postgres, real git, commands in the real Sandbox. What ran is counted at the Sandbox's seam.
  */
 const t = useTestDatabase();

@@ -10,7 +10,7 @@ import { type ReusableEvidence, recordEvidence, reusableEvidence } from "@rhumba
 import type { VerificationRun } from "./verification-run.ts";
 
 /**
- * Reused Evidence (README: Reused Evidence). A check whose inputs are byte-identical to a pass
+ * Reused Evidence (docs/checks-file.md, Reused Evidence). A check whose inputs are byte-identical to a pass
  * recorded by another Candidate of the same project gets a new Evidence row copying that pass,
  * saying so and naming it, instead of running again. Its inputs, hashed into one `inputsKey`:
  * - the composed tree (its git tree hash) the check runs on;

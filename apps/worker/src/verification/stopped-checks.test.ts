@@ -30,8 +30,8 @@ import { drainVerifications } from "./runner.ts";
 import type { VerificationDeps } from "./verification-run.ts";
 
 /**
- * A check stopped because its Candidate went stale is not a result of the code (README:
- * Verification, approval and promotion, step 6): nothing is recorded for it, so neither the
+ * A check stopped because its Candidate went stale is not a result of the code
+ * (docs/verification.md, The workflow, step 6): nothing is recorded for it, so neither the
  * Candidate's Evidence, its Events nor the metrics page's failure counts and flake rate say it
  * failed. Real Postgres, real git, the real Sandbox and check runner; the Candidate goes stale the
  * way it does in production: another Change is promoted and the causal router reads

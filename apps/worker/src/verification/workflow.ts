@@ -65,7 +65,7 @@ const BASE_DIR = ".rhumbatron-base";
 const CLOSED_POLL_MS = 2_000;
 
 /**
- * CandidateVerificationWorkflow (README: Verification, approval and promotion; its steps are charted
+ * CandidateVerificationWorkflow (docs/verification.md; its steps are charted
  * in docs/workflows.md): one instance per Candidate, every step recorded so a re-run replays it,
  * every check its own step with its own timeout. Its one model call is the conflict review, only
  * when two Tasks changed the same file (conflict-review.ts); the model decides nothing by itself.
@@ -319,7 +319,8 @@ export async function gateStep(
   // The plan's gate already holds what its policy asks (humanGateApplies under the plan's own policy).
   humanGate = plan.humanGate,
 ): Promise<VerificationOutcome> {
-  // A conflict review's supported blocking finding is a gap too (README: Conflict reviews), and so
+  // A conflict review's supported blocking finding is a gap too (docs/verification.md, Conflict
+  // reviews), and so
   // is a command or program Agent's edit outside its Task's declared paths (db readGate).
   const gate = await readGate(v.deps.db, v.input.candidate, plan);
   if (gate.promotable) return { status: "verified", gate, humanGate, treeHash: tree };
@@ -489,8 +490,8 @@ export async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorks
  * One check on the composed commit; a check that throws is an error with nothing checked (a gap,
  * never a pass). A check whose Candidate closed while it ran was stopped, not failed: whatever it
  * returned or threw then (a killed command, a browser flow whose app was killed) is no result of
- * the code, so CandidateClosed is thrown instead and nothing is recorded (README: Verification,
- * approval and promotion, step 6).
+ * the code, so CandidateClosed is thrown instead and nothing is recorded (docs/verification.md,
+ * The workflow, step 6).
  */
 export async function checkStep(
   deps: VerificationDeps,

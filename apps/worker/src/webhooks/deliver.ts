@@ -9,7 +9,7 @@ import {
 import { type PostResult, postWebhook } from "./post.ts";
 
 /**
- * webhook.deliver (webhooks queue; README: Notifications and webhooks): one attempt of one delivery.
+ * webhook.deliver (webhooks queue; docs/notifications.md): one attempt of one delivery.
  * The POST is outside any transaction (prepare); then:
  *  - a 2xx: the attempt and the delivery's `succeeded` are recorded in the transaction that acks the
  *    message, so a delivery succeeds once;

@@ -7,7 +7,7 @@ import { addressKind, isLoopbackName, webhookAddressProblem } from "@rhumbatron/
 
 /**
  * One HTTP POST of a webhook delivery, outside any transaction. It connects only where the address
- * rule lets it (core's webhookAddressProblem; README: Notifications and webhooks): a literal address
+ * rule lets it (core's webhookAddressProblem; docs/notifications.md): a literal address
  * is checked before connecting, a name on every address it resolves to, inside the connection's own
  * lookup, so the address checked is the address connected to (a name that resolves elsewhere the
  * second time gains nothing). Redirects are not followed: a 3xx is a failed attempt like any other

@@ -128,7 +128,7 @@ export const tasksRouter = router({
       retryTask(ctx.db, { tenantId: input.tenantId, taskId: input.taskId, actorId: ctx.caller.userId }, ctx.services),
     ),
   /**
-   * A person's own ChangeSet for a ready, failed or blocked Task (README: Publishing a fix by hand):
+   * A person's own ChangeSet for a ready, failed or blocked Task (docs/agents.md, Publishing a fix by hand):
    * whole files or deletions, at most 512 KB, sent as fixture.publish; the worker commits them,
    * publishes the ChangeSet and completes the Task. The same request again is the same command.
    */

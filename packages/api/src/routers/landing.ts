@@ -5,7 +5,7 @@ import { router, tenantProcedure } from "../trpc.ts";
 
 const id = idSchema;
 
-/** The landing queue of a project (README: Landing). */
+/** The landing queue of a project (docs/landing.md). */
 export const landingRouter = router({
   /** Each Change that lands when ready: its position, what it waits for and since when. */
   queue: tenantProcedure("viewer")

@@ -8,7 +8,7 @@ const userId = idSchema;
 const role = z.enum(ROLE_ORDER);
 
 /**
- * A tenant's members, for its admins (README: Sign-in and API tokens, Members). `add` and
+ * A tenant's members, for its admins (docs/sign-in.md, Members). `add` and
  * `resetPassword` return a temporary password once; the tenant always keeps one admin
  * (PRECONDITION_FAILED otherwise).
  */

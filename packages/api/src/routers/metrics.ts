@@ -61,13 +61,13 @@ export const metricsRouter = router({
     }),
   /**
    * How far the metrics trail the tenant's Events: how many wait for the analytics projector and
-   * for how long the oldest has waited (README: Metrics). Asked apart from `series`, and more often.
+   * for how long the oldest has waited (docs/metrics.md). Asked apart from `series`, and more often.
    */
   lag: tenantProcedure("viewer").query(({ ctx, input }) =>
     analyticsLag(ctx.db, { tenantId: input.tenantId, now: ctx.services.now() }, ctx.services.config),
   ),
   /**
-   * What a landing-queue owner reads (README: Metrics): request -> landed and queue -> landed
+   * What a landing-queue owner reads (docs/metrics.md): request -> landed and queue -> landed
    * (p50, p90), per bucket, and the landing queue's depth over the window, from the rows.
    */
   landing: tenantProcedure("viewer")

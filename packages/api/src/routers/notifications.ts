@@ -4,7 +4,7 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /**
- * The caller's inbox in one tenant (README: Notifications and webhooks). Everyone has one (viewer
+ * The caller's inbox in one tenant (docs/notifications.md). Everyone has one (viewer
  * role and above); every procedure reads and writes the caller's own notifications only, so another
  * person's notification is NOT_FOUND.
  */

@@ -6,7 +6,7 @@ import { router, tenantProcedure } from "../trpc.ts";
 const projectId = idSchema;
 
 /**
- * A project's verification policy (README: The project's policy): which checks each risk tier
+ * A project's verification policy (docs/verification.md, The project's policy): which checks each risk tier
  * needs, which tiers need a person's approval, check commands and timeouts, the rerun budget. Every
  * member of the tenant may read it (the Candidate pages show the plan it made); admins edit it.
  */

@@ -41,8 +41,8 @@ export const projectsRouter = router({
     .input(z.object({ name: projectName }))
     .mutation(({ ctx, input }) => createProject(ctx.db, { tenantId: input.tenantId, name: input.name }, ctx.services)),
   /**
-   * A new project whose generation 0 is another repository's history (README: Bring your
-   * repository): `from` is an http(s) URL, a file:// URL or an absolute path the worker can read,
+   * A new project whose generation 0 is another repository's history (docs/repositories.md):
+   * `from` is an http(s) URL, a file:// URL or an absolute path the worker can read,
    * never with credentials in it; `credentials` (user name and password or token) go separately, for an
    * http(s) source only, sealed for the worker and deleted once provisioning ends, never answered or
    * logged. `branch` defaults to the source's HEAD branch. Anything else is refused
@@ -72,7 +72,8 @@ export const projectsRouter = router({
       ),
     ),
   /**
-   * A new empty project waiting for a `git push` of an existing history (README: Pushing into an
+   * A new empty project waiting for a `git push` of an existing history (docs/repositories.md,
+   * Pushing into an
    * empty project). Answers ONCE the push URL and a one-time token (only its hash is kept, valid for
    * `source.pushTokenTtlSeconds`), and the command to run; the push that arrives starts provisioning.
    */
@@ -172,7 +173,7 @@ export const projectsRouter = router({
     .input(z.object({ projectId, target: releaseTargetSchema }))
     .mutation(({ ctx, input }) => setReleaseTarget(ctx.db, input)),
   /**
-   * The Agent that works the project's Tasks unless a Task names its own (README: Choosing the
+   * The Agent that works the project's Tasks unless a Task names its own (docs/agents.md, Choosing the
    * Agent): scripted, model, or a command run in the Sandbox; null gives the worker's default.
    * Admins only; runs already started keep theirs; the same choice again writes nothing.
    */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /**
- * The tenant's Sandbox meter and its monthly budget (README: The Sandbox, the meter). Everyone in
+ * The tenant's Sandbox meter and its monthly budget (docs/sandbox.md, the meter). Everyone in
  * the tenant may read it (a Task blocked on the meter points people here); only admins set the
  * tenant's own budget, which comes before RHUMBATRON_SANDBOX_MONTHLY_SECONDS and the default.
  */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /**
- * The tenant's secrets (README: Secrets): API keys its Agent runs get as environment variables.
+ * The tenant's secrets (docs/agents.md, Secrets): API keys its Agent runs get as environment variables.
  * Admins only. A value goes in with `set` and never comes out of the API: `list` answers names,
  * when and by whom, nothing computed from a value.
  */

@@ -5,7 +5,7 @@ import { hasAtLeast, ROLE_ORDER } from "../roles.ts";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /**
- * Personal API tokens (README: Sign-in and API tokens). Any member may hold tokens for themselves in
+ * Personal API tokens (docs/sign-in.md). Any member may hold tokens for themselves in
  * a tenant, each with a role no higher than their own; the secret is returned by `create` only.
  * Admins see and revoke every token of the tenant; anyone else only their own (another's is NOT_FOUND).
  */

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
 /**
- * A project's outgoing webhooks (README: Notifications and webhooks): admins only, for they point
+ * A project's outgoing webhooks (docs/notifications.md): admins only, for they point
  * the project's Events at a URL and see what receivers answered. The secret is in `create`'s answer
  * and nowhere else. A hook, a delivery or a project of another tenant is NOT_FOUND.
  */

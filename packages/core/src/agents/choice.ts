@@ -3,7 +3,7 @@ import { safeText } from "../input.ts";
 import { secretNameSchema } from "../secrets/model.ts";
 
 /**
- * Which Agent works a Task (README: Choosing the Agent): the project's default, overridden per Task
+ * Which Agent works a Task (docs/agents.md, Choosing the Agent): the project's default, overridden per Task
  * in the Work Graph. `scripted` replays the Task's edit plan; `model` is the tool loop over the
  * configured OpenAI-compatible endpoint (AGENT_MODEL_URL); `command` is a program the admin names,
  * run non-interactively in the Sandbox inside the Task's checkout (apps/worker/src/agents/command-agent.ts);

@@ -23,7 +23,7 @@ export interface AgentTask {
   intents: ResourceIntents;
   editPlan: EditStep[] | null;
   /**
-   * The run's Context Packet (README: Context Packets): the files picked for this Task from the
+   * The run's Context Packet (docs/agents.md, Context Packets): the files picked for this Task from the
    * base tree's file index, each with the item ID the model refers to. The runner sets it.
    */
   context?: ContextPacket | null;

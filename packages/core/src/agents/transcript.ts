@@ -1,5 +1,5 @@
 /**
- * What a program Agent did, kept as its transcript (README: Choosing the Agent, "Transcripts"): the
+ * What a program Agent did, kept as its transcript (docs/agents.md, Choosing the Agent, "Transcripts"): the
  * worker reads it from the program's JSON output (apps/worker/src/agents/programs/presets.ts), keeps
  * it in the blob store, and the Change page and `rhumbatron task transcript` show it.
  *

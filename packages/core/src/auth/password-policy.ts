@@ -1,5 +1,5 @@
 /**
- * The rules for a password someone chooses (README: Sign-in and API tokens). One place for both
+ * The rules for a password someone chooses (docs/sign-in.md). One place for both
  * sides: better-auth enforces them on its endpoints (createAuth in packages/api), and the account
  * page checks them before it asks the server, so a mistake is explained at once. Sign-in checks
  * only the maximum, so an older, shorter password keeps working until its owner changes it.

@@ -1,7 +1,7 @@
 /**
- * The overlap classifier port (the spec's Clef-flash): it decides only a prefix-only resource overlap
- * between a fresh Event and an active Agent. Exact overlaps wake without asking; no overlap never wakes.
- * spec: Causal routing. Everything here is pure; adapters live in apps/worker/src/classifier.
+ * The overlap classifier port: it decides only a prefix-only resource overlap between a fresh Event
+ * and an active Agent. Exact overlaps wake without asking; no overlap never wakes (docs/protocol.md,
+ * Causal routing). Everything here is pure; adapters live in apps/worker/src/classifier.
  */
 
 export interface OverlapQuestion {
@@ -34,14 +34,14 @@ export interface OverlapClassifier {
 /**
  * What the router does with a verdict. Only a confident skip skips: an abstention, a wake, or a skip
  * below the threshold wakes the agent, because a needless wake costs one turn while a missed one
- * leaves an agent working on stale files. spec: "An abstention wakes the Agent, which is the safe default."
+ * leaves an agent working on stale files: an abstention wakes (docs/protocol.md, Causal routing).
  */
 export function finalDecision(verdict: OverlapVerdict, abstainBelow: number): "wake" | "skip" {
   // Written so that NaN (never >= anything) also wakes.
   return verdict.decision === "skip" && verdict.probability >= abstainBelow ? "skip" : "wake";
 }
 
-/** spec: 200 calls per day per environment; past the cap the answer is "wake" without a call. */
+/** At most `causal.classifierDailyCallCap` (200) calls a day per environment; past the cap the answer is "wake" without a call. */
 export function classifierBudget(callsToday: number, cap: number): "call" | "cap_reached" {
   return callsToday < cap ? "call" : "cap_reached";
 }

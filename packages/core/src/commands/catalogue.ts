@@ -58,7 +58,7 @@ export const COMMAND_CATALOGUE = {
   "index.purge": { queue: "indexing", payload: z.looseObject({}) },
   "verification.start": { queue: "verification", payload: z.looseObject({ candidateId: id }) },
   "release.start": { queue: "release", payload: z.looseObject({ releaseId: id }) },
-  /** One delivery of one Event to one project webhook (README: Notifications and webhooks). */
+  /** One delivery of one Event to one project webhook (docs/notifications.md). */
   "webhook.deliver": {
     queue: "webhooks",
     payload: z.looseObject({ webhookId: id, deliveryId: id, eventId: id }),
@@ -67,13 +67,13 @@ export const COMMAND_CATALOGUE = {
 
 export type CommandPayload<T extends CommandType> = z.infer<(typeof COMMAND_CATALOGUE)[T]["payload"]>;
 
-/** Which queue carries each command type (spec: the Queues flowchart). */
+/** Which queue carries each command type, from COMMAND_CATALOGUE above (docs/protocol.md, Commands and queues). */
 export const QUEUE_FOR_COMMAND = Object.fromEntries(COMMAND_TYPES.map((t) => [t, COMMAND_CATALOGUE[t].queue])) as {
   [T in CommandType]: (typeof COMMAND_CATALOGUE)[T]["queue"];
 };
 
 /**
- * Stable command IDs, one function each (spec: Idempotency): a re-send of the same request is the
+ * Stable command IDs, one function each (docs/protocol.md, Commands and queues): a re-send of the same request is the
  * same command, so a queue holds it at most once. Nothing else formats a command ID.
  */
 export const commandIds = {

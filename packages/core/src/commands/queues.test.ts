@@ -40,7 +40,7 @@ describe("queues", () => {
     // queue: [batch, retries, retry delay s, dead-letter queue]
     const table = {
       "agent-wakeups": [10, 3, 30, "dead-letter"],
-      // The one departure from the spec's table: batches of 100 (config.ts says why).
+      // The one departure from the first plan's numbers: batches of 100 (config.ts says why).
       integration: [100, 3, 30, "dead-letter"],
       indexing: [1, 3, 30, null],
       "dead-letter": [5, 5, 60, null],

@@ -1,6 +1,6 @@
 import type { Environment, QueuePurpose, RhumbatronConfig } from "../config.ts";
 
-/** `rhumbatron-<purpose>-<env>` (spec: Queues). */
+/** `rhumbatron-<purpose>-<env>` (docs/protocol.md, Commands and queues). */
 export function queueName(purpose: QueuePurpose, env: Environment): string {
   return `rhumbatron-${purpose}-${env}`;
 }
@@ -79,7 +79,7 @@ export function decideDelivery(
   }
 }
 
-/** The per-Change daily command cap (spec: 1,000 commands per Change per day). */
+/** The per-Change daily command cap's window, one UTC day (`causal.commandsPerChangePerDay`; docs/protocol.md, Tasks and Agent runs). */
 export function commandCapWindow(now: Date): string {
   return now.toISOString().slice(0, 10);
 }

@@ -5,8 +5,8 @@ import { findingSupported } from "../verification/promotion.ts";
 import { type ContextPacket, contextItemIds } from "./packet.ts";
 
 /**
- * Conflict reviews (spec: model findings must cite valid Context Packet item IDs; a finding with a
- * bad citation is unsupported and cannot change state). When a Candidate composes ChangeSets of
+ * Conflict reviews (docs/protocol.md, Context Packets and model findings: a finding must cite items of
+ * the review's Context Packet; one with a bad citation is unsupported and cannot change state). When a Candidate composes ChangeSets of
  * Tasks that did not build on each other and changed the same files, the verification workflow asks
  * a model to review those files: the base, each Task's version and the composed one, as packet items.
  * Each finding is recorded; a supported blocking finding is a gap of the gate, so the Candidate is

@@ -3,8 +3,8 @@ import { targetedTests } from "../verification/plan.ts";
 import type { ResourceIntents } from "../work-graph/model.ts";
 
 /**
- * The Context Packet (spec: Agents read the file index instead of walking the repo; model findings
- * cite Context Packet item IDs): what a model is given to read, as a list of items, each a file
+ * The Context Packet (docs/protocol.md, Context Packets and model findings: Agents read the file index
+ * instead of walking the repo; model findings cite Context Packet item IDs): what a model is given to read, as a list of items, each a file
  * version with a stable ID (`ctx_<n>`), its path, Git blob ID, size and why it was picked, within a
  * size budget. An Agent run's packet is picked from the base tree's index.json and the Task; a
  * conflict review's from the versions of the files two Tasks both changed. Pure: the worker reads

@@ -1,7 +1,7 @@
 import { sha256, toHex } from "./hash.ts";
 
 /**
- * Audit archive objects (spec: audit-archiver): gzip NDJSON at
+ * Audit archive objects (docs/protocol.md, Consumers): gzip NDJSON at
  * `events/<day>/stream-<NN>/part-<firstMs>-<hash>.ndjson.gz`, where <day> is the UTC day
  * (YYYY-MM-DD) of the first entry's publish time, <firstMs> that time in epoch milliseconds, and
  * <hash> the first 16 hex digits of the SHA-256 of the uncompressed NDJSON. The same entries always

@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * Every Event type the system writes, its current version, its payload schema, and which owner
  * writes it: `project-root` facts lock the project row and take a random ID; `resource-shard` facts
- * lock the resource they concern (for example the change) and take a stable ID (spec: Transactional
- * outbox). A payload change that breaks readers bumps the version.
+ * lock the resource they concern (for example the change) and take a stable ID (docs/protocol.md,
+ * The transactional outbox). A payload change that breaks readers bumps the version.
  */
 const id = z.string().min(1);
 const paths = z.array(z.string().min(1));
@@ -20,7 +20,7 @@ const claimPayload = z.object({
 export const EVENT_CATALOGUE = {
   "project.created": { version: 1, owner: "project-root", payload: z.object({ name: z.string().min(1) }) },
   "project.archived": { version: 1, owner: "project-root", payload: z.object({}) },
-  /** A project's verification policy got a new version (README: The project's policy); `changed`: its top-level fields. */
+  /** A project's verification policy got a new version (docs/verification.md, The project's policy); `changed`: its top-level fields. */
   "policy.updated": {
     version: 1,
     owner: "project-root",
@@ -92,7 +92,7 @@ export const EVENT_CATALOGUE = {
     payload: z.object({ key: z.string().min(1), attempt: z.number().int().min(2), previousState: z.string() }),
   },
   /**
-   * Intents, claims and challenges (README: Intents, claims and challenges). `attempt` is the Task's
+   * Intents, claims and challenges (docs/agents.md, Intents, claims and challenges). `attempt` is the Task's
    * attempt, so a wake caused by one Task's hold on its paths is one wake per attempt whichever of its
    * Events routes first.
    */
@@ -209,7 +209,7 @@ export const EVENT_CATALOGUE = {
     }),
   },
   /**
-   * A Candidate's conflict review, recorded once with its findings (README: Conflict reviews):
+   * A Candidate's conflict review, recorded once with its findings (docs/verification.md, Conflict reviews):
    * `skipped` when no model is configured, `failed` when its answer could not be used.
    */
   "conflict_review.recorded": {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The Command envelope (spec: Envelopes): a request for work, carried on a queue. */
+/** The Command envelope (docs/protocol.md, Commands and queues): a request for work, carried on a queue. */
 export const COMMAND_TYPES = [
   "agent.wake",
   "change.dispatch",

@@ -1,5 +1,5 @@
 /**
- * What a consumer does with a batch once it has tried to apply it (spec: Event router):
+ * What a consumer does with a batch once it has tried to apply it (docs/protocol.md, Consumers):
  * all applied -> ack; otherwise count the failure; below the limit -> nack (redeliver later);
  * at the limit -> dead-letter the batch, mark its events processed, and ack.
  */

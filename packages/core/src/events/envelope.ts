@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { EVENT_CATALOGUE, type EventPayload, type EventType, isEventType } from "./catalogue.ts";
 
-/** The Event envelope (spec: Envelopes). Payload typing comes from the catalogue. */
+/** The Event envelope (docs/protocol.md, The Event envelope). Payload typing comes from the catalogue. */
 export const actorSchema = z.object({
   kind: z.enum(["user", "agent", "system", "operator"]),
   id: z.string().min(1),

@@ -2,7 +2,7 @@ import type { RhumbatronConfig } from "../config.ts";
 import { DomainError } from "../errors.ts";
 
 /**
- * The outbox row state machine (spec: Outbox row states), as a pure function.
+ * The outbox row state machine (docs/protocol.md, The transactional outbox), as a pure function.
  *
  *   pending    --sent-------------> published
  *   pending    --send_failed------> retry_wait   (backoff 1 s, 2 s, 4 s … capped at 5 min)

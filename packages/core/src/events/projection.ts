@@ -1,7 +1,7 @@
 import type { AnyEventEnvelope, EventEnvelope } from "./envelope.ts";
 
 /**
- * What one Event changes in a project's view (spec: ProjectViewDO.applyDelta): the last known state
+ * What one Event changes in a project's view (docs/protocol.md, Consumers): the last known state
  * of the entities it concerns, and the canonical generation. Counts by state are derived from the
  * entity states, so applying the same Event twice cannot double-count.
  */

@@ -2,7 +2,7 @@ import type { RhumbatronConfig } from "../config.ts";
 import { DomainError } from "../errors.ts";
 import { fnv1a32 } from "./hash.ts";
 
-/** One project always maps to one stream, so its Events stay in order there (spec: streams). */
+/** One project always maps to one stream, so its Events stay in order there (docs/protocol.md, Streams). */
 export function streamIndex(projectId: string, streamCount: number): number {
   if (!Number.isInteger(streamCount) || streamCount < 1) {
     throw new DomainError("INVALID_CONFIG", `stream count must be a positive integer, got ${streamCount}`);

@@ -1,5 +1,5 @@
 /**
- * How the metrics page says how far the analytics projector trails (README: Metrics): the number
+ * How the metrics page says how far the analytics projector trails (docs/metrics.md): the number
  * of the tenant's Events not yet counted and the age of the oldest, in the largest units that keep
  * it readable at a glance.
  */

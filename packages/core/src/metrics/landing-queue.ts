@@ -1,6 +1,6 @@
 /**
- * The landing queue's depth over time, rebuilt from what is recorded about each Change (README:
- * Metrics): when "land when ready" was turned on and off (`change.landing_changed`), the Change's
+ * The landing queue's depth over time, rebuilt from what is recorded about each Change
+ * (docs/metrics.md): when "land when ready" was turned on and off (`change.landing_changed`), the Change's
  * creation when it was created landing, and when it left for good (its promotion, or its
  * cancellation). Pure: the rows and Events are read by packages/db, `now` is passed in.
  */

@@ -2,7 +2,7 @@ import type { EventType } from "../events/catalogue.ts";
 import type { Actor, AnyEventEnvelope } from "../events/envelope.ts";
 
 /**
- * A person's inbox (README: Notifications and webhooks). Each notifying Event tells a set of people
+ * A person's inbox (docs/notifications.md). Each notifying Event tells a set of people
  * one thing, once: the notifier subscription writes one notification per (Event, person).
  *
  *  - approval.requested -> everyone who may approve in the tenant: an approval is waiting for you;

@@ -1,5 +1,5 @@
 /**
- * The blob store port (the spec's R2): keys are `/`-separated paths such as
+ * The blob store port (docs/protocol.md, Repository names): keys are `/`-separated paths such as
  * `events/<day>/stream-<NN>/part-….ndjson.gz` or `source/<project>/…`. A local folder is the
  * default adapter; an S3-compatible one can follow.
  */

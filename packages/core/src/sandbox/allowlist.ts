@@ -1,5 +1,5 @@
 /**
- * The command allowlist (spec: run_command (allowlist, 180 s)). It is policy, not isolation: node,
+ * The command allowlist for `run_command` (docs/protocol.md, The Sandbox). It is policy, not isolation: node,
  * npm and git can start other programs, so the Sandbox itself is what contains them. It keeps
  * agents to the tools a TypeScript repository needs and refuses shells and network clients by name.
  */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { RhumbatronConfig } from "../config.ts";
 
 /**
- * A tenant's monthly Sandbox budget (README: The Sandbox, the meter). The meter counts per tenant
+ * A tenant's monthly Sandbox budget (docs/sandbox.md, the meter). The meter counts per tenant
  * and UTC month; the budget it is checked against is, first to last: the tenant's own (an admin
  * sets it, tenant_sandbox_budgets), the deployment's (RHUMBATRON_SANDBOX_MONTHLY_SECONDS), the
  * config default (`config.sandbox.monthlySeconds`, 18,000 s).

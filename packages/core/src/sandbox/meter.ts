@@ -10,7 +10,7 @@ import {
 import type { SandboxBilling, SandboxKind } from "./model.ts";
 
 /**
- * Meter arithmetic (spec: Sandbox lifecycle table). packages/db applies these decisions under a
+ * Meter arithmetic (docs/protocol.md, The Sandbox). packages/db applies these decisions under a
  * row lock on usage_counters; everything here is pure so the boundaries are tested to the second.
  */
 type SandboxConfig = Pick<RhumbatronConfig, "sandbox">;

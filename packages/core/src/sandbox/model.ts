@@ -1,5 +1,5 @@
 /**
- * The Sandbox port (spec: Sandbox lifecycle). One Sandbox per Project (`proj-<uuid>`); each agent
+ * The Sandbox port (docs/protocol.md, The Sandbox). One Sandbox per Project (`proj-<uuid>`); each agent
  * run and each Candidate check gets its own run directory in it. Adapters live in
  * apps/worker/src/sandbox (bubblewrap, or a plain-process fallback that isolates nothing).
  */
@@ -8,7 +8,7 @@
 export type SandboxKind = "agent" | "candidate";
 
 /**
- * How a Sandbox provider is charged on the monthly meter (README: The Sandbox, the meter).
+ * How a Sandbox provider is charged on the monthly meter (docs/sandbox.md, the meter).
  * `measured`: the seconds its workspace ran, nothing more (local bubblewrap or plain processes stop
  * when the run ends). `container`: those seconds plus the idle tail a cloud container stays awake
  * before it sleeps (`config.sandbox.agentIdleTailSeconds`, `candidateIdleTailSeconds`).

@@ -1,7 +1,7 @@
 import { DomainError } from "../errors.ts";
 
 /**
- * Names on disk for Sandboxes and run directories (spec: Sandbox lifecycle: `/workspace/<run>`,
+ * Names on disk for Sandboxes and run directories (docs/protocol.md, The Sandbox: `/workspace/<run>`,
  * `/workspace/cand-<id>`, one Sandbox `proj-<uuid>` per Project). The IDs are checked strictly
  * because the names become path segments on the host.
  */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Tenant secrets (README: Secrets): API keys an admin sets once for the tenant's Agent runs, which
+ * Tenant secrets (docs/agents.md, Secrets): API keys an admin sets once for the tenant's Agent runs, which
  * get them as environment variables. A name is shaped like an environment variable; a value is
  * 1 byte to 8 KiB of UTF-8 without NUL (an environment variable cannot hold one).
  */

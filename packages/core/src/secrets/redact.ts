@@ -1,5 +1,5 @@
 /**
- * Keeping tenant secrets out of what a run leaves behind (README: Secrets): its logs, transcript and
+ * Keeping tenant secrets out of what a run leaves behind (docs/agents.md, Secrets): its logs, transcript and
  * Evidence are redacted with redactSecrets, and a diff in which findSecretsIn finds a value fails
  * the run. Both look for each value as given and, for a value of 8 characters or more, in the forms
  * a program commonly turns it into: base64 (standard and URL-safe, at any alignment inside a longer

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { hasNoNul, NUL_MESSAGE } from "../input.ts";
 
 /**
- * Where an imported project's history comes from (README: Bring your repository). Accepted: an
+ * Where an imported project's history comes from (docs/repositories.md). Accepted: an
  * http(s) URL, a file:// URL, or an absolute path on the worker's host. Refused, before anything is
  * written: ssh and git:// URLs, scp-like `user@host:path`, relative paths, and any URL with a user
  * name or password in it (credentials go in their own field: importCredentialsSchema).
@@ -115,7 +115,7 @@ export interface ProjectSource {
 }
 
 /**
- * The user name and password or token of a private http(s) source (README: Bring your repository),
+ * The user name and password or token of a private http(s) source (docs/repositories.md),
  * given once with projects.import. HTTP Basic: the user name cannot hold a colon.
  */
 export const importCredentialsSchema = z.object({

@@ -2,7 +2,7 @@ import type { Environment } from "../config.ts";
 import { DomainError } from "../errors.ts";
 
 /**
- * Repository names (spec: Artifacts repositories). They derive from row IDs only: the canonical
+ * Repository names (docs/protocol.md, Repository names). They derive from row IDs only: the canonical
  * repository is the Project ID, a Task workspace fork is `ws-<run>` for run `run_<run>`, a Candidate
  * fork is `cand-<id>` for Candidate `cand_<id>`. Nothing else builds a repository name.
  */
@@ -55,7 +55,7 @@ export const sourceKeys = {
 };
 
 /**
- * Cuts a patch at `maxBytes` on a line boundary (spec: each patch stops at 512 KB). Returns the
+ * Cuts a patch at `maxBytes` on a line boundary (docs/protocol.md, ChangeSets: 512 KB). Returns the
  * kept text and whether it was cut; the caller records the full size.
  */
 export function truncatePatch(

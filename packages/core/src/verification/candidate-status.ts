@@ -1,5 +1,5 @@
 /**
- * A Candidate's statuses and the moves between them, as data (spec: Candidate lifecycle). Every
+ * A Candidate's statuses and the moves between them, as data (docs/protocol.md, Candidates and their statuses). Every
  * list of statuses the code needs (what is live, what the workflow may still change, what a cancel
  * closes) is named here once, so no two places can disagree.
  *
@@ -23,7 +23,7 @@ export const CANDIDATE_TRANSITIONS: Readonly<Record<CandidateStatus, readonly Ca
   created: ["verifying", "rejected", "stale", "cancelled"],
   verifying: ["verified", "rejected", "stale", "cancelled"],
   verified: ["promoted", "rejected", "stale", "cancelled"],
-  // A check rerun puts a rejected Candidate back to verifying (README: Landing, "Rerun a check").
+  // A check rerun puts a rejected Candidate back to verifying (docs/landing.md, "Rerun a check").
   rejected: ["verifying", "cancelled"],
   stale: ["cancelled"],
   promoted: [],
@@ -59,7 +59,7 @@ export interface UnrecordedCheckState {
  * What a planned check with no Evidence is, from its Candidate's status; null when the gate's
  * `missing` gap says it. While the checks run it has not finished yet. Once the Candidate went stale
  * or was cancelled, a check that had not finished was stopped and nothing is recorded for it
- * (README: Verification, approval and promotion, step 6): it neither passed nor failed. The
+ * (docs/verification.md, The workflow, step 6): it neither passed nor failed. The
  * Candidate page and `rhumbatron candidate show` both say it this way.
  */
 export function unrecordedCheckState(candidateStatus: string): UnrecordedCheckState | null {

@@ -5,7 +5,7 @@ import { DEFAULT_COMMAND_ALLOWLIST } from "../sandbox/allowlist.ts";
 import { RISK_TIERS } from "../work-graph/model.ts";
 
 /**
- * A project's own checks, declared in its repository (README: "The checks file"). The worker reads
+ * A project's own checks, declared in its repository (docs/checks-file.md). The worker reads
  * the file from the Candidate's base commit, never from the Candidate, so a Change cannot weaken
  * the gate that judges it; a Change that edits it needs a person's approval and its checks apply
  * from the next generation (plan.ts, `editsTheGate`).

@@ -1,5 +1,5 @@
 /**
- * Whether ChangeSets can be composed at all (spec: checkCompatibility, deterministic): one deleting
+ * Whether ChangeSets can be composed at all, deterministically (docs/protocol.md, Composition onto the canonical generation): one deleting
  * a file another adds or edits cannot be composed, unless one builds on the other (a Task that
  * depends on another started from its result, so deleting what it edited is just the next step);
  * several editing one file can be tried (the composition decides); disjoint ChangeSets are fine.

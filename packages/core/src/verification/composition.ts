@@ -1,7 +1,7 @@
 import { sha256, toHex } from "../events/hash.ts";
 
 /**
- * The composition key (spec: Candidate composition, SHA-256 composition key): SHA-256 over the
+ * The composition key (docs/protocol.md, Composition onto the canonical generation): SHA-256 over the
  * project, the base generation and commit, and the ChangeSet IDs in Work Graph order, each as a
  * 4-byte big-endian length and its UTF-8 bytes (so no two different inputs encode alike). The
  * Candidate ID is `cand_` + its first 32 hex digits, so the same composition is the same Candidate.

@@ -3,7 +3,7 @@ import { pathWithin } from "../work-graph/overlap.ts";
 import type { CheckVerdict, GateResult } from "./gate.ts";
 
 /**
- * Edits outside a Task's declared paths (README: Choosing the Agent): a command or program Agent
+ * Edits outside a Task's declared paths (docs/agents.md, Choosing the Agent): a command or program Agent
  * runs a program nobody reviewed, so what it changed outside the paths its Task declared is kept
  * on its ChangeSet (`outsidePaths`), shown on the Change page, and is a gap of the gate unless the
  * Agent was allowed to (`allowOutsidePaths`). A Task that declares no path has nothing to be

@@ -329,7 +329,8 @@ function registryHost(url: string): string | null {
  * The hosts an npm install of this repository reaches: the registries its root .npmrc names
  * (`registry=` and `@scope:registry=`), else npm's default, registry.npmjs.org (and yarn's, for a
  * yarn.lock). Setup steps reach
- * exactly these (README: What runs with network); a lockfile's `resolved` URLs on another host
+ * exactly these (docs/checks-file.md, What runs with network, and what never does); a lockfile's
+ * `resolved` URLs on another host
  * would be refused, and the install's log says which.
  */
 async function npmRegistries(

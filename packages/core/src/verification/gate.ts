@@ -1,7 +1,7 @@
 import type { PlannedCheck, VerificationPlan } from "./plan.ts";
 
 /**
- * Evidence and the gate (spec: Coverage states and the gate). The gate reads the latest record of
+ * Evidence and the gate (docs/protocol.md, Verification and Evidence; The gate and its gaps). The gate reads the latest record of
  * each required check; anything short of a supported pass within its timeout, with its metric
  * met, is a gap, and a Candidate with any gap is not promotable.
  */
@@ -24,7 +24,7 @@ export interface EvidenceRecord {
   detail: string;
   /** The failure's first lines (failure-excerpt.ts) when the command did not pass; null otherwise. */
   excerpt: string[] | null;
-  /** The Evidence this record reuses (README: Reused Evidence); the check did not run for it. */
+  /** The Evidence this record reuses (docs/checks-file.md, Reused Evidence); the check did not run for it. */
   reusedFrom?: string | null;
 }
 

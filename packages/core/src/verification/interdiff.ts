@@ -1,6 +1,6 @@
 /**
- * What changed for an approver since they last approved a Candidate of the same Change (README:
- * Landing, "Approve again"). A recomposed Candidate has a new base and a new tree, so its approval
+ * What changed for an approver since they last approved a Candidate of the same Change
+ * (docs/landing.md, "Approve again"). A recomposed Candidate has a new base and a new tree, so its approval
  * is asked again; this says whether the Change's own diff is still the same and which files the
  * new base changed under it.
  *

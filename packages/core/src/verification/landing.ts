@@ -1,5 +1,5 @@
 /**
- * The landing queue (README: Landing): a Change marked "land when ready" is promoted without another
+ * The landing queue (docs/landing.md): a Change marked "land when ready" is promoted without another
  * click as soon as its newest Candidate is verified and, where policy asks, approved for its exact
  * tree. Pure: the one place that says whether a Change may land now and, if not, the one thing it
  * waits for. The landing handler and the queue panel both read it, so they never disagree.

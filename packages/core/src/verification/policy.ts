@@ -7,8 +7,8 @@ import { checkIdSchema } from "./checks-file.ts";
 import { checksForTier, DEFAULT_POLICY, type VerificationPolicy } from "./plan.ts";
 
 /**
- * A project's verification policy as its admins edit it (README: Verification, approval and
- * promotion, "The project's policy"): each risk tier's required checks, which tiers need a person's
+ * A project's verification policy as its admins edit it (docs/verification.md, "The project's
+ * policy"): each risk tier's required checks, which tiers need a person's
  * approval, per-check commands and timeouts, the rerun budget and the p95 limit. Stored versioned
  * (project_policies); a project that never edited one runs version 1, the defaults below. One
  * schema for the API, the SDK, the CLI and the web form, so each refuses a bad policy with the same

@@ -2,8 +2,8 @@ import type { GateResult } from "./gate.ts";
 import type { VerificationPlan, VerificationPolicy } from "./plan.ts";
 
 /**
- * Approval and promotion rules (spec: Promotion preconditions, approval rules). Deterministic: no
- * model decides approval or promotion.
+ * Approval and promotion rules (docs/protocol.md, Approval of an exact tree; Promotion, P1-P7).
+ * Deterministic: no model decides approval or promotion.
  */
 export type ApprovalDecision = { kind: "granted" | "rejected"; treeHash: string; by: string; note: string | null };
 
@@ -66,7 +66,7 @@ export interface PromotionFacts {
 
 export type PreconditionResult = { ok: true } | { ok: false; stale: boolean; blocks: string[] };
 
-/** Preconditions 1–5 and 8, every block at once (layer 1; the CAS checks 6 and 7). */
+/** Layer 1 of promotion: P1-P6 of docs/protocol.md, Promotion, every block at once (the CAS, layer 2, checks P7 and P5 again). */
 export function checkPromotionPreconditions(f: PromotionFacts): PreconditionResult {
   if (f.baseGeneration < f.canonicalGeneration) {
     return {

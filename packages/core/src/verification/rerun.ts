@@ -4,7 +4,7 @@ import type { VerificationPlan } from "./plan.ts";
 import { planPolicyMismatch } from "./promotion.ts";
 
 /**
- * Rerunning one check of a Candidate (README: Landing, "Rerun a check"). A check whose latest
+ * Rerunning one check of a Candidate (docs/landing.md, "Rerun a check"). A check whose latest
  * Evidence ended in error or fail may be run again on the same composed tree while the Candidate is
  * rejected on the current canonical generation, at most `limit` times per check. The rerun's
  * Evidence sits beside the earlier records and the gate reads the latest one. This one rule decides

@@ -1,5 +1,5 @@
 /**
- * Where a webhook may send (README: Notifications and webhooks, "Where a hook may point"). A hook
+ * Where a webhook may send (docs/notifications.md, "Where a hook may point"). A hook
  * is a URL a tenant admin types in, and the worker POSTs to it: without a rule it is a way to make
  * the deployment call into its own network (a metadata service, a database's HTTP port, the web
  * app's internals). So an address that is not public (loopback, private, link-local, shared,

@@ -5,7 +5,7 @@ import { sha256, toHex } from "../events/hash.ts";
 import { hasNoNul, NUL_MESSAGE } from "../input.ts";
 
 /**
- * A project's outgoing webhooks (README: Notifications and webhooks): an admin subscribes a URL to a
+ * A project's outgoing webhooks (docs/notifications.md): an admin subscribes a URL to a
  * set of Event types; each matching Event becomes one delivery, sent by the `webhook.deliver`
  * command on the webhooks queue, signed with the hook's secret.
  */

@@ -3,8 +3,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex } from "../events/hash.ts";
 
 /**
- * The signature of a webhook delivery, as GitHub and Stripe sign theirs (README: Notifications and
- * webhooks, "Verifying a delivery"):
+ * The signature of a webhook delivery, as GitHub and Stripe sign theirs (docs/notifications.md,
+ * "Verifying a delivery"):
  *
  *   X-Rhumbatron-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
  *

@@ -1,7 +1,7 @@
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
 
 /**
- * Intents, claims and challenges (README: Intents, claims and challenges), pure. A Task declares
+ * Intents, claims and challenges (docs/agents.md, Intents, claims and challenges), pure. A Task declares
  * what it intends to touch when it is dispatched (intent.declared), holds it from the moment its
  * Agent holds the Task (claim.acquired) until its run ends (claim.released). A claim that names a
  * path another active Task already holds, exactly, raises a challenge against that holder: the

@@ -6,7 +6,7 @@ import type { TaskState } from "./model.ts";
 import { CHANGE_STATUS_SETS, TASK_STATE_SETS } from "./statuses.ts";
 
 /**
- * A fixture (README: Publishing a fix by hand): a ChangeSet for a Task written by a person, not by
+ * A fixture (docs/agents.md, Publishing a fix by hand): a ChangeSet for a Task written by a person, not by
  * an Agent run: for someone who fixes the Task themselves, and for tests and demos. It goes out as
  * `fixture.publish` on the integration queue; the worker commits the files on a fork of canonical
  * at the Task's base, publishes the ChangeSet and completes the Task, and the pipeline goes on

@@ -49,7 +49,7 @@ export interface DispatchPlan {
   waiting: string[];
 }
 
-/** change.dispatch (spec: at most 8 active Agents per Change). */
+/** change.dispatch: at most `maxActiveAgents` (8) active Agents per Change (docs/protocol.md, Tasks and Agent runs). */
 export function planDispatch(tasks: readonly GraphTask[], maxActiveAgents: number): DispatchPlan {
   const markReady = newlyReadyTasks(tasks);
   const readySet = new Set(markReady);

@@ -5,7 +5,7 @@ import { DomainError } from "../errors.ts";
 import { repoPathSchema, safeText, utf8Bytes } from "../input.ts";
 
 /**
- * A Change and its Work Graph (spec: a Change becomes a Work Graph of Tasks). Validated at the
+ * A Change and its Work Graph of Tasks (docs/protocol.md, Changes and the Work Graph). Validated at the
  * edge; `validateWorkGraph` rejects cycles, dangling dependencies and duplicate keys before
  * anything is stored.
  */

@@ -7,7 +7,7 @@ import { type GraphTask, planDispatch } from "./graph.ts";
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
 
 /**
- * The causal router's decision (spec: Causal routing), pure: given one fresh Event and a snapshot
+ * The causal router's decision (docs/protocol.md, Causal routing), pure: given one fresh Event and a snapshot
  * of the state it concerns, which commands follow. Deterministic rules only; a prefix-only overlap
  * comes back as a question for the overlap classifier, which the caller asks.
  */

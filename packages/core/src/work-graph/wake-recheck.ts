@@ -1,7 +1,7 @@
 import { type HeldResources, resourceOverlap } from "./overlap.ts";
 
 /**
- * What a woken Agent does with a wake once it reaches it (README: Intents, claims and challenges),
+ * What a woken Agent does with a wake once it reaches it (docs/agents.md, Intents, claims and challenges),
  * pure. The wake consumer already checked that the Agent held its Task; by the time the wake reaches
  * the Agent's run, the other Task may have let go, or the run may have ended. So the run checks
  * again, against the state now: does what caused the wake (the other Task's hold, or its published
@@ -9,7 +9,7 @@ import { type HeldResources, resourceOverlap } from "./overlap.ts";
  *  - no: the wake is stale; the run stops handling it and says why (a false wakeup);
  *  - yes: the Agent goes on. A ChangeSet of another Task meets this Task's at composition: in the
  *    same Change they are composed together, and across Changes the one that lands second has its
- *    Candidate recomposed on the new generation (README: Landing), so no rebase happens mid-run.
+ *    Candidate recomposed on the new generation (docs/landing.md), so no rebase happens mid-run.
  */
 export interface WakeToCheck {
   reason: string;

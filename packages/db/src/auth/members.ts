@@ -7,7 +7,7 @@ import { type Tx, withTransaction } from "../transaction.ts";
 import { hashUserPassword, storePasswordHash } from "./passwords.ts";
 
 /**
- * A tenant's members, administered by its admins (README: Sign-in and API tokens, Members). Every
+ * A tenant's members, administered by its admins (docs/sign-in.md, Members). Every
  * change runs in one transaction holding the tenant row's lock, so two admins acting at once are
  * taken one after the other and the tenant can never be left without an admin.
  */

@@ -10,7 +10,7 @@ import { normalizeEmail } from "./members.ts";
 import { CREDENTIAL_PROVIDER, hashUserPassword, storePasswordHash } from "./passwords.ts";
 
 /**
- * What an operator does with `npm run admin` (scripts/admin.ts; README: Sign-in and API tokens,
+ * What an operator does with `npm run admin` (scripts/admin.ts; docs/sign-in.md,
  * Operators): create a tenant, and put a person with a chosen password into one. Sign-up is closed
  * and the members page needs an admin of the tenant, so this is how a deployment gets its first
  * admin, and how someone with the database's address adds people without a browser. Both functions

@@ -5,8 +5,8 @@ import type { Tx } from "../transaction.ts";
 /**
  * Email + password credentials in better-auth's own shape: one `accounts` row per user with
  * provider `credential`, account ID = user ID, and the password hashed by better-auth (scrypt), so
- * its sign-in endpoint verifies what is stored here. Sign-up is closed (README: Sign-in and API
- * tokens), so this is how users get a password: the seed, or an admin adding a member or resetting
+ * its sign-in endpoint verifies what is stored here. Sign-up is closed (docs/sign-in.md), so this
+ * is how users get a password: the seed, or an admin adding a member or resetting
  * one's password (members.ts). People change their own through better-auth (the account page).
  */
 export const CREDENTIAL_PROVIDER = "credential";

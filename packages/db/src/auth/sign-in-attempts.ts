@@ -1,7 +1,7 @@
 import type { Db } from "../client.ts";
 
 /**
- * Sign-in attempts counted in Postgres (README: Sign-in and API tokens), so every web process sees
+ * Sign-in attempts counted in Postgres (docs/sign-in.md), so every web process sees
  * the same count and a restart does not lift a lock. An attempt counts from the moment it starts:
  * it is checked and recorded in one call under an advisory lock per key, so parallel guesses cannot
  * all pass the check before the first one is written. Times are the caller's clock.

@@ -66,7 +66,7 @@ export async function createProject(
 }
 
 /**
- * A project whose generation 0 is another repository's history (README: Bring your repository):
+ * A project whose generation 0 is another repository's history (docs/repositories.md):
  * the row keeps the source (kind import, the URL without credentials, the branch) and
  * project.provision clones it. `from` is read again here, so no caller can store what the API refuses.
  */

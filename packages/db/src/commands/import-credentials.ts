@@ -4,7 +4,7 @@ import { openSealed, sealText } from "../sealed.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
- * An import's credentials on their way from the API to the worker (README: Bring your repository):
+ * An import's credentials on their way from the API to the worker (docs/repositories.md):
  * sealed (../sealed.ts: AES-256-GCM under a key derived from the server's auth secret), in one
  * import_credentials row that the provisioning transaction deletes.
  */

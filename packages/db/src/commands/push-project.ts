@@ -6,7 +6,8 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { createProjectIn } from "./create-project.ts";
 
 /**
- * A project made empty to receive a `git push` (README: Pushing into an empty project). It waits
+ * A project made empty to receive a `git push` (docs/repositories.md, Pushing into an empty
+ * project). It waits
  * (status awaiting_push) with one push token: random, shown once, only its SHA-256 kept, valid for
  * `source.pushTokenTtlSeconds`. The worker's git endpoint checks it on every request of the push;
  * the push that arrives spends it, records the received repository's quarantine folder and sends

@@ -3,7 +3,7 @@ import type { Db } from "../client.ts";
 import { openSealed, sealText } from "../sealed.ts";
 
 /**
- * Tenant secrets (README: Secrets): API keys an admin sets for the tenant's Agent runs. The value is
+ * Tenant secrets (docs/agents.md, Secrets): API keys an admin sets for the tenant's Agent runs. The value is
  * sealed (../sealed.ts) under the server's auth secret, bound to the tenant and the name, and only
  * readTenantSecrets, for a run, ever opens it: no answer, Event or log carries it. Secrets are
  * tenant settings, like the Sandbox budget and the members: Events are a project's history (their

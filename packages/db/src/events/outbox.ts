@@ -5,7 +5,7 @@ import { firstNudgeInTransaction, type Nudger, pgNudgeChannel } from "../nudge.t
 import { type TxContext, withTransaction } from "../transaction.ts";
 
 /**
- * The transactional outbox (ARCHITECTURE.md: The walk of one Change). A state change and its Events
+ * The transactional outbox (ARCHITECTURE.md, The walk of one Change; docs/protocol.md, The transactional outbox). A state change and its Events
  * commit in one transaction, through one of two owners:
  *  - project root: project-wide facts; locks the project row;
  *  - resource shard: everything else; locks the row of the resource it owns (e.g. `change:<id>`).

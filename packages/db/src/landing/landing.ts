@@ -17,7 +17,7 @@ import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verif
 import { changeEvent } from "../work-graph/shared.ts";
 
 /**
- * The landing queue (README: Landing). A Change with "land when ready" is promoted by the
+ * The landing queue (docs/landing.md). A Change with "land when ready" is promoted by the
  * `candidate.land` command (integration queue, one message at a time, oldest first) once
  * core's landingState says it is ready; the compare-and-swap of promotion stays the final guard.
  */

@@ -2,7 +2,7 @@ import { DomainError, type NotificationKind } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 
 /**
- * A person's inbox in one tenant (README: Notifications and webhooks): their notifications, newest
+ * A person's inbox in one tenant (docs/notifications.md): their notifications, newest
  * first, the unread count, and marking one or all read. Every query is scoped to (tenant, user), so
  * another person's notification is NOT_FOUND, never someone else's to read or mark.
  */

@@ -13,8 +13,8 @@ import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
- * notifier: turns the Events people must hear of into notifications in their inbox (README:
- * Notifications and webhooks). Which Events notify whom is core's `notificationPlan`; here the
+ * notifier: turns the Events people must hear of into notifications in their inbox
+ * (docs/notifications.md). Which Events notify whom is core's `notificationPlan`; here the
  * audience is read in the claiming transaction (the tenant's approvers or operators, or the
  * Change's requester), and one row per (Event, person) is written. The consumer applies an Event
  * once (processed_events), and the unique (event_id, user_id) makes even a forced replay write

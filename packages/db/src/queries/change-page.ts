@@ -66,7 +66,7 @@ export interface StoredPatch {
 
 /**
  * A ChangeSet's stored patch, read from the blob store: the Change page's code view shows the patch
- * stored when the ChangeSet was published (README: What happens when you ask for a Change, step 4).
+ * stored when the ChangeSet was published (docs/how-it-works.md, step 4).
  * Only a key under the project's own `source/<project>/` prefix is read.
  */
 export async function readChangeSetPatch(
@@ -98,7 +98,7 @@ export async function readChangeSetPatch(
 }
 
 /**
- * The Context Packet an Agent run was given (README: Context Packets): what it was pointed at, why
+ * The Context Packet an Agent run was given (docs/agents.md, Context Packets): what it was pointed at, why
  * each file was picked, what did not fit the budget. `packet` is null for a run that has not picked
  * one yet (it is recorded before the model sees anything) or one from before packets were recorded.
  */
@@ -111,7 +111,7 @@ export async function readRunContextPacket(db: Db, q: { tenantId: string; runId:
   return { runId: run.id, changeId: run.changeId, packet: await contextPacketOfRun(db, run.id) };
 }
 
-/** One Agent run of a Task with the transcript its program left (README: Choosing the Agent, "Transcripts"). */
+/** One Agent run of a Task with the transcript its program left (docs/agents.md, Choosing the Agent, "Transcripts"). */
 export interface RunTranscriptView {
   runId: string;
   status: string;

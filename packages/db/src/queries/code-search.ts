@@ -2,7 +2,7 @@ import type { BlobStore } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 
 /**
- * Code search over a project's canonical source (README: Verification, approval and promotion,
+ * Code search over a project's canonical source (docs/verification.md,
  * "Search index"). The worker's index.build builds one index per generation's tree with
  * `buildSearchIndex` and stores it as one blob at `searchIndexKey`: an inverted index of
  * identifiers and words -> (path, line). The API answers projects.search from the newest built

@@ -3,7 +3,7 @@ import type { MetricWindowQuery } from "./metrics-landing.ts";
 
 /**
  * Each check's durations and flake rate for one tenant over [from, to), from the Evidence rows
- * (README: Metrics). A run is an Evidence row that passed, failed or errored (a skipped check did
+ * (docs/metrics.md). A run is an Evidence row that passed, failed or errored (a skipped check did
  * not run). A check is flaky on a tree when it failed or errored there and later passed on the same
  * tree: a rerun on the same Candidate, or another Candidate composed to the identical tree (a
  * Candidate without a composed tree is its own). A tree belongs to the window its first run of the

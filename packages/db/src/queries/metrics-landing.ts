@@ -9,7 +9,7 @@ import {
 import type { Db } from "../client.ts";
 
 /**
- * What a landing-queue owner reads on the metrics page (README: Metrics): how long Changes took to
+ * What a landing-queue owner reads on the metrics page (docs/metrics.md): how long Changes took to
  * land and how deep the landing queue was, for one tenant over [from, to). Percentiles are nearest
  * rank (`percentile_disc`): p90 is the smallest time that at least 90% of the landed Changes took at
  * most, always a time one of them took.

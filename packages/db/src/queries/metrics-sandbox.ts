@@ -4,7 +4,7 @@ import type { MetricWindowQuery } from "./metrics-landing.ts";
 
 /**
  * Sandbox seconds the tenant was charged over [from, to) per bucket and kind, from the settled
- * sandbox_charges rows of this environment's meter (README: The Sandbox, the meter). A charge
+ * sandbox_charges rows of this environment's meter (docs/sandbox.md, the meter). A charge
  * counts in the bucket its workspace was reserved in, as the meter counts it in the month it was
  * reserved in; open reservations have no charge yet.
  */

@@ -73,7 +73,7 @@ export interface UsageMeters {
  * The tenant's Sandbox meter for the current month against its budget (the tenant's own, else
  * RHUMBATRON_SANDBOX_MONTHLY_SECONDS, else 18,000 s; `sandbox.meter` has the details) and the
  * overlap classifier's calls today against its daily cap (config.causal.classifierDailyCallCap,
- * 200, environment-wide; README: The overlap classifier), read from usage_counters with the same
+ * 200, environment-wide; docs/agents.md, The overlap classifier), read from usage_counters with the same
  * windows and scopes the writers use (meterWindow, commandCapWindow: UTC).
  */
 export async function usageMeters(

@@ -1,7 +1,8 @@
 import type { Db } from "../client.ts";
 
 /**
- * People by name, wherever the product shows who did something (README: names, not IDs). A user
+ * People by name, wherever the product shows who did something (docs/notifications.md, The inbox:
+ * people are shown by name, not by ID). A user
  * ID is never shown bare: a user whose row is gone reads "a removed user", and the system actors
  * read as what people call them.
  */

@@ -9,7 +9,7 @@ import {
 import type { Db } from "../client.ts";
 
 /**
- * What a project's checks are at its canonical head (README: "The checks file", the project page):
+ * What a project's checks are at its canonical head (docs/checks-file.md, "A project's checks, on its page"):
  * its checks file, the checks detected from its repository when it has none, the file's problems
  * when it does not parse, or nothing at all; and its latest setup runs. The worker reads the same
  * file from each Candidate's base commit (apps/worker/src/verification/project-checks.ts), so this

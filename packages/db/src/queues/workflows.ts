@@ -4,7 +4,7 @@ import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, enqueueCommand } from "./enqueue.ts";
 
 /**
- * Workflow starts, directly or by a start command (README: Idempotency, the Workflow start rows).
+ * Workflow starts, directly or by a start command (docs/idempotency.md, the Workflow start rows).
  * The instance ID is the idempotency key (Candidate ID, release ID); the workflow_instances primary
  * key rejects a second instance in the database, whichever executor runs the workflow.
  */

@@ -7,7 +7,7 @@ import type { StateDeps } from "../verification/workflow-state.ts";
 import { contextPacketOf } from "./packets.ts";
 
 /**
- * A Candidate's conflict review and its findings (README: Conflict reviews), recorded with
+ * A Candidate's conflict review and its findings (docs/verification.md, Conflict reviews), recorded with
  * conflict_review.recorded in one transaction. One review per Candidate: a retried step, or a second
  * runner of the same step, finds the first one and writes nothing.
  */

@@ -4,7 +4,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
- * Context Packets as recorded (README: Context Packets): one row per Agent run or conflict review,
+ * Context Packets as recorded (docs/agents.md, Context Packets): one row per Agent run or conflict review,
  * written once. A run picked up again after its runner died gets the packet recorded the first
  * time, so what the model was told and what a finding may cite never change under one ID.
  */

@@ -14,7 +14,7 @@ import { resumeBudgetBlockedTasksIn } from "./resume.ts";
 import { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 
 /**
- * A tenant's Sandbox meter as people read it (README: The Sandbox, the meter): this month's used and
+ * A tenant's Sandbox meter as people read it (docs/sandbox.md, the meter): this month's used and
  * reserved seconds, the budget and where it comes from, and what used the seconds, from the
  * sandbox_charges rows settling writes. `setSandboxBudget` is the admin's way to raise (or lower) it.
  */

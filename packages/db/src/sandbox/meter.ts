@@ -19,7 +19,7 @@ export { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 /**
  * The Sandbox guards in usage_counters: admitSandbox, reserve and settle (docs/workflows.md).
  * The monthly meter is per tenant (a project belongs to one tenant): its counters' scope is
- * `<env>:<tenant>` (sandboxMeterScope) and its budget the tenant's (README: The Sandbox, the meter).
+ * `<env>:<tenant>` (sandboxMeterScope) and its budget the tenant's (docs/sandbox.md, the meter).
  * Every change to a tenant's meter first locks its `sandbox_reserved_seconds` row, so reservations
  * and settlements run one at a time per tenant and a reservation always decides on committed values
  * of both counters: two concurrent reservations can never pass the budget. Each reservation also

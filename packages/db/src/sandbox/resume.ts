@@ -8,7 +8,7 @@ import { SANDBOX_COUNTERS } from "./meter.ts";
 import { sandboxBudgetOf, sandboxMeterScope } from "./tenant-meter.ts";
 
 /**
- * Tasks the monthly Sandbox budget refused resume by themselves (README: The Sandbox, the meter):
+ * Tasks the monthly Sandbox budget refused resume by themselves (docs/sandbox.md, the meter):
  * when an admin raises the tenant's budget (setSandboxBudget, same transaction) and when the month
  * turns (the maintenance function). A Task counts as refused by the budget when the Sandbox meter
  * blocked it with cause `sandbox_monthly_seconds` (runs.ts, blockTaskForLimit); one refused for

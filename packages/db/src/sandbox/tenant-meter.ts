@@ -3,7 +3,7 @@ import type { Db } from "../client.ts";
 import type { Tx } from "../transaction.ts";
 
 // Whose monthly Sandbox meter a reservation counts on. The meter is per tenant (a project belongs
-// to one tenant; README: The Sandbox, the meter), kept in usage_counters under `<env>:<tenant>`.
+// to one tenant; docs/sandbox.md, the meter), kept in usage_counters under `<env>:<tenant>`.
 
 /** Where a tenant's monthly meter counts in usage_counters (scope_id of the seconds counters). */
 export function sandboxMeterScope(env: string, tenantId: string): string {

@@ -21,7 +21,7 @@ export type { Recompose } from "./recompose.ts";
  * creates nothing. A new Candidate writes candidate.created and starts its verification workflow
  * (`verification.start`, instance ID = Candidate ID).
  *
- * A recomposition (canonical advanced under the Change's Candidate; README: Landing) composes the
+ * A recomposition (canonical advanced under the Change's Candidate; docs/landing.md) composes the
  * same ChangeSets on the new generation, unless the Change has moved on (promoted, cancelled), or it
  * already had config.integration.recompositionsPerChangePerHour Candidates in the last hour: then it
  * is held, says why, and the same command comes back when the window allows.

@@ -20,7 +20,8 @@ import type { EnqueueDeps } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
- * A project's verification policy (README: The project's policy), versioned in project_policies:
+ * A project's verification policy (docs/verification.md, The project's policy), versioned in
+ * project_policies:
  * the highest version is the active one, and a project without rows runs version 1, the defaults
  * (nothing is written to read it). The plan records the version it was made under; approval and
  * promotion read the active one, so a Candidate planned under an older version is blocked.

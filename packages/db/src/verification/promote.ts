@@ -24,7 +24,7 @@ import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 
 /**
- * Approval and promotion of a Candidate (README: Verification, approval and promotion; promotion's
+ * Approval and promotion of a Candidate (docs/verification.md; promotion's
  * steps are charted in docs/workflows.md). Both are deterministic rules over authoritative rows; no
  * model decides either.
  */
@@ -128,7 +128,7 @@ export type PromoteResult =
   | { outcome: "blocked"; blocks: string[] };
 
 export interface SourceProbe {
-  /** Whether `commit` exists in the Candidate's fork (precondition 8). */
+  /** Whether `commit` exists in the Candidate's fork (docs/protocol.md, Promotion P6). */
   commitInCandidateFork(candidateId: string, commit: string): Promise<boolean>;
 }
 
@@ -205,9 +205,9 @@ async function markStale(
 }
 
 /**
- * Promotion. Layer 1 checks preconditions 1–5 and 8 from rows and the source store and returns
- * every block at once; layer 2 runs in one transaction holding the project root: the CAS on the
- * expected generation and base commit (6, 7) and the policy version, then generation + 1 with
+ * Promotion (docs/protocol.md, Promotion). Layer 1 checks P1-P6 from rows and the source store and
+ * returns every block at once; layer 2 runs in one transaction holding the project root: the CAS on
+ * the expected generation and base commit (P7) and the policy version (P5 again), then generation + 1 with
  * canonical.advanced and artifact.promoted. A retry after success is alreadyPromoted and sends the
  * source sync (index.build) and the release again, which repairs a sync that failed.
  */
@@ -219,7 +219,8 @@ export async function promoteCandidate(
 ): Promise<PromoteResult> {
   const c = await tenantCandidate(db, q.tenantId, q.candidateId);
   const project = await db.project.findUniqueOrThrow({ where: { id: c.projectId } });
-  // The project's active policy (README: The project's policy); layer 2 reads it again under the lock.
+  // The project's active policy (docs/verification.md, The project's policy); layer 2 reads it
+  // again under the lock.
   const policy = await activeVerificationPolicy(db, c.projectId, deps.config);
   const p: Promotion = { c, project, plan: c.plan as VerificationPlan | null, policy, q };
   if (c.status !== "promoted") {
@@ -245,7 +246,8 @@ interface Promotion {
 async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueDeps): Promise<PromoteResult | null> {
   const { c, project, plan, policy } = p;
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
-  // A conflict review's supported blocking finding is a gap like a check's (README: Conflict reviews).
+  // A conflict review's supported blocking finding is a gap like a check's (docs/verification.md,
+  // Conflict reviews).
   const gate = plan ? await readGate(db, c, plan) : null;
   const layer1 = checkPromotionPreconditions({
     candidateStatus: c.status,
@@ -289,7 +291,7 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     planPolicyVersion: plan?.policyVersion ?? -1,
     activePolicyVersion: policy.version,
   });
-  // Precondition 7: canonical at the expected generation is the commit the Candidate was composed on.
+  // P7 (docs/protocol.md, Promotion): canonical at the expected generation is the commit the Candidate was composed on.
   if (cas === "advance" && expected?.commit !== c.baseCommit) cas = "stale";
   if (cas === "already_promoted" && promotedBy) {
     const again = { generation: promotedBy.generation, commit: c.composedCommit ?? "", tree: c.composedTree ?? "" };

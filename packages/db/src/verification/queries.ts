@@ -46,7 +46,8 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   const changeSets = await db.changeSet.findMany({ where: { id: { in: c.changeSetIds } } });
   const workflow = await db.workflowInstance.findUnique({ where: { instanceId: c.id } });
   const rows = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
-  // A reused record names the pass it copies and that pass's Candidate (README: Reused Evidence).
+  // A reused record names the pass it copies and that pass's Candidate (docs/checks-file.md,
+  // Reused Evidence).
   const sources = await db.evidence.findMany({
     where: { id: { in: rows.flatMap((e) => e.reusedFrom ?? []) } },
     select: { id: true, candidateId: true },

@@ -134,7 +134,7 @@ export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
   outputTail?: string | null;
   /** Each test's outcome from the check's report (reports.ts), failing first; null: no report. */
   tests?: unknown[] | null;
-  /** The check's inputs key, and the Evidence it reuses (README: Reused Evidence); null when neither. */
+  /** The check's inputs key, and the Evidence it reuses (docs/checks-file.md, Reused Evidence); null when neither. */
   inputsKey?: string | null;
   reusedFrom?: string | null;
   completedAt: Date;
@@ -209,7 +209,7 @@ export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string):
   }));
 }
 
-/** A recorded pass that a check with these inputs may reuse (README: Reused Evidence), or null. */
+/** A recorded pass that a check with these inputs may reuse (docs/checks-file.md, Reused Evidence), or null. */
 export interface ReusableEvidence {
   id: string;
   candidateId: string;

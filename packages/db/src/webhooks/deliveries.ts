@@ -7,7 +7,7 @@ import { sendDelivery } from "./fan-out.ts";
 import { webhookOf } from "./hooks.ts";
 
 /**
- * A delivery's attempts and its log (README: Notifications and webhooks): what the worker reads to
+ * A delivery's attempts and its log (docs/notifications.md): what the worker reads to
  * send one, how it records each attempt, the hook's delivery log, and Redeliver.
  */
 

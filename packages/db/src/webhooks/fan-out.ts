@@ -4,7 +4,7 @@ import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
- * Webhook deliveries (README: Notifications and webhooks). The fan-out subscription turns each Event
+ * Webhook deliveries (docs/notifications.md). The fan-out subscription turns each Event
  * into one delivery per hook subscribed to its type, and sends a `webhook.deliver` command for it in
  * the claiming transaction. The delivery's ID is stable in (hook, Event) and its row is written
  * before the command, so a replay of the Event finds the row and sends nothing; the command's ID is

@@ -5,7 +5,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { withTransaction } from "../transaction.ts";
 
 /**
- * A project's outgoing webhooks (README: Notifications and webhooks). An admin subscribes a URL to
+ * A project's outgoing webhooks (docs/notifications.md). An admin subscribes a URL to
  * Event types and gets the signing secret once: `whsec_<43 base64url characters>` (32 random bytes).
  * The secret is stored as it was made, because every delivery is signed with it (HMAC needs the
  * secret itself, not a hash of it); no read here selects it, so it never leaves the database again.

@@ -29,7 +29,7 @@ import type { WorkGraphDeps } from "./shared.ts";
  * classifier is asked before the claiming transaction opens (prepare), so a slow model answer
  * holds no lock: the cap is counted in a short transaction of its own. A claim that names another
  * holder's paths raises challenge.raised; a classifier verdict that is used is recorded as
- * model.routed (README: Intents, claims and challenges).
+ * model.routed (docs/agents.md, Intents, claims and challenges).
  */
 export const CAUSAL_ROUTER = "causal-router";
 export const CLASSIFIER_COUNTER = "overlap_classifier_calls";

@@ -3,7 +3,7 @@ import { changeEvent } from "../events/factory.ts";
 import type { LockedChange } from "../events/outbox.ts";
 
 /**
- * A Task's intents and claims as Events (README: Intents, claims and challenges), written by the
+ * A Task's intents and claims as Events (docs/agents.md, Intents, claims and challenges), written by the
  * transaction that makes the state change they record: intent.declared when the Task's wake is
  * sent (dispatchChange), claim.acquired when its Agent takes it (the dispatch wake), claim.released
  * when it stops running (finished, failed, blocked, cancelled). One of each per Task attempt: the

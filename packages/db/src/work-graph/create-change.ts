@@ -20,7 +20,7 @@ export interface CreateChangeRequest {
   clientRequestId: string;
   createdBy: Actor;
   input: ChangeInput;
-  /** "Land when ready" (README: Landing): promoted without another click once verified and approved. */
+  /** "Land when ready" (docs/landing.md): promoted without another click once verified and approved. */
   landWhenReady?: boolean;
 }
 
@@ -52,7 +52,7 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
     });
     if (status.status === "archived")
       throw new DomainError("PRECONDITION_FAILED", "the project is archived; changes cannot be added");
-    // A failed project has no repository to change (README: Bring your repository).
+    // A failed project has no repository to change (docs/repositories.md).
     if (status.status === "failed")
       throw new DomainError(
         "PRECONDITION_FAILED",

@@ -17,7 +17,7 @@ import { dependencyStack, type RunContext } from "./runs.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
- * A person's fixture for a Task (README: Publishing a fix by hand): the request (the API sends
+ * A person's fixture for a Task (docs/agents.md, Publishing a fix by hand): the request (the API sends
  * `fixture.publish`), what the worker needs to do the git work, and the transaction that records
  * the ChangeSet and completes the Task.
  */

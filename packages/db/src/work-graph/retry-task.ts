@@ -9,7 +9,7 @@ import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 const RETRYABLE = new Set<string>(TASK_STATE_SETS.retryable);
 
 /**
- * Retries a failed or blocked Task (README: Cancel, retry, resume), or re-runs a completed one whose
+ * Retries a failed or blocked Task (docs/landing.md, Cancel, retry, resume), or re-runs a completed one whose
  * Change could not be composed on the current generation (a conflict): a new attempt with its own
  * wake command and Event IDs, dispatched like any ready Task; the earlier runs and their records
  * stay. The Change is open again until every Task has completed.

@@ -12,7 +12,7 @@ import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts
  * wake for a Task this Agent already holds is a duplicate. A relevant wake records a queued run
  * (the run executes with the agent adapters): a dispatch wake's run does the Task, and the Agent
  * takes the Task with its claim (claim.acquired); an overlap or canonical wake's run carries the
- * wake to the Agent's running work, which checks it once more (README: Intents, claims and
+ * wake to the Agent's running work, which checks it once more (docs/agents.md, Intents, claims and
  * challenges) and writes agent.woken, so such a wake is counted as a wakeup (or a false one) there.
  */
 export type WakeOutcome = "started" | "resumed" | "duplicate" | "stale";

@@ -5,7 +5,7 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
- * A wake reaching the Agent (README: Intents, claims and challenges). The wake consumer queued a
+ * A wake reaching the Agent (docs/agents.md, Intents, claims and challenges). The wake consumer queued a
  * run for it; the Agent's running work takes it (or, when none is running, the runner does), checks
  * it again against the state now (recheckWake in core) and records, in one transaction: the woken
  * run ended with what the Agent did (`note`: continued, or stopped and why) and agent.woken, whose

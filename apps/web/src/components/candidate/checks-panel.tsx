@@ -268,7 +268,7 @@ function EvidenceItem({
           <Time value={e.completedAt} />
         </span>
         {judged && <span className="text-slate-500">(the record the gate judged)</span>}
-        {/* A reused record's check did not run for this Candidate (README: Reused Evidence). */}
+        {/* A reused record's check did not run for this Candidate (docs/checks-file.md, Reused Evidence). */}
         {e.reusedFrom && (
           <span data-testid="evidence-reused" className="flex items-center gap-1">
             <Badge tone="neutral">reused</Badge>

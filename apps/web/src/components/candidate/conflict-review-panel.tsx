@@ -6,7 +6,8 @@ import type { CandidateDetail } from "./types.ts";
 type Review = NonNullable<CandidateDetail["conflictReview"]>;
 
 /**
- * The conflict review (README: Conflict reviews): when two Tasks changed one file, a model reviewed
+ * The conflict review (docs/verification.md, Conflict reviews): when two Tasks changed one file, a
+ * model reviewed
  * those files over a Context Packet. Every finding is shown with the items it cites; a supported
  * blocking one is also a gap of the gate; an unsupported one is marked so and changes nothing. A
  * skipped or failed review says why.

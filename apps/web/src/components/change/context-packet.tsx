@@ -10,7 +10,7 @@ const PACKET_PENDING_REFETCH_MS = 2_000;
 const kb = (bytes: number) => `${(bytes / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 })} KB`;
 
 /**
- * What an Agent run was given to read (README: Context Packets): each item's ID (what a model cites),
+ * What an Agent run was given to read (docs/agents.md, Context Packets): each item's ID (what a model cites),
  * path, size and why it was picked, the budget it used, and what was picked but did not fit. A
  * recorded packet never changes, so it is read once.
  */

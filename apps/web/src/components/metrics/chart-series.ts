@@ -1,7 +1,7 @@
 import { bucketStarts, chartRows, type MetricBucketSize } from "@rhumbatron/core";
 
 /**
- * What the metrics charts draw, as data (README: Metrics). Counts are bars (stacked when they add
+ * What the metrics charts draw, as data (docs/metrics.md). Counts are bars (stacked when they add
  * up) or step lines that hold each value until the next; nothing is drawn as a smoothed curve, so
  * one busy hour reads as one bar, not as a trend. A bucket where nothing was measured (no Change
  * landed) has no bar rather than a zero one.

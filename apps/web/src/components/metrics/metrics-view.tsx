@@ -26,7 +26,7 @@ import { SandboxPanel } from "./sandbox-panel.tsx";
 const DEFAULT_METRICS = ["change_created", "task_completed", "task_failed", "candidate_created", "promotion_completed"];
 
 /**
- * The tenant's metrics over one chosen window (README: Metrics): how long Changes take to land and
+ * The tenant's metrics over one chosen window (docs/metrics.md): how long Changes take to land and
  * how deep the landing queue is, each check's durations and flake rate, Sandbox seconds, and the
  * lifecycle Events per hour or day. Counts are bars or steps, never smoothed curves.
  */

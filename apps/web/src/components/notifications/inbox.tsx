@@ -21,7 +21,7 @@ const FILTERS = ["unread", "all"] as const;
 type Filter = (typeof FILTERS)[number];
 
 /**
- * The caller's inbox (README: Notifications and webhooks): approvals waiting for them, their
+ * The caller's inbox (docs/notifications.md): approvals waiting for them, their
  * Changes' outcomes, dead letters for operators. Opening one marks it read; Mark all read empties
  * the badge. It refreshes itself as the header's badge does.
  */

@@ -28,7 +28,7 @@ export function Meter({ used, extra = 0, cap }: { used: number; extra?: number; 
 }
 
 /**
- * The tenant's Sandbox meter this month (README: The Sandbox, the meter): used + reserved against
+ * The tenant's Sandbox meter this month (docs/sandbox.md, the meter): used + reserved against
  * the budget and where the budget comes from, what used the seconds (by kind and the biggest
  * Changes), and for admins a form to set the tenant's own budget.
  */
@@ -38,7 +38,7 @@ export function SandboxMeter({ tenantId, canSetBudget }: { tenantId: string; can
   if (!q.isSuccess) return <NotReady query={q} testId="sandbox-meter" what="the Sandbox meter" label="Loading…" />;
   const m = q.data;
   const cap = m.budget.seconds;
-  // A workspace starts only with its whole reservation left (README: The Sandbox, the meter).
+  // A workspace starts only with its whole reservation left (docs/sandbox.md, the meter).
   const exhausted = m.remainingSeconds < m.reservationSeconds.agent;
   const noCandidate = !exhausted && m.remainingSeconds < m.reservationSeconds.candidate;
   return (

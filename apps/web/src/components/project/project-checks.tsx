@@ -11,7 +11,7 @@ const blobHref = (key: string) => `/api/blobs/${key.split("/").map(encodeURIComp
 /**
  * The project's checks at its canonical head (projects.checks): from its checks file, detected from
  * the repository (with the file to commit), the file's problems, or nothing; and the latest setup
- * runs with their cache hits and logs. What the next Candidate is judged by (README: "The checks file").
+ * runs with their cache hits and logs. What the next Candidate is judged by (docs/checks-file.md).
  */
 export function ProjectChecks({ tenantId, projectId }: { tenantId: string; projectId: string }) {
   const trpc = useTRPC();

@@ -16,7 +16,7 @@ const madeBy = (p: ProjectPolicyVersion) =>
     : `set by ${p.createdBy} on ${p.createdAt?.toLocaleString()}`;
 
 /**
- * A project's verification policy (README: The project's policy): the active version in words,
+ * A project's verification policy (docs/verification.md, The project's policy): the active version in words,
  * its history, and for admins the editor. Every plan records the version it was made under.
  */
 export function ProjectPolicy({

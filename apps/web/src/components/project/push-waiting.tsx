@@ -6,7 +6,8 @@ import { Notice } from "../notice.tsx";
 import { PushCommand } from "../push-command.tsx";
 
 /**
- * A project waiting for its `git push` (README: Pushing into an empty project). The token given at
+ * A project waiting for its `git push` (docs/repositories.md, Pushing into an empty project). The
+ * token given at
  * creation is never shown again; an admin can issue a new one here, which stops the old one working.
  */
 export function PushWaiting({

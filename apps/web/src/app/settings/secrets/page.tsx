@@ -7,7 +7,7 @@ import { loadShell } from "../../../server/shell.ts";
 export const metadata: Metadata = { title: "Secrets · Rhumbatron" };
 export const dynamic = "force-dynamic";
 
-/** Admins only (README: Secrets): everyone else gets the page's "Not allowed" and no form. */
+/** Admins only (docs/agents.md, Secrets): everyone else gets the page's "Not allowed" and no form. */
 export default async function SecretsPage() {
   const shell = await loadShell();
   const notice = shellNotice(shell, "admin", "/settings/secrets");
