@@ -3,7 +3,7 @@ import { loadConfig, parseEnvironment } from "./config.ts";
 import { DomainError } from "./errors.ts";
 
 describe("configuration", () => {
-  it("holds the spec's defaults in dev", () => {
+  it("holds the documented defaults in dev", () => {
     const c = loadConfig("dev");
     expect(c.streams.count).toBe(8);
     expect(c.streams.retentionSeconds).toBe(604_800);

@@ -975,7 +975,7 @@ describe("rhumbatron projects agent", () => {
   });
 });
 
-describe("rhumbatron secrets (README: Secrets)", () => {
+describe("rhumbatron secrets (docs/agents.md, Secrets)", () => {
   const auth = () => testServices().credentialSecret;
   const read = (name: string) => readTenantSecrets(t.db, ACME.tenantId, [name], auth());
 

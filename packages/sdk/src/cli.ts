@@ -792,10 +792,10 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /** `--file path` (read from `from`/path) or `--file repoPath=localFile`, as a file of the fix. */
-async function fileToPublish(spec: string, from: string): Promise<{ path: string; content: string }> {
-  const eq = spec.indexOf("=");
-  const path = eq === -1 ? spec : spec.slice(0, eq);
-  const local = eq === -1 ? join(from, spec) : spec.slice(eq + 1);
+async function fileToPublish(given: string, from: string): Promise<{ path: string; content: string }> {
+  const eq = given.indexOf("=");
+  const path = eq === -1 ? given : given.slice(0, eq);
+  const local = eq === -1 ? join(from, given) : given.slice(eq + 1);
   return { path, content: await readText(local) };
 }
 

@@ -191,7 +191,7 @@ function asServed(reg: Registration, host: Served["host"], prefix: string) {
 }
 
 describe("the functions the deployment serves at /api/inngest", () => {
-  it("are the registry, each once, on its host, with the spec's triggers and one run at a time", async () => {
+  it("are the registry, each once, on its host, with the triggers config gives it and one run at a time", async () => {
     const { inngestRoute } = await import("./inngest.ts");
     const webUrl = `https://rhumbatron.example.com${INNGEST_PATH}`;
     const web = await sync(() => inngestRoute("PUT", new Request(webUrl, { method: "PUT" }), {}));

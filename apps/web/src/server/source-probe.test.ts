@@ -33,7 +33,7 @@ async function forkWithCommit() {
   return { dataDir, root, commit };
 }
 
-describe("promotion precondition 8: the composed commit is in the Candidate fork", () => {
+describe("promotion P6 (docs/protocol.md): the composed commit is in the Candidate fork", () => {
   it("reads the fork on this host", async () => {
     const f = await forkWithCommit();
     const probe = localSourceProbe(t.db, config, f.dataDir, now);

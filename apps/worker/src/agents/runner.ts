@@ -126,7 +126,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     if (agent?.kind === "model" && deps.provider.name === scriptedProvider.name) {
       return await run.finish(
         "failed",
-        "this Task's Agent is the model, but the worker has no model endpoint: set AGENT_MODEL_URL (README: Agents), or choose another Agent",
+        "this Task's Agent is the model, but the worker has no model endpoint: set AGENT_MODEL_URL (docs/agents.md), or choose another Agent",
       );
     }
     const provider = agent?.kind === "scripted" ? scriptedProvider : deps.provider;

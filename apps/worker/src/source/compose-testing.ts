@@ -30,8 +30,8 @@ export const file = (s: string | Uint8Array, executable = false): File => ({
   executable,
 });
 export const textOf = (f: File | undefined) => (f ? dec.decode(f.content) : undefined);
-export const filesOf = (spec: Record<string, string>): Files =>
-  new Map(Object.entries(spec).map(([p, s]) => [p, file(s)]));
+export const filesOf = (layout: Record<string, string>): Files =>
+  new Map(Object.entries(layout).map(([p, s]) => [p, file(s)]));
 
 export async function tempRepo() {
   const root = await mkdtemp(join(tmpdir(), "rh-compose-"));

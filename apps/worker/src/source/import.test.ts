@@ -503,7 +503,7 @@ async function gitHttpServer(
   };
 }
 
-describe("a private http(s) source with credentials given once (README: Bring your repository)", () => {
+describe("a private http(s) source with credentials given once (docs/repositories.md)", () => {
   const SECRET_KEY = "import-test-auth-secret";
   const basic = { username: "ada", password: `tok-${randomBytes(12).toString("hex")}` };
   const logged: string[] = [];

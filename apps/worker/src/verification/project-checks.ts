@@ -69,7 +69,7 @@ export async function checksAtCommit(
     return {
       ok: false,
       reason: `no ${CHECKS_FILE} at the base, and no checks could be detected (no package.json scripts, pytest, go.mod or Cargo.toml)`,
-      lines: [`add ${CHECKS_FILE} declaring the project's checks (README: The checks file)`],
+      lines: [`add ${CHECKS_FILE} declaring the project's checks (docs/checks-file.md)`],
     };
   }
   return {

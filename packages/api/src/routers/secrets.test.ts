@@ -12,7 +12,7 @@ const admin = () => callerAs(t.db, emailFor("admin"));
 const AUTH = () => testServices().credentialSecret;
 const fresh = (tag: string) => `sk-${tag}-${crypto.randomUUID()}`;
 
-describe("secrets.set, list and delete (README: Secrets)", () => {
+describe("secrets.set, list and delete (docs/agents.md, Secrets)", () => {
   it("an admin sets a secret; the list names it, when and by whom, and never holds the value or anything made from it", async () => {
     const value = fresh("list");
     const set = await admin().secrets.set({ tenantId, name: "ANTHROPIC_API_KEY", value });

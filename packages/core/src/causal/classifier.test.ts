@@ -18,7 +18,7 @@ const verdict = (decision: OverlapDecision, probability: number) => ({
 });
 
 describe("finalDecision", () => {
-  it("uses the spec's numbers", () => {
+  it("uses the documented numbers", () => {
     expect(threshold).toBe(0.7);
     expect(cap).toBe(200);
   });

@@ -36,7 +36,7 @@ describe("queues", () => {
     expect(actions[3]).toEqual({ action: "dead_letter", error: "boom" });
   });
 
-  it("has each queue's numbers as the spec's queue table sets them, in dev and prod", () => {
+  it("has each queue's numbers as its table sets them, in dev and prod", () => {
     // queue: [batch, retries, retry delay s, dead-letter queue]
     const table = {
       "agent-wakeups": [10, 3, 30, "dead-letter"],

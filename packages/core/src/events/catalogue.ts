@@ -31,7 +31,7 @@ export const EVENT_CATALOGUE = {
       changed: z.array(z.string().min(1)),
     }),
   },
-  /** An admin paused, drained or resumed the project's landing queue (README: Landing, queue controls). */
+  /** An admin paused, drained or resumed the project's landing queue (docs/landing.md, Queue controls). */
   "landing.queue_changed": {
     version: 1,
     owner: "project-root",

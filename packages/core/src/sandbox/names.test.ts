@@ -5,7 +5,7 @@ import { dirForAgentRun, dirForCandidate, isRunDirName, sandboxName, workspaceRe
 const uuid = "6f1c9f8e-0000-4000-8000-000000000001";
 
 describe("sandbox names", () => {
-  it("names run directories and the per-Project Sandbox as the spec does", () => {
+  it("names run directories and the per-Project Sandbox as docs/sandbox.md says", () => {
     expect(dirForAgentRun(`run_${uuid}`)).toBe(`run_${uuid}`);
     expect(dirForCandidate(`cand_${uuid}`)).toBe(`cand-${uuid}`);
     expect(sandboxName(`proj_${uuid}`)).toBe(`proj-${uuid}`);

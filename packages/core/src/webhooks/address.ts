@@ -113,7 +113,7 @@ export function isLoopbackName(host: string): boolean {
   return h === "localhost" || h.endsWith(".localhost");
 }
 
-const ALLOW_HINT = "RHUMBATRON_WEBHOOK_ALLOW_PRIVATE=1 allows it (README: Notifications and webhooks)";
+const ALLOW_HINT = "RHUMBATRON_WEBHOOK_ALLOW_PRIVATE=1 allows it (docs/notifications.md, Webhooks)";
 
 /** Why a delivery may not connect to `address` (what `host` resolved to), or null when it may. */
 export function webhookAddressProblem(host: string, address: string, allowPrivate: boolean): string | null {

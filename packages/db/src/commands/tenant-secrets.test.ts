@@ -30,7 +30,7 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe("tenant secrets in the database (README: Secrets)", () => {
+describe("tenant secrets in the database (docs/agents.md, Secrets)", () => {
   it("sets, replaces, lists without values, reads for a run and deletes", async () => {
     const first = await setTenantSecret(
       t.db,

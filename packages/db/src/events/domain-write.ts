@@ -102,10 +102,14 @@ export type DomainWriteResult =
   | { applied: false; current: Record<string, unknown> };
 
 /** The DomainError for a write whose row was not in the expected state. */
-export function conflictError(spec: { table: string; id: string }, current: Record<string, unknown>): DomainError {
-  return new DomainError("CONFLICT", `${spec.table} ${spec.id} is not in the expected state; nothing was written`, {
-    current,
-  });
+export function conflictError(intended: { table: string; id: string }, current: Record<string, unknown>): DomainError {
+  return new DomainError(
+    "CONFLICT",
+    `${intended.table} ${intended.id} is not in the expected state; nothing was written`,
+    {
+      current,
+    },
+  );
 }
 
 const cast = (type: ColumnType) =>
@@ -129,21 +133,21 @@ function columnsOf<T extends OwnedTable>(table: T, values: object): [string, Col
 
 export async function domainWrite<T extends OwnedTable>(
   on: Db | TxContext,
-  spec: DomainWriteSpec<T>,
+  intended: DomainWriteSpec<T>,
   deps: OutboxDeps,
 ): Promise<DomainWriteResult> {
-  const def = OWNED_ROWS[spec.table];
-  if (!def) throw new DomainError("INVALID_INPUT", `unknown table ${spec.table}`);
-  if (spec.table === "changes" && spec.id !== spec.changeId)
+  const def = OWNED_ROWS[intended.table];
+  if (!def) throw new DomainError("INVALID_INPUT", `unknown table ${intended.table}`);
+  if (intended.table === "changes" && intended.id !== intended.changeId)
     throw new DomainError("INVALID_INPUT", "a write of a Change is owned by that Change");
-  if (spec.events.some((e) => e.projectId !== spec.projectId))
-    throw new DomainError("INVALID_INPUT", `every Event of the write must belong to project ${spec.projectId}`);
-  const sets = columnsOf(spec.table, spec.set);
+  if (intended.events.some((e) => e.projectId !== intended.projectId))
+    throw new DomainError("INVALID_INPUT", `every Event of the write must belong to project ${intended.projectId}`);
+  const sets = columnsOf(intended.table, intended.set);
   if (sets.length === 0) throw new DomainError("INVALID_INPUT", "a domain write sets at least one column");
-  const json = outboxInputJson(spec.events, deps.config);
+  const json = outboxInputJson(intended.events, deps.config);
   const notify = outboxNotifyChannel(deps.nudger);
 
-  const table = Prisma.raw(spec.table);
+  const table = Prisma.raw(intended.table);
   const assignments = Prisma.join(
     [
       ...sets.map(([c, type, v]) => Prisma.sql`${Prisma.raw(c)} = ${param(type, v)}`),
@@ -151,7 +155,7 @@ export async function domainWrite<T extends OwnedTable>(
     ],
     ", ",
   );
-  const guards = columnsOf(spec.table, spec.expect).map(([c, type, v]) =>
+  const guards = columnsOf(intended.table, intended.expect).map(([c, type, v]) =>
     Array.isArray(v)
       ? Prisma.sql`t.${Prisma.raw(c)}::text = ANY(${v.map((x) => (x === null ? null : String(x)))}::text[])`
       : Prisma.sql`t.${Prisma.raw(c)} IS NOT DISTINCT FROM ${param(type, v)}`,
@@ -165,30 +169,30 @@ export async function domainWrite<T extends OwnedTable>(
     }[]
   >`
     WITH owner AS (
-      SELECT c.id FROM changes c WHERE c.id = ${spec.changeId} AND c.project_id = ${spec.projectId} FOR UPDATE
+      SELECT c.id FROM changes c WHERE c.id = ${intended.changeId} AND c.project_id = ${intended.projectId} FOR UPDATE
     ),
     moved AS (
       UPDATE ${table} t SET ${assignments}
       FROM owner
-      WHERE t.id = ${spec.id} AND t.${Prisma.raw(def.owner)} = owner.id
+      WHERE t.id = ${intended.id} AND t.${Prisma.raw(def.owner)} = owner.id
         ${guards.length ? Prisma.sql`AND ${Prisma.join(guards, " AND ")}` : Prisma.empty}
       RETURNING to_jsonb(t.*) AS row
     ),
     result AS (SELECT (SELECT count(*) FROM owner)::int AS owners, (SELECT row FROM moved) AS row)
     SELECT result.owners, result.row,
       CASE WHEN result.row IS NULL
-        THEN (SELECT to_jsonb(x.*) FROM ${table} x WHERE x.id = ${spec.id} AND x.${Prisma.raw(def.owner)} = ${spec.changeId})
+        THEN (SELECT to_jsonb(x.*) FROM ${table} x WHERE x.id = ${intended.id} AND x.${Prisma.raw(def.owner)} = ${intended.changeId})
       END AS current,
       CASE WHEN result.row IS NOT NULL THEN ${outboxAppendSql(json, notify)} ELSE '{}'::text[] END AS written_ids
     FROM result`;
   const r = rows[0];
-  if (!r || r.owners === 0) throw new DomainError("NOT_FOUND", `change ${spec.changeId} not found`);
+  if (!r || r.owners === 0) throw new DomainError("NOT_FOUND", `change ${intended.changeId} not found`);
   if (r.row) {
     const eventIds = r.written_ids ?? [];
     if (eventIds.length > 0 && notify === null) await nudgeAfter(on, deps);
     return { applied: true, row: r.row, eventIds };
   }
-  if (!r.current) throw new DomainError("NOT_FOUND", `${spec.table} ${spec.id} not found`);
+  if (!r.current) throw new DomainError("NOT_FOUND", `${intended.table} ${intended.id} not found`);
   return { applied: false, current: r.current };
 }
 
