@@ -4,6 +4,9 @@ import { defineConfig } from "vitest/config";
 // Three workers on these two-core machines: most files wait on Postgres, git and child processes
 // (a run with two kept the cores under 40 % busy), and `npm test` builds the web app beside them.
 export default defineConfig({
+  // The web app's components (.tsx, `jsx: preserve` for Next) are rendered by a few tests
+  // (react-dom/server, no browser): compile their JSX for React's automatic runtime.
+  oxc: { jsx: { runtime: "automatic" } },
   test: {
     include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts", "scripts/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/.next/**", "e2e/**"],

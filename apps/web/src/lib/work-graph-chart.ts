@@ -1,4 +1,4 @@
-import { TASK_STATES, type TaskState } from "@rhumbatron/core";
+import { type BLOCKED_LIMITS, TASK_STATES, type TaskState } from "@rhumbatron/core";
 import { mermaidText } from "./mermaid-text.ts";
 
 export interface ChartTask {
@@ -7,7 +7,7 @@ export interface ChartTask {
   state: TaskState;
   /** Keys of the Tasks this one waits for. */
   dependencies: readonly string[];
-  /** The limit a blocked Task hit (dead_letter, sandbox_meter, command_cap, cancelled). */
+  /** The limit a blocked Task hit (core BLOCKED_LIMITS). */
   blockedLimit: string | null;
 }
 
@@ -25,6 +25,26 @@ export const TASK_STATE_COLORS: Record<TaskState, { fill: string; stroke: string
 export function taskStateLabel(task: Pick<ChartTask, "state" | "blockedLimit">): string {
   if (task.state === "blocked" && task.blockedLimit) return `blocked: ${task.blockedLimit}`;
   return task.state;
+}
+
+/**
+ * What each limit means for the person reading the Change, and what to do. The blocked run's own
+ * error says the exact cause (which program or secret is missing, which cap was hit); this is the
+ * line beside it.
+ */
+export const BLOCKED_LIMIT_MEANING: Record<(typeof BLOCKED_LIMITS)[number], string> = {
+  dead_letter: "Its work failed too many times and was set aside: see Operations, Dead letters, then retry the Task.",
+  sandbox_meter: "The Sandbox budget or workspace limit refused its run: raise it on Operations, Meters, or wait.",
+  command_cap: "Its Agent ran too many commands for one Task: retry it, or split the Task.",
+  cancelled: "Its Change was cancelled.",
+  agent_unavailable:
+    "Its Agent cannot run on this worker (a program or a secret is missing): do what its run says, then retry the Task.",
+};
+
+/** The meaning of a blocked Task's limit; a limit this page does not know yet is named as it is. */
+export function blockedMeaning(limit: string | null): string | null {
+  if (limit === null) return null;
+  return BLOCKED_LIMIT_MEANING[limit as keyof typeof BLOCKED_LIMIT_MEANING] ?? `Blocked by ${limit}.`;
 }
 
 /** Node IDs by position: Task keys may hold `-`, which mermaid could read as part of an edge. */

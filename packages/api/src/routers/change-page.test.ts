@@ -71,7 +71,7 @@ beforeAll(async () => {
   await t.db.changeSet.createMany({
     data: [
       cs("cs_stored", "chg_mine", sourceKeys.changesetPatch(shop, "cs_stored")),
-      cs("cs_none", "chg_mine", null),
+      { ...cs("cs_none", "chg_mine", null), paths: ["src/banner.ts", "README.md"], outsidePaths: ["README.md"] },
       cs("cs_gone", "chg_mine", sourceKeys.changesetPatch(shop, "cs_gone")),
       cs("cs_astray", "chg_mine", sourceKeys.changesetPatch(secret, "cs_theirs")),
       cs("cs_theirs", "chg_theirs", sourceKeys.changesetPatch(secret, "cs_theirs")),
@@ -119,6 +119,9 @@ describe("change.changeSets and change.candidates", () => {
       ]),
     );
     expect(sets).toHaveLength(4);
+    // Edits outside the Task's declared paths are named on the ChangeSet (the page's note and the gate's gap).
+    expect(sets.find((s) => s.id === "cs_none")?.outsidePaths).toEqual(["README.md"]);
+    expect(sets.find((s) => s.id === "cs_stored")?.outsidePaths).toEqual([]);
     const candidates = await caller.change.candidates({ tenantId: ACME.tenantId, changeId: "chg_mine" });
     expect(candidates.map((c) => [c.id, c.status])).toEqual([["cand_mine", "created"]]);
   });

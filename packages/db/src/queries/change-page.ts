@@ -28,6 +28,8 @@ export async function listChangeSets(db: Db, q: { tenantId: string; changeId: st
     baseCommit: cs.baseCommit,
     commit: cs.commit,
     paths: cs.paths,
+    /** Edits outside the Task's declared paths that the gate counts as a gap (empty when allowed or none). */
+    outsidePaths: cs.outsidePaths,
     hasPatch: cs.patchRef !== null,
     patchBytes: cs.patchBytes,
     patchTruncated: cs.patchTruncated,

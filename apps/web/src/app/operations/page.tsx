@@ -1,5 +1,6 @@
 import { hasAtLeast } from "@rhumbatron/api/roles";
 import { QUEUE_PURPOSES } from "@rhumbatron/core";
+import { AgentProgramsPanel } from "../../components/operations/agent-programs-panel.tsx";
 import { DeadLettersPanel } from "../../components/operations/dead-letters-panel.tsx";
 import { HealthPanel } from "../../components/operations/health-panel.tsx";
 import { OutboxPanel } from "../../components/operations/outbox-panel.tsx";
@@ -7,6 +8,7 @@ import { MetersPanel, QueuesPanel, StreamLagPanel } from "../../components/opera
 import { PageHeader } from "../../components/page-header.tsx";
 import { SandboxPanel } from "../../components/sandbox-notice.tsx";
 import { shellNotice } from "../../components/shell-notice.tsx";
+import { measureHealth } from "../../server/measure-health.ts";
 import { loadShell } from "../../server/shell.ts";
 
 export const dynamic = "force-dynamic";
@@ -17,10 +19,12 @@ export default async function OperationsPage() {
   const notice = shellNotice(shell, "operator");
   if (notice || shell.kind !== "ready") return notice;
   const tenantId = shell.tenant.tenantId;
+  const health = await measureHealth();
   return (
     <section className="space-y-4">
       <PageHeader title="Operations" />
-      <HealthPanel />
+      <HealthPanel report={health} />
+      <AgentProgramsPanel worker={health.worker} />
       <DeadLettersPanel tenantId={tenantId} />
       <OutboxPanel tenantId={tenantId} />
       <QueuesPanel tenantId={tenantId} purposes={QUEUE_PURPOSES} />

@@ -1,7 +1,9 @@
 "use client";
 
 import { useState } from "react";
+import { transcriptSummaryOf } from "../../lib/transcript-view.ts";
 import { RunContextPacket } from "./context-packet.tsx";
+import { RunTranscript, TranscriptHeader } from "./run-transcript.tsx";
 
 export interface RunRow {
   id: string;
@@ -12,6 +14,8 @@ export interface RunRow {
   fork: string | null;
   startCommit: string | null;
   error: string | null;
+  /** A program Agent's transcript summary (agent_runs.transcript); null for other Agents. */
+  transcript: unknown;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -29,7 +33,8 @@ const LIVE_RUN = new Set(["queued", "running"]);
 
 /**
  * The Change's Agents, each with its runs (agent_runs) in order: status, Task, why it woke, fork,
- * error, and on demand the Context Packet the run was given.
+ * error, a program Agent's transcript line, and on demand the Context Packet the run was given and
+ * the transcript's steps.
  */
 export function AgentRuns({
   tenantId,
@@ -67,6 +72,8 @@ export function AgentRuns({
 
 function RunItem({ tenantId, run: r, taskKey }: { tenantId: string; run: RunRow; taskKey: string }) {
   const [open, setOpen] = useState(false);
+  const [transcriptOpen, setTranscriptOpen] = useState(false);
+  const summary = transcriptSummaryOf(r.transcript);
   return (
     <li
       data-testid="agent-run"
@@ -90,13 +97,32 @@ function RunItem({ tenantId, run: r, taskKey }: { tenantId: string; run: RunRow;
       >
         {open ? "Hide context" : "Context"}
       </button>
+      {summary && (
+        <button
+          type="button"
+          data-testid="transcript-toggle"
+          aria-expanded={transcriptOpen}
+          onClick={() => setTranscriptOpen(!transcriptOpen)}
+          className="text-xs text-sky-700 underline-offset-2 hover:underline"
+        >
+          {transcriptOpen
+            ? "Hide transcript"
+            : `Transcript (${summary.steps} ${summary.steps === 1 ? "step" : "steps"})`}
+        </button>
+      )}
       <time dateTime={r.createdAt.toISOString()} className="ml-auto text-xs text-slate-400">
         {r.createdAt.toLocaleString()}
       </time>
+      {summary && <TranscriptHeader summary={summary} status={r.status} />}
       {r.error && (
         <p data-testid="agent-run-error" className="w-full break-words text-xs text-red-800">
           {r.error}
         </p>
+      )}
+      {summary && transcriptOpen && (
+        <div data-testid="run-transcript" className="w-full min-w-0 rounded border border-slate-200 p-2">
+          <RunTranscript tenantId={tenantId} taskId={r.taskId} runId={r.id} live={LIVE_RUN.has(r.status)} />
+        </div>
       )}
       {open && (
         <div className="w-full rounded border border-slate-200 p-2">

@@ -31,6 +31,7 @@ interface ChangeSetRow {
   commit: string;
   baseCommit: string;
   paths: string[];
+  outsidePaths: string[];
   hasPatch: boolean;
   patchBytes: number;
   patchTruncated: boolean;
@@ -70,6 +71,16 @@ function ChangeSetItem({
           {cs.createdAt.toLocaleString()}
         </time>
       </button>
+      {cs.outsidePaths.length > 0 && (
+        <p
+          data-testid="changeset-outside-paths"
+          className="border-t border-red-100 bg-red-50 px-3 py-1.5 text-xs break-words text-red-800"
+        >
+          Edited outside its Task's declared paths:{" "}
+          <span className="font-mono [overflow-wrap:anywhere]">{cs.outsidePaths.join(", ")}</span>. The gate counts this
+          as a gap unless the Agent is allowed to (allowOutsidePaths); otherwise declare these paths on the Task.
+        </p>
+      )}
       {open && (
         <div className="border-t border-slate-200 p-3">
           {cs.hasPatch ? (

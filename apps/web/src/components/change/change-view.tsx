@@ -49,6 +49,14 @@ export function ChangeView({
     ),
   );
   const taskKeys = useMemo(() => new Map((change.data?.tasks ?? []).map((t) => [t.id, t.key])), [change.data]);
+  const blockedReasons = useMemo(() => {
+    // Runs come oldest first: the last one of a Task is its newest; only a blocked newest run speaks for it.
+    const newest = new Map<string, { status: string; error: string | null }>();
+    for (const r of change.data?.runs ?? []) newest.set(r.taskId, r);
+    return new Map(
+      [...newest].flatMap(([taskId, r]) => (r.status === "blocked" && r.error ? [[taskId, r.error] as const] : [])),
+    );
+  }, [change.data]);
 
   if (change.isPending) return <Loading testId="change-view" label="Loading the Change…" />;
   if (change.isError) {
@@ -171,7 +179,7 @@ export function ChangeView({
       />
 
       <Panel title="Work Graph" testId="work-graph-panel">
-        <WorkGraph tasks={c.tasks} />
+        <WorkGraph tasks={c.tasks} blockedReasons={blockedReasons} />
       </Panel>
 
       <Panel title="Candidates" testId="change-candidates-panel">

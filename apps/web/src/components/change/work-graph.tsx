@@ -2,7 +2,13 @@
 
 import { TASK_STATES, type TaskState } from "@rhumbatron/core";
 import { useMemo } from "react";
-import { type ChartTask, TASK_STATE_COLORS, taskStateLabel, workGraphFlowchart } from "../../lib/work-graph-chart.ts";
+import {
+  blockedMeaning,
+  type ChartTask,
+  TASK_STATE_COLORS,
+  taskStateLabel,
+  workGraphFlowchart,
+} from "../../lib/work-graph-chart.ts";
 import { MermaidDiagram } from "../mermaid-diagram.tsx";
 
 export interface WorkGraphTask extends ChartTask {
@@ -34,7 +40,14 @@ export function StateChip({ state, blockedLimit }: { state: TaskState; blockedLi
  * the Tasks as a list with their dependencies and resource intents. Each list item is
  * `task-node-<key>` with `data-state`, so a reader or a test can follow a Task's state.
  */
-export function WorkGraph({ tasks }: { tasks: WorkGraphTask[] }) {
+export function WorkGraph({
+  tasks,
+  blockedReasons,
+}: {
+  tasks: WorkGraphTask[];
+  /** A blocked Task's reason in its run's words (what is missing and what to do), by Task ID. */
+  blockedReasons?: ReadonlyMap<string, string>;
+}) {
   const source = useMemo(() => workGraphFlowchart(tasks), [tasks]);
   return (
     <div className="space-y-4">
@@ -83,6 +96,12 @@ export function WorkGraph({ tasks }: { tasks: WorkGraphTask[] }) {
               <span data-testid="task-state">
                 <StateChip state={t.state} blockedLimit={t.blockedLimit} />
               </span>
+              {t.state === "blocked" && (
+                <p data-testid="task-blocked-reason" className="basis-full text-xs break-words text-violet-900">
+                  {blockedMeaning(t.blockedLimit) ?? "Blocked."}
+                  {blockedReasons?.get(t.id) && <> Its run says: {blockedReasons.get(t.id)}</>}
+                </p>
+              )}
             </li>
           );
         })}

@@ -1,9 +1,8 @@
-import { measureHealth } from "../../server/measure-health.ts";
+import type { HealthReport } from "../../server/health.ts";
 import { Panel } from "../query-state.tsx";
 
 /** The operations page's copy of GET /api/health: the same report, the same problems. */
-export async function HealthPanel() {
-  const report = await measureHealth();
+export function HealthPanel({ report }: { report: HealthReport }) {
   return (
     <Panel title="Health" testId="operations-health">
       <div data-status={report.status} className="space-y-1 text-sm">

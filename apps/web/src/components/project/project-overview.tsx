@@ -1,6 +1,7 @@
 "use client";
 
 import { hasAtLeast } from "@rhumbatron/api/roles";
+import { describeAgentChoice } from "@rhumbatron/core";
 import type { ProjectViewCounts, Role } from "@rhumbatron/db";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef } from "react";
@@ -133,6 +134,12 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
           .
         </p>
       )}
+      <p data-testid="project-agent" className="text-sm break-words text-slate-600">
+        Agent: <span className="font-mono [overflow-wrap:anywhere]">{describeAgentChoice(project.agent)}</span>
+        {project.agent === null && " (the model when the worker has AGENT_MODEL_URL, else scripted)"}. A Task may name
+        its own in the Work Graph. {hasAtLeast(role, "admin") ? "Change it" : "An admin changes it"} with{" "}
+        <code className="font-mono [overflow-wrap:anywhere]">rhumbatron projects agent {project.id}</code>.
+      </p>
       {project.status === "archived" && (
         <Notice title="Archived">
           This project is archived: it takes no new Changes, and its repositories have been removed. Its history stays
