@@ -1,8 +1,12 @@
 /**
- * The import rules of the repository (README: Layout), checked by `npm run lint` in CI.
+ * The import rules of the repository (ARCHITECTURE.md: The rooms), checked by `npm run lint` in CI;
+ * scripts/dependency-rules.test.ts plants a violation of each rule and expects it reported.
  * Rooms, bottom up: packages/core (pure) <- packages/db <- packages/api <- packages/sdk; apps/*
  * wire packages together; e2e and scripts sit on top. An arrow may only point down.
  */
+/** Test support: tests and the helpers only they use (`*.testing.ts`, `testing/`, `test-*.ts`). */
+const TEST_SUPPORT = "(\\.test\\.tsx?$|\\.testing\\.ts$|/testing/|/testing\\.ts$|-testing\\.ts$|/test-[^/]+\\.ts$)";
+
 module.exports = {
   forbidden: [
     {
@@ -60,6 +64,38 @@ module.exports = {
         "packages/fixtures serves the vendored repositories and a local registry to tests, benches and e2e; product code never imports it, and it imports no product code.",
       from: { path: "^(packages|apps)/", pathNot: "(\\.test\\.ts$|^packages/fixtures/)" },
       to: { path: "^packages/fixtures/" },
+    },
+    {
+      name: "product-code-never-imports-test-support",
+      severity: "error",
+      comment:
+        "Test helpers (a package's testing/ entry, *.testing.ts, test-*.ts) serve tests; product code never imports them. Code only tests use is itself test support: name it so.",
+      from: { path: "^(packages|apps)/", pathNot: TEST_SUPPORT },
+      to: { path: TEST_SUPPORT },
+    },
+    {
+      name: "sdk-does-not-import-db",
+      severity: "error",
+      comment:
+        "The SDK talks to the product over HTTP; only its tests and their helpers (testing/) may set up a database.",
+      from: { path: "^packages/sdk/", pathNot: "(\\.test\\.ts$|/testing/)" },
+      to: { path: "^packages/db/" },
+    },
+    {
+      name: "worker-imports-core-and-db",
+      severity: "error",
+      comment:
+        "The worker records every state change through packages/db; it never reaches into the API, the SDK or the web app.",
+      from: { path: "^apps/worker/" },
+      to: { path: "^(packages/(api|sdk)|apps/web)/" },
+    },
+    {
+      name: "web-takes-only-the-workers-nudger-and-registry",
+      severity: "error",
+      comment:
+        "The web app mounts core, db and the API; of the worker it takes only the nudger and (split hosting) its function registry, the worker's index. It does not use the SDK.",
+      from: { path: "^apps/web/" },
+      to: { path: "^(packages/sdk|apps/worker)/", pathNot: "^apps/worker/src/(index|nudger)\\.ts$" },
     },
     {
       name: "fixtures-stand-alone",
