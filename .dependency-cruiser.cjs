@@ -7,6 +7,42 @@
 /** Test support: tests and the helpers only they use (`*.testing.ts`, `testing/`, `test-*.ts`). */
 const TEST_SUPPORT = "(\\.test\\.tsx?$|\\.testing\\.ts$|/testing/|/testing\\.ts$|-testing\\.ts$|/test-[^/]+\\.ts$)";
 
+/**
+ * packages/db's areas (its folders under src/), bottom up. An area imports only areas of lower
+ * layers, never a peer of its own layer; the files at src/ itself (client, transaction, migrate, …)
+ * import no area, except index.ts, which exports them all. Tests and test support are exempt.
+ */
+const DB_LAYERS = [
+  ["auth", "blob", "leases", "schema"],
+  ["events"],
+  ["queues"],
+  ["work-graph"],
+  ["release", "reviews", "sandbox"],
+  ["queries"],
+  ["commands"],
+  ["source"],
+  ["verification"],
+  ["landing", "notifications", "webhooks"],
+];
+const dbArea = (areas) => `^packages/db/src/(${areas.join("|")})/`;
+const DB_AREA_RULES = [
+  {
+    name: "db-areas-point-down",
+    severity: "error",
+    comment:
+      "packages/db's own files at src/ (client, transaction, migrate, …) sit below every area; only index.ts gathers them.",
+    from: { path: "^packages/db/src/[^/]+$", pathNot: `(^packages/db/src/index\\.ts$|${TEST_SUPPORT})` },
+    to: { path: dbArea(DB_LAYERS.flat()) },
+  },
+  ...DB_LAYERS.map((layer, i) => ({
+    name: "db-areas-point-down",
+    severity: "error",
+    comment: `packages/db area order (bottom up): ${DB_LAYERS.map((l) => l.join(", ")).join(" < ")}. An import points to a lower layer.`,
+    from: { path: dbArea(layer), pathNot: TEST_SUPPORT },
+    to: { path: dbArea(DB_LAYERS.slice(i).flat()), pathNot: "^packages/db/src/$1/" },
+  })),
+];
+
 module.exports = {
   forbidden: [
     {
@@ -117,6 +153,7 @@ module.exports = {
       from: { path: "^scripts/" },
       to: { path: "^e2e/" },
     },
+    ...DB_AREA_RULES,
   ],
   options: {
     doNotFollow: { path: "node_modules" },
