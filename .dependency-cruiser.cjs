@@ -1,8 +1,48 @@
 /**
- * The import rules of the repository (README: Layout), checked by `npm run lint` in CI.
+ * The import rules of the repository (ARCHITECTURE.md: The rooms), checked by `npm run lint` in CI;
+ * scripts/dependency-rules.test.ts plants a violation of each rule and expects it reported.
  * Rooms, bottom up: packages/core (pure) <- packages/db <- packages/api <- packages/sdk; apps/*
  * wire packages together; e2e and scripts sit on top. An arrow may only point down.
  */
+/** Test support: tests and the helpers only they use (`*.testing.ts`, `testing/`, `test-*.ts`). */
+const TEST_SUPPORT = "(\\.test\\.tsx?$|\\.testing\\.ts$|/testing/|/testing\\.ts$|-testing\\.ts$|/test-[^/]+\\.ts$)";
+
+/**
+ * packages/db's areas (its folders under src/), bottom up. An area imports only areas of lower
+ * layers, never a peer of its own layer; the files at src/ itself (client, transaction, migrate, …)
+ * import no area, except index.ts, which exports them all. Tests and test support are exempt.
+ */
+const DB_LAYERS = [
+  ["auth", "blob", "leases", "schema"],
+  ["events"],
+  ["queues"],
+  ["work-graph"],
+  ["release", "reviews", "sandbox"],
+  ["queries"],
+  ["commands"],
+  ["source"],
+  ["verification"],
+  ["landing", "notifications", "webhooks"],
+];
+const dbArea = (areas) => `^packages/db/src/(${areas.join("|")})/`;
+const DB_AREA_RULES = [
+  {
+    name: "db-areas-point-down",
+    severity: "error",
+    comment:
+      "packages/db's own files at src/ (client, transaction, migrate, …) sit below every area; only index.ts gathers them.",
+    from: { path: "^packages/db/src/[^/]+$", pathNot: `(^packages/db/src/index\\.ts$|${TEST_SUPPORT})` },
+    to: { path: dbArea(DB_LAYERS.flat()) },
+  },
+  ...DB_LAYERS.map((layer, i) => ({
+    name: "db-areas-point-down",
+    severity: "error",
+    comment: `packages/db area order (bottom up): ${DB_LAYERS.map((l) => l.join(", ")).join(" < ")}. An import points to a lower layer.`,
+    from: { path: dbArea(layer), pathNot: TEST_SUPPORT },
+    to: { path: dbArea(DB_LAYERS.slice(i).flat()), pathNot: "^packages/db/src/$1/" },
+  })),
+];
+
 module.exports = {
   forbidden: [
     {
@@ -62,6 +102,38 @@ module.exports = {
       to: { path: "^packages/fixtures/" },
     },
     {
+      name: "product-code-never-imports-test-support",
+      severity: "error",
+      comment:
+        "Test helpers (a package's testing/ entry, *.testing.ts, test-*.ts) serve tests; product code never imports them. Code only tests use is itself test support: name it so.",
+      from: { path: "^(packages|apps)/", pathNot: TEST_SUPPORT },
+      to: { path: TEST_SUPPORT },
+    },
+    {
+      name: "sdk-does-not-import-db",
+      severity: "error",
+      comment:
+        "The SDK talks to the product over HTTP; only its tests and their helpers (testing/) may set up a database.",
+      from: { path: "^packages/sdk/", pathNot: "(\\.test\\.ts$|/testing/)" },
+      to: { path: "^packages/db/" },
+    },
+    {
+      name: "worker-imports-core-and-db",
+      severity: "error",
+      comment:
+        "The worker records every state change through packages/db; it never reaches into the API, the SDK or the web app.",
+      from: { path: "^apps/worker/" },
+      to: { path: "^(packages/(api|sdk)|apps/web)/" },
+    },
+    {
+      name: "web-takes-only-the-workers-nudger-and-registry",
+      severity: "error",
+      comment:
+        "The web app mounts core, db and the API; of the worker it takes only the nudger and (split hosting) its function registry, the worker's index. It does not use the SDK.",
+      from: { path: "^apps/web/" },
+      to: { path: "^(packages/sdk|apps/worker)/", pathNot: "^apps/worker/src/(index|nudger)\\.ts$" },
+    },
+    {
       name: "fixtures-stand-alone",
       severity: "error",
       from: { path: "^packages/fixtures/" },
@@ -71,9 +143,9 @@ module.exports = {
       name: "e2e-uses-public-surfaces",
       severity: "error",
       comment:
-        "e2e drives the product from outside: HTTP, the SDK, the CLI, git over HTTP, the browser, and documented operator commands run as processes.",
+        "e2e drives the product from outside: HTTP, the SDK, the CLI, git over HTTP, the browser, and documented operator commands and scripts run as processes (scripts/stack-server.ts starts the product). Of our code it imports core, the SDK and the test fixtures.",
       from: { path: "^e2e/" },
-      to: { path: "^apps/" },
+      to: { path: "^(apps|scripts|packages/(db|api))/" },
     },
     {
       name: "scripts-do-not-import-e2e",
@@ -81,6 +153,7 @@ module.exports = {
       from: { path: "^scripts/" },
       to: { path: "^e2e/" },
     },
+    ...DB_AREA_RULES,
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@rhumbatron/fixtures";
 import pg from "pg";
-import { freePort } from "../../scripts/lib/ports.ts";
-import { startStack } from "../../scripts/lib/stack.ts";
 import { saveSignedInState } from "./auth.ts";
+import { startProductProcess } from "./processes.ts";
+import { ROOT } from "./root.ts";
 
 /**
  * The shell's environment without the product's own settings (RHUMBATRON_*, INNGEST_*, AGENT_*):
@@ -14,6 +15,45 @@ import { saveSignedInState } from "./auth.ts";
  */
 function shellWithoutProductSettings(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(RHUMBATRON_|INNGEST_|AGENT_)/.test(k)));
+}
+
+/** What scripts/stack-server.ts prints once the product answers. */
+interface ReadyStack {
+  url: string;
+  databaseUrl: string;
+  demo: { email: string; password: string | null; projectId: string; signInUrl: string };
+}
+const READY_PREFIX = "RHUMBATRON_STACK_READY ";
+
+/**
+ * Runs the product as a process (scripts/stack-server.ts: Postgres, migrations, demo seed, worker
+ * and web, as `npm start` starts them); resolves once it answers, with what it reports and `stop`.
+ */
+async function startStackProcess(options: object, env: NodeJS.ProcessEnv) {
+  let ready: (stack: ReadyStack) => void = () => {};
+  const started = new Promise<ReadyStack>((resolve) => {
+    ready = resolve;
+  });
+  const p = startProductProcess(process.execPath, ["--import", "tsx", "scripts/stack-server.ts"], {
+    cwd: ROOT,
+    env: { ...env, RHUMBATRON_STACK_OPTIONS: JSON.stringify(options) },
+    prefix: "e2e: ",
+    quiet: false,
+    // It stops web and worker before its embedded Postgres itself; a signal to its group would stop them all at once.
+    termLeaderOnly: true,
+    onLine: (line) => {
+      if (!line.startsWith(READY_PREFIX)) return false;
+      ready(JSON.parse(line.slice(READY_PREFIX.length)) as ReadyStack);
+      return true;
+    },
+  });
+  const stack = await Promise.race([
+    started,
+    p.exited.then((code) => {
+      throw new Error(`e2e: the product did not start (scripts/stack-server.ts exited ${code})`);
+    }),
+  ]);
+  return { ...stack, stop: () => p.stop(60_000) };
 }
 
 /**
@@ -45,13 +85,16 @@ export default async function globalSetup() {
   const gitPort = await freePort();
   // The embedded server runs as its own system user when we are root; let it reach its folder.
   chmodSync(dataDir, 0o755);
-  const stack = await startStack({
-    databaseUrl,
-    dataDir,
-    embeddedPgPort: await freePort(),
-    port,
-    dev: false,
-    env: {
+  const stack = await startStackProcess(
+    {
+      databaseUrl,
+      dataDir,
+      embeddedPgPort: await freePort(),
+      port,
+      persistentDb: false,
+      quiet: !process.env.E2E_VERBOSE,
+    },
+    {
       ...shellWithoutProductSettings(),
       RHUMBATRON_LOG_LEVEL: "warn",
       RHUMBATRON_GIT_PORT: String(gitPort),
@@ -59,10 +102,7 @@ export default async function globalSetup() {
       RHUMBATRON_GIT_PUBLIC_URL: `http://localhost:${gitPort}/git`,
       RHUMBATRON_DATA_DIR: dataDir,
     },
-    persistentDb: false,
-    quiet: !process.env.E2E_VERBOSE,
-    log: (line) => process.stdout.write(`e2e: ${line}\n`),
-  });
+  );
   process.env.E2E_DEMO_PROJECT_ID = stack.demo.projectId;
   // For what no page or API creates: the operator command (`npm run admin`, specs/access) runs on
   // this database, and specs/operations sends its poison command here.

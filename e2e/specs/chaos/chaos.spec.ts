@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { expect, test } from "@playwright/test";
-import { ROOT } from "../../../scripts/lib/stack.ts";
+import { ROOT } from "../../support/root.ts";
 
 /**
  * The short fault trial: `npm run chaos` (scripts/chaos.ts, an operator's script run as a process)

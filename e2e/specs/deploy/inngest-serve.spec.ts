@@ -3,9 +3,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { expect, test } from "@playwright/test";
-import { freePort } from "../../../scripts/lib/ports.ts";
-import { type Managed, startProcess, stopProcess, waitForHttp } from "../../../scripts/lib/processes.ts";
-import { ROOT } from "../../../scripts/lib/stack.ts";
+import { freePort } from "@rhumbatron/fixtures";
+import { type ProductProcess, startProductProcess, waitForAnswer } from "../../support/processes.ts";
+import { ROOT } from "../../support/root.ts";
 
 /**
  * The deployment split against the production build: a second `next start` of the same build with
@@ -27,7 +27,7 @@ const WEB_FUNCTIONS = [
 ];
 
 const SIGNING_KEY = "signkey-prod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-let web: Managed;
+let web: ProductProcess;
 let inngest: Server;
 const registered: { url: string; body: { functions: { id: string; triggers: unknown[] }[] } }[] = [];
 let base = "";
@@ -46,7 +46,7 @@ test.beforeAll(async () => {
   await new Promise<void>((r) => inngest.listen(0, "127.0.0.1", r));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  web = startProcess("web-split", join(ROOT, "node_modules/.bin/next"), ["start", "-p", String(port)], {
+  web = startProductProcess(join(ROOT, "node_modules/.bin/next"), ["start", "-p", String(port)], {
     cwd: join(ROOT, "apps/web"),
     env: {
       PATH: process.env.PATH,
@@ -62,13 +62,14 @@ test.beforeAll(async () => {
       INNGEST_BASE_URL: `http://127.0.0.1:${(inngest.address() as AddressInfo).port}`,
       RHUMBATRON_LOG_LEVEL: "warn",
     },
+    prefix: "[web-split] ",
     quiet: !process.env.E2E_VERBOSE,
   });
-  await waitForHttp(`${base}/api/health`, { timeoutMs: 60_000, abort: web.exited });
+  await waitForAnswer(`${base}/api/health`, 60_000, web.exited);
 });
 
 test.afterAll(async () => {
-  await stopProcess(web);
+  await web.stop(10_000);
   await new Promise((r) => inngest.close(r));
 });
 

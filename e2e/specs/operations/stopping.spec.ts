@@ -3,8 +3,8 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "@playwright/test";
-import { freePort } from "../../../scripts/lib/ports.ts";
-import { ROOT } from "../../../scripts/lib/stack.ts";
+import { freePort } from "@rhumbatron/fixtures";
+import { ROOT } from "../../support/root.ts";
 
 /**
  * Stopping `npm start` the way a process manager does: one signal to the PID it started (systemd,

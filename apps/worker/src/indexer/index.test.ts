@@ -11,7 +11,7 @@ import {
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { promotionFixture } from "../source/promotion-fixture.ts";
+import { promotionFixture } from "../source/promotion.testing.ts";
 import { manualClock } from "../testing.ts";
 import { indexingHandlers } from "./index.ts";
 

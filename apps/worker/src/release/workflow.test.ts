@@ -8,7 +8,7 @@ import { startWorkflowInstance, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_RUN_KEY, type FunctionContext } from "../functions/types.ts";
-import { promotionFixture } from "../source/promotion-fixture.ts";
+import { promotionFixture } from "../source/promotion.testing.ts";
 import { captureLogs, manualClock, testIdentity } from "../testing.ts";
 import { type ReleaseWorkflowDeps, releaseWorkflowFunction, runReleaseWorkflow } from "./workflow.ts";
 

@@ -9,8 +9,7 @@ import {
   PROXY_SOCKET_INSIDE,
   writeLauncher,
 } from "./network.ts";
-import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
-import { runCapped } from "./run-capped.ts";
+import { detectProcessCap, type ProcessCap, runUnderCap } from "./pids-cgroup.ts";
 import { checkCommand, openWorkspace, type SandboxLimits, SYSTEM_PATH, toolchainBins } from "./workspace.ts";
 
 /**
@@ -143,23 +142,11 @@ export async function bubblewrapSandbox(options: BubblewrapOptions): Promise<Bub
       "--",
       ...command,
     ];
-    const capped = await capProcesses(cap, options.limits.maxProcesses, argv);
-    try {
-      const [file, ...args] = capped.argv as [string, ...string[]];
-      return await runCapped({
-        file,
-        args,
-        cwd: "/", // the sandbox chdirs itself; a vanished workspace must not fail the spawn on the host
-        env: { PATH: SYSTEM_PATH.join(":") }, // bwrap's own environment: nothing from the worker
-        ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
-        ...(cmd.signal === undefined ? {} : { signal: cmd.signal }),
-        timeoutMs: cmd.timeoutMs,
-        maxOutputBytes: options.limits.maxOutputBytes,
-        onTimeout: capped.onTimeout,
-      });
-    } finally {
-      await capped.done();
-    }
+    return runUnderCap(cap, options.limits, argv, {
+      cwd: "/", // the sandbox chdirs itself; a vanished workspace must not fail the spawn on the host
+      env: { PATH: SYSTEM_PATH.join(":") }, // bwrap's own environment: nothing from the worker
+      cmd,
+    });
   }
 
   return {

@@ -1,5 +1,7 @@
 import { access, mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { CommandResult, SandboxCommand } from "@rhumbatron/core";
+import { runCapped } from "./run-capped.ts";
 
 /**
  * The process cap. RLIMIT_NPROC (`prlimit --nproc`) is not enforced for processes whose host uid
@@ -105,4 +107,34 @@ export async function capProcesses(
   if (cap.cap === "rlimit")
     return { argv: ["/usr/bin/prlimit", `--nproc=${maxProcesses}`, "--", ...argv], onTimeout: none, done: none };
   return { argv, onTimeout: none, done: none };
+}
+
+/**
+ * One Sandbox command under the process cap, as both adapters run it: `argv` wrapped by the cap,
+ * run with the command's stdin, signal and timeout and the adapter's output limit, the cap released
+ * afterwards whatever happened.
+ */
+export async function runUnderCap(
+  cap: { cap: ProcessCap; hierarchy: string | null },
+  limits: { maxProcesses: number; maxOutputBytes: number },
+  argv: string[],
+  o: { cwd: string; env: Record<string, string>; cmd: SandboxCommand },
+): Promise<CommandResult> {
+  const capped = await capProcesses(cap, limits.maxProcesses, argv);
+  try {
+    const [file, ...args] = capped.argv as [string, ...string[]];
+    return await runCapped({
+      file,
+      args,
+      cwd: o.cwd,
+      env: o.env,
+      ...(o.cmd.stdin === undefined ? {} : { stdin: o.cmd.stdin }),
+      ...(o.cmd.signal === undefined ? {} : { signal: o.cmd.signal }),
+      timeoutMs: o.cmd.timeoutMs,
+      maxOutputBytes: limits.maxOutputBytes,
+      onTimeout: capped.onTimeout,
+    });
+  } finally {
+    await capped.done();
+  }
 }

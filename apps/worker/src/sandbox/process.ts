@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { DEFAULT_COMMAND_ALLOWLIST, type Sandbox, type SandboxCommand } from "@rhumbatron/core";
 import { assertProxySocket, openLoopbackForwarder, proxyEnv } from "./network.ts";
-import { capProcesses, detectProcessCap, type ProcessCap } from "./pids-cgroup.ts";
-import { runCapped } from "./run-capped.ts";
+import { detectProcessCap, type ProcessCap, runUnderCap } from "./pids-cgroup.ts";
 import {
   checkCommand,
   openWorkspace,
@@ -54,25 +53,13 @@ export async function plainProcessSandbox(options: PlainProcessOptions): Promise
       await assertProxySocket(cmd.network.proxySocket);
       proxy = await openLoopbackForwarder(cmd.network.proxySocket);
     }
-    const capped = await capProcesses(cap, options.limits.maxProcesses, cmd.argv).catch(async (err: unknown) => {
-      await proxy?.close();
-      throw err;
-    });
     try {
-      const [file, ...args] = capped.argv as [string, ...string[]];
-      return await runCapped({
-        file,
-        args,
+      return await runUnderCap(cap, options.limits, cmd.argv, {
         cwd: rel ? join(path, rel) : path,
         env: { PATH, HOME: path, LANG: "C.UTF-8", ...cmd.env, ...(proxy ? proxyEnv(proxy.url) : {}) },
-        ...(cmd.stdin === undefined ? {} : { stdin: cmd.stdin }),
-        ...(cmd.signal === undefined ? {} : { signal: cmd.signal }),
-        timeoutMs: cmd.timeoutMs,
-        maxOutputBytes: options.limits.maxOutputBytes,
-        onTimeout: capped.onTimeout,
+        cmd,
       });
     } finally {
-      await capped.done();
       await proxy?.close();
     }
   }

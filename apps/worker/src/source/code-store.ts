@@ -1,4 +1,5 @@
-import { type BlobStore, type RhumbatronConfig, sourceKeys, truncatePatch } from "@rhumbatron/core";
+import { type BlobStore, canonicalRepo, type RhumbatronConfig, sourceKeys, truncatePatch } from "@rhumbatron/core";
+import { type Db, withRepoToken } from "@rhumbatron/db";
 import type { SourceStore } from "./store.ts";
 
 /**
@@ -60,6 +61,42 @@ export async function publishCodeStore(o: {
   await o.blobs.put(sourceKeys.index(o.projectId, tree), json(index), { contentType: "application/json" });
   await o.blobs.put(sourceKeys.code(o.projectId, tree), json(code), { contentType: "application/json" });
   return { tree, files: files.length, copied, skippedLarge };
+}
+
+/** What publishing a project's canonical trees needs: the git store and blobs, and a read token of the canonical repository. */
+export interface CanonicalCodeStoreDeps {
+  db: Db;
+  config: RhumbatronConfig;
+  now: () => Date;
+  source: SourceStore;
+  blobs: BlobStore;
+}
+
+/**
+ * Runs `fn` with `publish`, which publishes the code store of one commit of the project's canonical
+ * repository (after `previousTree`'s, when given); every publish in `fn` reads under one read token
+ * (purpose `code-store`), revoked when `fn` ends.
+ */
+export function withCanonicalCodeStore<T>(
+  deps: CanonicalCodeStoreDeps,
+  projectId: string,
+  fn: (publish: (commit: string, previousTree?: string | null) => Promise<CodeStoreResult>) => Promise<T>,
+): Promise<T> {
+  const repo = canonicalRepo(projectId);
+  return withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, (token) =>
+    fn((commit, previousTree) =>
+      publishCodeStore({
+        store: deps.source,
+        blobs: deps.blobs,
+        config: deps.config,
+        projectId,
+        repo,
+        token,
+        commit,
+        ...(previousTree !== undefined ? { previousTree } : {}),
+      }),
+    ),
+  );
 }
 
 /** Stores a patch under its key, cut at the configured size on a line boundary. */

@@ -21,7 +21,7 @@ import {
   withRepoToken,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
-import { publishCodeStore } from "./code-store.ts";
+import { withCanonicalCodeStore } from "./code-store.ts";
 import { exists } from "./git-objects.ts";
 import { ImportRefused } from "./import.ts";
 import { readTemplate } from "./template.ts";
@@ -92,17 +92,7 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
           (token) => deps.source.provision(repo, token, files, "S0: project template"),
         );
       }
-      await withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, (token) =>
-        publishCodeStore({
-          store: deps.source,
-          blobs: deps.blobs,
-          config: deps.config,
-          projectId,
-          repo,
-          token,
-          commit: s0.commit,
-        }),
-      );
+      await withCanonicalCodeStore(deps, projectId, (publish) => publish(s0.commit));
       return { commit: s0.commit, tree: s0.tree };
     },
     async handle(ctx): Promise<HandlerResult> {

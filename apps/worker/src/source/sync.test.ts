@@ -6,7 +6,7 @@ import { sourceKeys } from "@rhumbatron/core";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
-import { promotionFixture } from "./promotion-fixture.ts";
+import { promotionFixture } from "./promotion.testing.ts";
 import { syncCanonical } from "./sync.ts";
 
 const t = useTestDatabase();

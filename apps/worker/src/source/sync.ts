@@ -1,6 +1,6 @@
 import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
 import { type Db, type GenerationFacts, generationFacts, withRepoToken, withTransaction } from "@rhumbatron/db";
-import { publishCodeStore } from "./code-store.ts";
+import { withCanonicalCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
 /**
@@ -128,27 +128,17 @@ async function advanceMain(deps: SyncDeps, projectId: string, generation: number
 
 /** Publishes the code store of generations first..last that lack one (a crash may have left one out). */
 async function publishMissing(deps: SyncDeps, projectId: string, first: number, last: number): Promise<number[]> {
-  const repo = canonicalRepo(projectId);
   const rows = await deps.db.canonicalGeneration.findMany({
     where: { projectId, generation: { gte: Math.max(0, first - 1), lte: last } },
     orderBy: { generation: "asc" },
   });
   const published: number[] = [];
-  await withRepoToken(deps.db, { repo, mode: "read", purpose: "code-store" }, deps.config, deps.now, async (token) => {
+  await withCanonicalCodeStore(deps, projectId, async (publish) => {
     for (const row of rows) {
       if (row.generation < first) continue;
       if (await deps.blobs.has(sourceKeys.code(projectId, row.tree))) continue;
       const previous = rows.find((r) => r.generation === row.generation - 1);
-      await publishCodeStore({
-        store: deps.source,
-        blobs: deps.blobs,
-        config: deps.config,
-        projectId,
-        repo,
-        token,
-        commit: row.commit,
-        previousTree: previous?.tree ?? null,
-      });
+      await publish(row.commit, previous?.tree ?? null);
       published.push(row.generation);
     }
   });

@@ -1,5 +1,6 @@
 export * from "./analytics.ts";
 export * from "./archiver.ts";
+export * from "./claims.ts";
 export * from "./consumer.ts";
 export * from "./domain-write.ts";
 export * from "./maintenance.ts";

@@ -17,6 +17,11 @@ export interface OutboxDeps {
   nudger: Nudger;
 }
 
+/** What a state change that writes Events needs: the outbox's deps and the clock. */
+export interface StateDeps extends OutboxDeps {
+  now: () => Date;
+}
+
 /** Channel the publisher listens on. */
 export const OUTBOX_NUDGE_CHANNEL = "outbox";
 

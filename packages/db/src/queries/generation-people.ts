@@ -1,5 +1,5 @@
+import { actorName, namesOf, REMOVED_USER, userIdsOf } from "../auth/people.ts";
 import type { Db } from "../client.ts";
-import { actorName, namesOf, REMOVED_USER, userIdsOf } from "./people.ts";
 
 /** Who made a generation, by name, as the generation timeline shows it. */
 export interface GenerationPeople {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { actorName, namesOf, REMOVED_USER } from "../auth/people.ts";
 import { seedProjects, useTestDatabase } from "../testing/index.ts";
-import { actorName, namesOf, REMOVED_USER } from "./people.ts";
 import { projectFeedAfter } from "./project-overview.ts";
 
 const t = useTestDatabase();

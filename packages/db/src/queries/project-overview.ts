@@ -1,7 +1,7 @@
 import { DomainError, storedAgentChoice } from "@rhumbatron/core";
+import { actorName, namesOf, userIdsOf } from "../auth/people.ts";
 import type { Db } from "../client.ts";
 import { type GenerationPeople, generationPeople } from "./generation-people.ts";
-import { actorName, namesOf, userIdsOf } from "./people.ts";
 
 /** A project of this tenant, or NOT_FOUND (another tenant's project is answered like a missing one). */
 export async function projectOfTenant(db: Db, tenantId: string, projectId: string) {

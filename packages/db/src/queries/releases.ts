@@ -1,17 +1,7 @@
 import { type ReleaseTarget, releaseTargetSchema } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import type { ReleaseStep } from "../release/release-state.ts";
 import { projectOfTenant } from "./project-overview.ts";
-
-/** One entry of releases.steps, as the ReleaseWorkflow appends them (apps/worker/src/release/workflow.ts). */
-export interface ReleaseStep {
-  step: string;
-  status: "succeeded" | "failed";
-  startedAt: string;
-  finishedAt: string;
-  attempt?: number;
-  detail?: unknown;
-  error?: string;
-}
 
 export interface ReleaseEntry {
   id: string;

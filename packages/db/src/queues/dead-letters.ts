@@ -1,10 +1,10 @@
 import { DomainError, type QueuePurpose } from "@rhumbatron/core";
+import { namesOf, REMOVED_USER } from "../auth/people.ts";
 import type { Db } from "../client.ts";
+import { claimReleased } from "../events/claims.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
 import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
-import { namesOf, REMOVED_USER } from "../queries/people.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { claimReleased } from "../work-graph/claims.ts";
 import type { CommandHandler } from "./consumer.ts";
 import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 

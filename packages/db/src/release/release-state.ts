@@ -10,7 +10,8 @@ import type { TxContext } from "../transaction.ts";
  * step log in releases.steps, the last error of a failed attempt, and the final status with
  * release.completed in one transaction.
  */
-export interface StepEntry {
+/** One entry of releases.steps, as the ReleaseWorkflow appends them (apps/worker/src/release/workflow.ts). */
+export interface ReleaseStep {
   step: string;
   status: "succeeded" | "failed";
   startedAt: string;
@@ -21,7 +22,7 @@ export interface StepEntry {
 }
 
 /** Appends a step to releases.steps once: a replayed step finds its entry there already. */
-export async function appendReleaseStep(db: Db | TxContext["tx"], releaseId: string, e: StepEntry, now: Date) {
+export async function appendReleaseStep(db: Db | TxContext["tx"], releaseId: string, e: ReleaseStep, now: Date) {
   const key = { step: e.step, status: e.status, ...(e.attempt === undefined ? {} : { attempt: e.attempt }) };
   await db.$executeRaw`
     UPDATE releases SET steps = steps || ${JSON.stringify([e])}::jsonb, updated_at = ${now}

@@ -1,9 +1,8 @@
 import { conflictReviewIds, type JudgedFinding, type RecordedFinding, type ReviewStatus } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { appendToOutbox, lockResourceRow, type StateDeps } from "../events/outbox.ts";
 import type { TxContext } from "../transaction.ts";
-import type { StateDeps } from "../verification/workflow-state.ts";
 import { contextPacketOf } from "./packets.ts";
 
 /**

@@ -1,6 +1,5 @@
 import {
   type ApprovalDecision,
-  CANDIDATE_STATUS_SETS,
   checkPromotionPreconditions,
   commandIds,
   DomainError,
@@ -13,13 +12,13 @@ import {
   type VerificationPolicy,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { markCandidateStale } from "../work-graph/candidate-stale.ts";
 import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 
@@ -172,38 +171,6 @@ async function afterPromotion(
   return id;
 }
 
-/** The Candidate went stale (canonical moved on): one statement moves a live Candidate and writes candidate.stale. */
-async function markStale(
-  on: Db | TxContext,
-  c: { id: string; changeId: string; projectId: string },
-  project: { tenantId: string; canonicalGeneration: number },
-  deps: EnqueueDeps,
-) {
-  const generation = project.canonicalGeneration;
-  const owner = { id: c.changeId, projectId: c.projectId, tenantId: project.tenantId, canonicalGeneration: generation };
-  await domainWrite(
-    on,
-    {
-      table: "candidates",
-      id: c.id,
-      changeId: c.changeId,
-      projectId: c.projectId,
-      expect: { status: [...CANDIDATE_STATUS_SETS.live] },
-      set: { status: "stale" },
-      events: [
-        changeEvent(owner, "candidate.stale", {
-          key: c.id,
-          actor: { kind: "system", id: "promotion" },
-          canonicalGeneration: generation,
-          now: deps.now(),
-          payload: { candidateId: c.id, canonicalGeneration: generation },
-        }),
-      ],
-    },
-    deps,
-  );
-}
-
 /**
  * Promotion (docs/protocol.md, Promotion). Layer 1 checks P1-P6 from rows and the source store and
  * returns every block at once; layer 2 runs in one transaction holding the project root: the CAS on
@@ -263,7 +230,12 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
   });
   if (layer1.ok) return null;
   if (layer1.stale) {
-    await markStale(db, c, project, deps);
+    await markCandidateStale(
+      db,
+      { ...c, tenantId: project.tenantId },
+      { canonicalGeneration: project.canonicalGeneration, actor: "promotion" },
+      deps,
+    );
     return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
   }
   await recordBlocked(db, c, layer1.blocks, p.q, deps);
@@ -303,7 +275,12 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     return { outcome: "alreadyPromoted", generation: promotedBy.generation };
   }
   if (cas === "stale") {
-    await markStale(ctx, c, root, deps);
+    await markCandidateStale(
+      ctx,
+      { ...c, tenantId: root.tenantId },
+      { canonicalGeneration: root.canonicalGeneration, actor: "promotion" },
+      deps,
+    );
     return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
   }
   if (cas === "policy_mismatch") {

@@ -6,8 +6,8 @@ import {
   type VerificationPlan,
   type withReviewGaps,
 } from "@rhumbatron/core";
+import { actorName, namesOf, REMOVED_USER, userIdsOf } from "../auth/people.ts";
 import type { Db } from "../client.ts";
-import { actorName, namesOf, REMOVED_USER, userIdsOf } from "../queries/people.ts";
 import { conflictReviewOf } from "../reviews/conflict-reviews.ts";
 import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";

@@ -11,7 +11,7 @@ import {
 import type { Db } from "../client.ts";
 import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
+import { appendToOutbox, type LockedChange, lockResourceRow, type StateDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
 import { earlierApproval } from "./interdiff.ts";
@@ -63,10 +63,6 @@ function candidateEvent<T extends EventType>(
   now: Date,
 ) {
   return changeEvent(owner, type, { key, actor: { kind: "system", id: "verification" }, payload, now });
-}
-
-export interface StateDeps extends OutboxDeps {
-  now: () => Date;
 }
 
 /** Merged: status verifying, the plan and the composed commit recorded, candidate.composed written. */

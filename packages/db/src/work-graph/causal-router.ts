@@ -13,11 +13,11 @@ import {
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
-import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { markCandidateStale } from "./candidate-stale.ts";
 import { loadTasks } from "./dispatch.ts";
 import type { WorkGraphDeps } from "./shared.ts";
 
@@ -253,11 +253,8 @@ function lockChange(ctx: TxContext, changeId: string): Promise<LockedChange | nu
   });
 }
 
-/**
- * canonical.advanced: a Candidate built on an older generation can no longer be promoted. One
- * statement (domainWrite): the Change's lock, a live Candidate to stale, candidate.stale.
- */
-async function markCandidateStale(
+/** canonical.advanced: a Candidate built on an older generation can no longer be promoted. */
+async function staleOnAdvance(
   ctx: TxContext,
   candidateId: string,
   cause: DeliveredEvent["event"],
@@ -268,33 +265,14 @@ async function markCandidateStale(
     select: { changeId: true, projectId: true },
   });
   if (!c) return;
-  const generation = (cause.payload as { toGeneration: number }).toGeneration;
-  const owner = {
-    id: c.changeId,
-    projectId: c.projectId,
-    // canonical.advanced stale-marks Candidates of its own project, so of its tenant.
-    tenantId: cause.tenantId,
-    canonicalGeneration: generation,
-  };
-  await domainWrite(
+  await markCandidateStale(
     ctx,
+    // canonical.advanced stale-marks Candidates of its own project, so of its tenant.
+    { id: candidateId, ...c, tenantId: cause.tenantId },
     {
-      table: "candidates",
-      id: candidateId,
-      changeId: c.changeId,
-      projectId: c.projectId,
-      expect: { status: [...CANDIDATE_STATUS_SETS.live] },
-      set: { status: "stale" },
-      events: [
-        changeEvent(owner, "candidate.stale", {
-          key: candidateId,
-          actor: { kind: "system", id: CAUSAL_ROUTER },
-          canonicalGeneration: generation,
-          causedBy: cause.eventId,
-          now: deps.now(),
-          payload: { candidateId, canonicalGeneration: generation },
-        }),
-      ],
+      canonicalGeneration: (cause.payload as { toGeneration: number }).toGeneration,
+      actor: CAUSAL_ROUTER,
+      causedBy: cause.eventId,
     },
     deps,
   );
@@ -325,7 +303,7 @@ export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
         for (const c of decision.commands) await enqueueCommand(ctx, c, deps);
         for (const ask of decision.ask)
           if (await decideWake(ctx, event, ask, verdicts, deps)) await enqueueCommand(ctx, ask.wake, deps);
-        for (const id of decision.staleCandidates) await markCandidateStale(ctx, id, event, deps);
+        for (const id of decision.staleCandidates) await staleOnAdvance(ctx, id, event, deps);
         await raiseChallenges(ctx, event, decision.challenges, deps);
       }
     },

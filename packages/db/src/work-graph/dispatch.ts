@@ -1,9 +1,9 @@
 import type { HandlerResult } from "@rhumbatron/core";
 import { commandIds, type GraphTask, planDispatch, type TaskState } from "@rhumbatron/core";
+import { intentDeclared } from "../events/claims.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import { enqueueCommand } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
-import { intentDeclared } from "./claims.ts";
 import { agentIdForTask, changeEvent, SYSTEM, type WorkGraphDeps } from "./shared.ts";
 
 export interface LoadedTask extends GraphTask {

@@ -1,5 +1,4 @@
 export * from "./causal-router.ts";
-export * from "./claims.ts";
 export * from "./complete-task.ts";
 export * from "./create-change.ts";
 export * from "./dispatch.ts";

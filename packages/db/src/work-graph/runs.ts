@@ -8,11 +8,11 @@ import {
   topologicalOrder,
 } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
+import { claimReleased } from "../events/claims.ts";
 import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { claimWhileWorking, orphanedBy } from "../leases/working.ts";
 import { withTransaction } from "../transaction.ts";
-import { claimReleased } from "./claims.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
+import { claimAcquired } from "../events/claims.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import type { HandlerContext } from "../queues/consumer.ts";
-import { claimAcquired } from "./claims.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
