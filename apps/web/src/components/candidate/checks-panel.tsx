@@ -175,7 +175,7 @@ function CheckItem({
       data-status={judged?.status ?? "none"}
       data-gap={gap ?? (verdict?.satisfied ? "none" : check ? "missing" : "unplanned")}
       data-unrecorded={unrecorded?.kind}
-      className={`rounded border p-3 ${TONE_CLASSES[tone]}`}
+      className={`min-w-0 rounded border p-3 [overflow-wrap:anywhere] ${TONE_CLASSES[tone]}`}
     >
       <div className="flex flex-wrap items-center justify-between gap-2">
         <div className="flex items-center gap-2">
@@ -255,7 +255,7 @@ function EvidenceItem({
       data-evidence-id={e.id}
       data-status={e.status}
       data-coverage={e.coverage}
-      className="rounded border border-slate-200 bg-white p-2 text-xs text-slate-800"
+      className="min-w-0 rounded border border-slate-200 bg-white p-2 text-xs [overflow-wrap:anywhere] text-slate-800"
     >
       <div className="flex flex-wrap items-center gap-2">
         <Badge tone={evidenceTone(e.status, isGap)} testId="evidence-status">

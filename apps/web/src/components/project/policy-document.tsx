@@ -41,7 +41,7 @@ export function PolicyDocumentView({ document: d }: { document: PolicyDocument }
             {commands.map(([id, argv]) => (
               <li key={id}>
                 <span className="font-medium">{id}</span>{" "}
-                <code className="font-mono text-xs">{(argv ?? []).join(" ")}</code>
+                <code className="font-mono text-xs [overflow-wrap:anywhere]">{(argv ?? []).join(" ")}</code>
                 <span className="text-xs text-slate-500"> (instead of the checks file's)</span>
               </li>
             ))}
