@@ -26,9 +26,16 @@ test("an admin imports a local repository from the New project form; a refused s
   page,
 }) => {
   const source = await mkdtemp(join(tmpdir(), "rh-e2e-import-"));
+  // A submodule beside it, which the form's box has the worker fetch.
+  const lib = await mkdtemp(join(tmpdir(), "rh-e2e-import-lib-"));
+  await git(lib, "init", "-q", "-b", "main");
+  await writeFile(join(lib, "lib.txt"), "the lib\n");
+  await git(lib, "add", ".");
+  await git(lib, "commit", "-q", "-m", "lib");
   await git(source, "init", "-q", "-b", "master");
   for (const [i, text] of ["one", "two", "three"].entries()) {
     await writeFile(join(source, "notes.txt"), `${text}\n`);
+    if (i === 2) await git(source, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib");
     await git(source, "add", ".");
     await git(source, "commit", "-q", "-m", `commit ${i + 1}`);
   }
@@ -64,8 +71,9 @@ test("an admin imports a local repository from the New project form; a refused s
     await form.getByTestId("project-import-username").fill("");
   });
 
-  await test.step("the absolute path imports: active, at S0, which is the source's head", async () => {
+  await test.step("the absolute path imports with its submodules: active, at S0, which is the source's head", async () => {
     await form.getByTestId("project-import-from").fill(source);
+    await form.getByTestId("project-import-submodules").check();
     await form.getByTestId("create-project-submit").click();
     const row = page.getByTestId("project-row").filter({ hasText: name });
     await expect(row).toHaveAttribute("data-status", "active", { timeout: 60_000 });
@@ -76,7 +84,9 @@ test("an admin imports a local repository from the New project form; a refused s
     );
     expect(overview.generations).toEqual([expect.objectContaining({ generation: 0, commit: head })]);
     await row.getByTestId("project-link").click();
-    await expect(page.getByTestId("project-source")).toContainText(`Imported from ${source} (its HEAD branch)`);
+    await expect(page.getByTestId("project-source")).toContainText(
+      `Imported from ${source} (its HEAD branch), with its submodules.`,
+    );
   });
 
   await test.step("a path that does not exist ends failed, with the reason on the list and the page", async () => {

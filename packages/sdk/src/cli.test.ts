@@ -203,7 +203,19 @@ describe("rhumbatron CLI", () => {
       sourceKind: "import",
       sourceUrl: "https://git.example.com/team/shop.git",
       sourceBranch: "trunk",
+      sourceSubmodules: false,
     });
+    const withSubmodules = await run(
+      ["projects", "import", "cli-with-submodules", "--from", "/srv/git/app", "--submodules"],
+      as("admin"),
+    );
+    expect(withSubmodules.stdout).toContain("cli-with-submodules: provisioning from /srv/git/app, with its submodules");
+    expect(
+      await t.db.project.findFirstOrThrow({
+        where: { name: "cli-with-submodules" },
+        select: { sourceSubmodules: true },
+      }),
+    ).toEqual({ sourceSubmodules: true });
 
     const projectsBefore = await t.db.project.count();
     const ssh = await run(

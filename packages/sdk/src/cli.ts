@@ -326,20 +326,37 @@ function buildProgram(io: CliIo): Command {
       "instead of --from: an empty project waiting for you to `git push` a history into it; prints the command, with a one-time token, once",
     )
     .option("--branch <branch>", "the branch whose history becomes main (default: the source's HEAD branch)")
+    .option(
+      "--submodules",
+      "also fetch the submodules its gitlinks name, from the URLs in its .gitmodules (off by default: a gitlink stays a commit id)",
+    )
     .option("--username <user>", "the user name for a private http(s) repository")
     .option("--password-stdin", "read the password or token from standard input (else env RHUMBATRON_IMPORT_PASSWORD)")
     .action(
       async (
         name: string,
-        opts: { from?: string; push?: boolean; branch?: string; username?: string; passwordStdin?: boolean },
+        opts: {
+          from?: string;
+          push?: boolean;
+          branch?: string;
+          username?: string;
+          passwordStdin?: boolean;
+          submodules?: boolean;
+        },
         cmd: Command,
       ) => {
         const { client, print } = setup(cmd);
         if (opts.push) {
-          if (opts.from !== undefined || opts.branch !== undefined || opts.username !== undefined || opts.passwordStdin)
+          if (
+            opts.from !== undefined ||
+            opts.branch !== undefined ||
+            opts.username !== undefined ||
+            opts.passwordStdin ||
+            opts.submodules
+          )
             throw new RhumbatronError(
               "BAD_REQUEST",
-              "--push takes no --from, --branch or credentials: the push brings the history",
+              "--push takes no --from, --branch, --submodules or credentials: the push brings the history",
             );
           const r = await client.createProjectForPush(name);
           print(r, () => formatPushAccess(r.projectId, name, r));
@@ -364,10 +381,11 @@ function buildProgram(io: CliIo): Command {
         const r = await client.importProject(name, from, {
           ...(opts.branch === undefined ? {} : { branch: opts.branch }),
           ...(credentials === undefined ? {} : { credentials }),
+          ...(opts.submodules ? { submodules: true } : {}),
         });
         print(r, () =>
           [
-            `${r.projectId}  ${name}: provisioning from ${from}${opts.branch ? ` (branch ${opts.branch})` : ""}`,
+            `${r.projectId}  ${name}: provisioning from ${from}${opts.branch ? ` (branch ${opts.branch})` : ""}${opts.submodules ? ", with its submodules" : ""}`,
             `rhumbatron projects show ${r.projectId} says when it is active, or why the import failed`,
           ].join("\n"),
         );

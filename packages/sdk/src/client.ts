@@ -179,13 +179,14 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     /**
      * A new project from another repository's history (docs/repositories.md): `from` is an
      * http(s) URL, a file:// URL or an absolute path the server can read, without credentials;
-     * `branch` defaults to the source's HEAD branch. The project starts provisioning; getProject
+     * `branch` defaults to the source's HEAD branch; `submodules` fetches what its gitlinks name
+     * (docs/repositories.md, Submodules). The project starts provisioning; getProject
      * says when it is active, or why it failed. Admin token.
      */
     async importProject(
       name: string,
       from: string,
-      options: { branch?: string; credentials?: { username: string; password: string } } = {},
+      options: { branch?: string; credentials?: { username: string; password: string }; submodules?: boolean } = {},
     ): Promise<{ projectId: string }> {
       const t = await tenantId();
       return call(() =>
@@ -196,6 +197,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
           ...(options.branch === undefined ? {} : { branch: options.branch }),
           // Sent once; the server seals them for the worker and never answers them (docs/repositories.md).
           ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+          ...(options.submodules ? { submodules: true } : {}),
         }),
       );
     },

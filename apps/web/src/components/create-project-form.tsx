@@ -27,6 +27,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
   const [name, setName] = useState("");
   const [from, setFrom] = useState("");
   const [branch, setBranch] = useState("");
+  const [submodules, setSubmodules] = useState(false);
   // A private http(s) repository's credentials: sent once with the import, never shown again.
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
@@ -36,6 +37,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
     setName("");
     setFrom("");
     setBranch("");
+    setSubmodules(false);
     setUsername("");
     setPassword("");
     return queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey({ tenantId }) });
@@ -89,6 +91,7 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
         from: from.trim(),
         ...(branch.trim() ? { branch: branch.trim() } : {}),
         ...(username.trim() && password ? { credentials: { username: username.trim(), password } } : {}),
+        ...(submodules ? { submodules: true } : {}),
       });
   }
 
@@ -194,6 +197,20 @@ export function CreateProjectForm({ tenantId }: { tenantId: string }) {
             errorId="import-password-error"
             className="min-w-40"
           />
+          <label className="mt-6 flex basis-full items-start gap-2 text-sm text-slate-700">
+            <input
+              type="checkbox"
+              data-testid="project-import-submodules"
+              name="submodules"
+              className="mt-1"
+              checked={submodules}
+              onChange={(e) => setSubmodules(e.target.checked)}
+            />
+            <span>
+              Fetch its submodules from the URLs in its <span className="font-mono">.gitmodules</span> (off: a submodule
+              stays the commit id its tree names, and checks see an empty folder there)
+            </span>
+          </label>
         </>
       )}
       <SubmitButton

@@ -53,7 +53,14 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
       const repo = canonicalRepo(projectId);
       const project = await deps.db.project.findUnique({
         where: { id: projectId },
-        select: { id: true, status: true, sourceKind: true, sourceUrl: true, sourceBranch: true },
+        select: {
+          id: true,
+          status: true,
+          sourceKind: true,
+          sourceUrl: true,
+          sourceBranch: true,
+          sourceSubmodules: true,
+        },
       });
       if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
       if (project.status === "failed") return { alreadyFailed: true };
@@ -66,7 +73,9 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
           s0 =
             project.sourceKind === "push"
               ? await pushedSource(deps, repo, quarantine)
-              : await importSource(deps, projectId, repo, project.sourceUrl ?? "", project.sourceBranch);
+              : await importSource(deps, projectId, repo, project.sourceUrl ?? "", project.sourceBranch, {
+                  submodules: project.sourceSubmodules,
+                });
           await dropQuarantine();
         } catch (err) {
           const reason = err instanceof Error ? err.message : String(err);
@@ -119,6 +128,7 @@ async function importSource(
   repo: string,
   url: string,
   branch: string | null,
+  o: { submodules: boolean },
 ): Promise<{ commit: string; tree: string }> {
   const parsed = parseImportSource(url);
   // The API stored only what this accepts; a row written otherwise is refused the same way.
@@ -136,7 +146,7 @@ async function importSource(
     idleSeconds: deps.config.source.importIdleSeconds,
   };
   return withRepoToken(deps.db, { repo, mode: "write", purpose: "import" }, deps.config, deps.now, (token) =>
-    deps.source.importRepository(repo, token, parsed.source, branch, limits, credentials),
+    deps.source.importRepository(repo, token, parsed.source, branch, limits, credentials, o.submodules),
   );
 }
 

@@ -5,12 +5,14 @@ import { join } from "node:path";
 import type { ImportCredentials, ImportSource } from "@rhumbatron/core";
 import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from "isomorphic-git";
 import { exists } from "./git-objects.ts";
+import { importSubmodules } from "./submodules.ts";
 
 /**
  * Reading another repository's history into a new bare repository (docs/repositories.md),
  * with isomorphic-git only: over HTTP its smart-protocol client, from a local folder its object
- * reader. Nothing of the source runs: no hooks, no checkout (so no filters), no submodules (a
- * gitlink is kept as the commit id it is, its repository is never fetched).
+ * reader. Nothing of the source runs: no hooks, no checkout (so no filters). A gitlink is kept as
+ * the commit id it is; its repository is fetched only when the import allows submodules
+ * (./submodules.ts), and then only read, like the superproject.
  */
 
 export interface ImportLimits {
@@ -32,13 +34,24 @@ export class ImportRefused extends Error {
 
 const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
-/** Fetches `source`'s branch (or its HEAD branch) into the empty bare repository `gitdir`; returns the head commit. */
+/** Whether the import fetches submodules, and the check a local submodule source must pass (the store's). */
+export interface SubmoduleOptions {
+  allowed: boolean;
+  refuseLocal?: (path: string) => Promise<void>;
+}
+
+/**
+ * Fetches `source`'s branch (or its HEAD branch) into the empty bare repository `gitdir`, and with
+ * `submodules.allowed` what its gitlinks name (each submodule within the same limits); returns the
+ * head commit.
+ */
 export async function importHistory(
   gitdir: string,
   source: ImportSource,
   branch: string | null,
   limits: ImportLimits,
   credentials: ImportCredentials | null = null,
+  submodules: SubmoduleOptions = { allowed: false },
 ): Promise<{ commit: string; branch: string }> {
   const fetched =
     source.kind === "http"
@@ -48,6 +61,25 @@ export async function importHistory(
   if (files > limits.maxFiles) {
     throw new ImportRefused(
       `the branch ${fetched.branch} holds more than ${limits.maxFiles.toLocaleString("en-US")} files (source.importMaxFiles)`,
+    );
+  }
+  if (submodules.allowed) {
+    const origin = source.kind === "http" ? new URL(source.url).origin : null;
+    await importSubmodules(
+      gitdir,
+      source,
+      fetched.commit,
+      async (sub, commit, where) => {
+        if (sub.kind === "local") {
+          await submodules.refuseLocal?.(sub.path);
+          await copyCommit(gitdir, await localGitdir(sub.path), `the submodule ${where} (${sub.path})`, commit, limits);
+          return;
+        }
+        // The credentials given are for the superproject's server: sent to the same origin only.
+        const same = origin !== null && new URL(sub.url).origin === origin;
+        await fetchBranchesOverHttp(gitdir, sub.url, limits, same ? credentials : null);
+      },
+      (message) => new ImportRefused(message),
     );
   }
   return fetched;
@@ -184,6 +216,38 @@ async function fetchOverHttp(
   }
 }
 
+/**
+ * Every branch of a submodule's server into `gitdir` (a gitlink's commit is fetched by the branches
+ * that hold it: a smart-HTTP server need not hand out a commit by its id); the remote-tracking refs
+ * are removed, the objects stay.
+ */
+async function fetchBranchesOverHttp(
+  gitdir: string,
+  url: string,
+  limits: ImportLimits,
+  credentials: ImportCredentials | null,
+): Promise<void> {
+  const { client, overLimit } = importHttp(limits);
+  const headers: Record<string, string> = credentials
+    ? {
+        Authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`,
+      }
+    : {};
+  const remote = "submodule";
+  try {
+    await git.addRemote({ fs, gitdir, remote, url, force: true });
+    await git.fetch({ fs, http: client, gitdir, remote, singleBranch: false, tags: false, headers });
+    const breach = overLimit();
+    if (breach) throw breach;
+  } catch (err) {
+    throw overLimit() ?? refusedByServer(url, err, credentials !== null) ?? scrubbed(err, credentials);
+  } finally {
+    for (const ref of await git.listRefs({ fs, gitdir, filepath: `refs/remotes/${remote}` }).catch(() => []))
+      await git.deleteRef({ fs, gitdir, ref: `refs/remotes/${remote}/${ref}` });
+    await git.deleteRemote({ fs, gitdir, remote }).catch(() => undefined);
+  }
+}
+
 /** An error to retry, its message cleared of the password should any layer have echoed it. */
 function scrubbed(err: unknown, credentials: ImportCredentials | null): unknown {
   if (!credentials || !(err instanceof Error)) return err;
@@ -254,6 +318,26 @@ async function copyBranch(
   limits: ImportLimits,
 ): Promise<{ commit: string; branch: string }> {
   const commit = await git.resolveRef({ fs, gitdir: src, ref: `refs/heads/${branch}` });
+  await copyCommit(gitdir, src, where, commit, limits, `its branch ${branch}`);
+  return { commit, branch };
+}
+
+/** Copies every object `commit`'s history reaches from the repository `src` into `gitdir`. */
+async function copyCommit(
+  gitdir: string,
+  src: string,
+  where: string,
+  commit: string,
+  limits: ImportLimits,
+  what = `the commit ${commit}`,
+): Promise<void> {
+  if (
+    !(await git.readObject({ fs, gitdir: src, oid: commit, format: "deflated" }).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw new ImportRefused(`${where} does not hold ${what}`);
   const seen = new Set<string>();
   const pending = [commit];
   let bytes = 0;
@@ -265,7 +349,7 @@ async function copyBranch(
     try {
       read = (await git.readObject({ fs, gitdir: src, oid, format: "content" })) as typeof read;
     } catch {
-      throw new ImportRefused(`${where} lacks the object ${oid} its branch ${branch} reaches (a shallow clone?)`);
+      throw new ImportRefused(`${where} lacks the object ${oid} ${what} reaches (a shallow clone?)`);
     }
     bytes += read.object.length;
     if (bytes > limits.maxBytes)
@@ -281,7 +365,6 @@ async function copyBranch(
       for (const e of tree) if (e.type !== "commit") pending.push(e.oid);
     }
   }
-  return { commit, branch };
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 } from "./git-objects.ts";
 import { type ImportLimits, ImportRefused, importHistory, importPushedHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
+import { type Gitlink, materializeSubmodules } from "./submodules.ts";
 
 /**
  * The source store (docs/agents.md, Cloning a project's source): bare repositories in one namespace folder
@@ -89,10 +90,12 @@ export class SourceStore {
     branch: string | null,
     limits: ImportLimits,
     credentials: ImportCredentials | null = null,
+    submodules = false,
   ): Promise<{ commit: string; tree: string }> {
     return this.createCanonical(repo, token, "importing", async (tmp) => {
       if (source.kind === "local") await this.refusePrivate(source.path);
-      return (await importHistory(tmp, source, branch, limits, credentials)).commit;
+      const options = { allowed: submodules, refuseLocal: (path: string) => this.refusePrivate(path) };
+      return (await importHistory(tmp, source, branch, limits, credentials, options)).commit;
     });
   }
 
@@ -201,6 +204,14 @@ export class SourceStore {
     await git.writeRef({ fs, gitdir: join(dir, ".git"), ref: MAIN, value: at, force: true });
     await git.checkout({ fs, dir, ref: "main", force: true });
     return at;
+  }
+
+  /**
+   * Writes the files of the submodules the repository holds into the working copy `dir`, where its
+   * HEAD's gitlinks are (./submodules.ts); for a verification checkout, never for an Agent's.
+   */
+  materializeSubmodules(dir: string): Promise<{ written: Gitlink[]; missing: Gitlink[] }> {
+    return materializeSubmodules(dir);
   }
 
   /**

@@ -424,6 +424,8 @@ export async function merge(
   await withRepoToken(deps.db, token(fork, "write", "push"), deps.config, deps.now, (t) =>
     deps.source.push(dir, fork, t),
   );
+  // The checks see the submodules an import fetched, as a recursive clone has them.
+  await deps.source.materializeSubmodules(dir);
   return withRepoToken(deps.db, token(fork, "read", "composed"), deps.config, deps.now, async (t) => {
     const tree = await deps.source.treeOf(fork, t, commit);
     const diff = await deps.source.diff(fork, t, candidate.baseCommit, commit);
@@ -484,6 +486,7 @@ export async function ensureWorkingCopy(deps: VerificationDeps, ws: SandboxWorks
   await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "restore" }, deps.config, deps.now, (t) =>
     deps.source.checkout(fork, t, ws.path, commit),
   );
+  await deps.source.materializeSubmodules(ws.path);
 }
 
 /**

@@ -182,6 +182,7 @@ describe("projects.import", () => {
       sourceKind: "import",
       sourceUrl: "https://git.example.com/team/shop.git",
       sourceBranch: "release/2026",
+      sourceSubmodules: false,
       failureReason: null,
     });
     expect(await t.db.queueMessage.count({ where: { commandType: "project.provision", projectId } })).toBe(1);
@@ -189,10 +190,12 @@ describe("projects.import", () => {
       tenantId: ACME.tenantId,
       name: "from-disk",
       from: "/srv/git/shop.git",
+      submodules: true,
     });
     expect(await t.db.project.findUniqueOrThrow({ where: { id: local.projectId } })).toMatchObject({
       sourceUrl: "/srv/git/shop.git",
       sourceBranch: null,
+      sourceSubmodules: true,
     });
   });
 

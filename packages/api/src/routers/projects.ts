@@ -45,7 +45,9 @@ export const projectsRouter = router({
    * `from` is an http(s) URL, a file:// URL or an absolute path the worker can read,
    * never with credentials in it; `credentials` (user name and password or token) go separately, for an
    * http(s) source only, sealed for the worker and deleted once provisioning ends, never answered or
-   * logged. `branch` defaults to the source's HEAD branch. Anything else is refused
+   * logged. `branch` defaults to the source's HEAD branch. `submodules` (off by default) has the
+   * worker fetch what the source's gitlinks name, from the URLs its .gitmodules gives, read as
+   * `from` is (docs/repositories.md, Submodules). Anything else is refused
    * (BAD_REQUEST, naming what is accepted) before anything is written. The worker's project.provision
    * clones it; a source it cannot import leaves the project failed with the reason.
    */
@@ -56,6 +58,7 @@ export const projectsRouter = router({
         from: importFromSchema,
         branch: branchName.optional(),
         credentials: importCredentialsSchema.optional(),
+        submodules: z.boolean().optional(),
       }),
     )
     .mutation(({ ctx, input }) =>
@@ -67,6 +70,7 @@ export const projectsRouter = router({
           from: input.from,
           branch: input.branch ?? null,
           credentials: input.credentials ?? null,
+          submodules: input.submodules ?? false,
         },
         ctx.services,
       ),

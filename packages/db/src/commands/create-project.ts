@@ -17,6 +17,8 @@ export const projectName = z
 export interface ImportedSource {
   url: string;
   branch?: string | null;
+  /** Fetch what its gitlinks name (an admin allowed it); off by default. */
+  submodules?: boolean;
 }
 
 /**
@@ -44,7 +46,12 @@ export async function createProjectIn(
     return projectId;
   }
   const source = p.source
-    ? { sourceKind: "import", sourceUrl: p.source.url, sourceBranch: p.source.branch ?? null }
+    ? {
+        sourceKind: "import",
+        sourceUrl: p.source.url,
+        sourceBranch: p.source.branch ?? null,
+        sourceSubmodules: p.source.submodules ?? false,
+      }
     : { sourceKind: "template" };
   await ctx.tx.project.create({
     data: { id: projectId, tenantId: p.tenantId, name, status: "provisioning", ...source },
@@ -72,7 +79,14 @@ export async function createProject(
  */
 export async function importProject(
   db: Db,
-  p: { tenantId: string; name: string; from: string; branch?: string | null; credentials?: ImportCredentials | null },
+  p: {
+    tenantId: string;
+    name: string;
+    from: string;
+    branch?: string | null;
+    credentials?: ImportCredentials | null;
+    submodules?: boolean;
+  },
   deps: EnqueueDeps & { credentialSecret?: string },
 ): Promise<{ projectId: string }> {
   const parsed = parseImportSource(p.from);
@@ -83,7 +97,7 @@ export async function importProject(
       "INVALID_INPUT",
       "credentials are only used for an http:// or https:// source; a folder or file:// source takes none",
     );
-  const source = { url: parsed.source.url, branch: p.branch ?? null };
+  const source = { url: parsed.source.url, branch: p.branch ?? null, submodules: p.submodules ?? false };
   return withTransaction(db, async (ctx) => {
     const projectId = await createProjectIn(ctx, { tenantId: p.tenantId, name: p.name, source }, deps);
     // Sealed, in their own row, deleted when provisioning ends (./import-credentials.ts).

@@ -17,6 +17,7 @@ export async function projectOfTenant(db: Db, tenantId: string, projectId: strin
       sourceKind: true,
       sourceUrl: true,
       sourceBranch: true,
+      sourceSubmodules: true,
       failureReason: true,
       agent: true,
     },

@@ -131,7 +131,7 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
           ) : (
             " (its HEAD branch)"
           )}
-          .
+          {project.sourceSubmodules ? ", with its submodules" : ""}.
         </p>
       )}
       <p data-testid="project-agent" className="text-sm break-words text-slate-600">
