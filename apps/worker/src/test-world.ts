@@ -173,6 +173,8 @@ export interface TaskEdit {
   editPlan: EditStep[];
   /** This Task's own Agent (core agents/choice.ts); default the project's. */
   agent?: AgentChoice;
+  /** Attempts side by side (core taskAttempts): each its own Agent, and the rule that picks. */
+  attempts?: { agents: AgentChoice[]; pick: "person" | "first_verified" | "fewest_lines" };
 }
 
 /** A Change of scripted Tasks, as a user asks for it (createChange, user usr_test); returns its ID. */
@@ -212,6 +214,7 @@ export async function createScriptedChange(
           intents: { paths: t.paths ?? [], prefixes: [] },
           editPlan: t.editPlan,
           ...(t.agent ? { agent: t.agent } : {}),
+          ...(t.attempts ? { attempts: t.attempts } : {}),
         })) as never,
       },
       ...(c.landWhenReady ? { landWhenReady: true } : {}),

@@ -144,6 +144,15 @@ const SAMPLES: Record<string, Sample> = {
     input: { changeId: CHANGE, reason: "not needed" },
     acmeResource: true,
   },
+  "change.attempts": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
+  // The seeded Change asked for no attempts: nothing to pick.
+  "change.pickAttempt": {
+    scope: "tenant",
+    minimum: "approver",
+    input: { changeId: CHANGE, attempt: 2 },
+    acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
+  },
   "change.setLanding": {
     scope: "tenant",
     minimum: "member",

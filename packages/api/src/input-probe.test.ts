@@ -108,6 +108,8 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "change.contextPacket": { runId: "run_probe" },
   "change.cancel": { changeId: CHANGE, reason: "not needed" },
   "change.setLanding": { changeId: CHANGE, landWhenReady: true },
+  "change.attempts": { changeId: CHANGE },
+  "change.pickAttempt": { changeId: CHANGE, attempt: 2 },
   "task.retry": { taskId: "task_probe" },
   "task.publishFixture": {
     taskId: "task_probe",

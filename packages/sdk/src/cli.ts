@@ -450,6 +450,50 @@ function buildProgram(io: CliIo): Command {
       );
     });
   change
+    .command("attempts")
+    .description("a Task's attempts side by side: Agent, run, lines changed, Candidate, checks, tokens and cost")
+    .argument("<changeId>")
+    .action(async (changeId: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.attempts(changeId);
+      print(r, () =>
+        r === null
+          ? `no Task of ${changeId} asked for attempts`
+          : [
+              `Task ${r.taskKey}: ${r.attempts.length} attempts, picked ${r.picked === null ? `by ${r.rule === "person" ? "a person (rhumbatron change pick)" : `the rule ${r.rule}`}, not yet` : `attempt ${r.picked}`}`,
+              ...r.attempts.map((a) =>
+                [
+                  `${a.attempt === r.picked ? "*" : " "} ${a.attempt}  ${a.agent}`,
+                  `run ${a.run?.status ?? "not started"}${a.run?.seconds != null ? ` in ${a.run.seconds} s` : ""}`,
+                  a.changeSet ? `${a.changeSet.changedLines} lines in ${a.changeSet.paths} files` : "no ChangeSet",
+                  a.candidate
+                    ? `${a.candidate.id} ${a.candidate.status} (${a.candidate.passed} passed, ${a.candidate.failed} failed)`
+                    : "no Candidate",
+                  ...(a.tokens !== null ? [`${a.tokens} tokens`] : []),
+                  ...(a.costUsd !== null ? [`$${a.costUsd.toFixed(4)}`] : []),
+                ].join("  "),
+              ),
+            ].join("\n"),
+      );
+    });
+  change
+    .command("pick")
+    .description("pick the attempt that goes on (approver token): the other attempts' open Candidates are cancelled")
+    .argument("<changeId>")
+    .argument("<attempt>", "the attempt's number (rhumbatron change attempts)")
+    .action(async (changeId: string, attempt: string, _opts, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const n = Number(attempt);
+      if (!Number.isInteger(n) || n < 1)
+        throw new RhumbatronError("BAD_REQUEST", "give the attempt's number, 1 or more");
+      const r = await client.pickAttempt(changeId, n);
+      print(
+        r,
+        () =>
+          `picked attempt ${r.picked} of ${changeId}${r.cancelled.length ? `; cancelled ${r.cancelled.join(", ")}` : ""}`,
+      );
+    });
+  change
     .command("context")
     .description("the Context Packet an Agent run was given: each file, why it was picked, what did not fit")
     .argument("<runId>")

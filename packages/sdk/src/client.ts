@@ -370,6 +370,21 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
+     * The attempts of the Change's Task that asked for several, side by side (docs/attempts.md):
+     * Agent, run, lines changed, Candidate and checks, tokens and cost; null when none did.
+     */
+    async attempts(changeId: string) {
+      const t = await tenantId();
+      return call(() => trpc.change.attempts.query({ tenantId: t, changeId }));
+    },
+
+    /** Picks the attempt that goes on (approver token): the others' open Candidates are cancelled. */
+    async pickAttempt(changeId: string, attempt: number): Promise<{ picked: number; cancelled: string[] }> {
+      const t = await tenantId();
+      return call(() => trpc.change.pickAttempt.mutate({ tenantId: t, changeId, attempt }));
+    },
+
+    /**
      * A Task's Agent runs, newest first; a program Agent's run carries its transcript: each step
      * (messages, tool calls, commands with exit codes, files edited), tokens, cost and hosts reached.
      */

@@ -19,6 +19,7 @@ import {
 import {
   admitSandbox,
   blockTaskForLimit,
+  finishAttempt,
   finishTask,
   loadRunContext,
   markRun,
@@ -75,12 +76,14 @@ const RUN_MARKER = "rhumbatron-run";
 
 export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
   const ctx = await loadRunContext(deps.db, runId);
-  if (ctx.reason !== "dispatch") {
+  if (ctx.reason !== "dispatch" && ctx.alternative === 1) {
     // A wake that no running work of the Agent took (it ended, or runs elsewhere): checked against the state now.
     const r = await receiveWake(deps.db, { runId, editedPaths: [] }, deps);
     return { outcome: "woken", detail: r?.note ?? "the wake was received already" };
   }
-  if (ctx.taskState !== "running") {
+  // Another attempt runs while its Task runs or once it completed (docs/attempts.md).
+  const alive = ctx.alternative === 1 ? ["running"] : ["running", "completed"];
+  if (!alive.includes(ctx.taskState)) {
     await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
     return { outcome: "skipped", detail: `task is ${ctx.taskState}` };
   }
@@ -174,6 +177,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
     const result = await run.finish("failed", `${START_FAILURE} ${message}`);
     if (
+      ctx.alternative === 1 &&
       result.outcome === "failed" &&
       (await retryAfterStartFailure(deps.db, { taskId: ctx.task.taskId, changeId: ctx.changeId }, deps))
     ) {
@@ -216,6 +220,7 @@ async function reserveStep(
   } catch (err) {
     if (!(err instanceof DomainError && err.code === "PRECONDITION_FAILED")) throw err;
     const cause = typeof err.details?.limit === "string" ? err.details.limit : null;
+    if (ctx.alternative > 1) return { ok: false, result: await failAttempt(deps, runId, ctx, err.message) };
     await blockTaskForLimit(
       deps.db,
       { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "sandbox_meter", cause, reason: err.message },
@@ -256,7 +261,13 @@ async function openRunStep(
     }
     await markRun(deps.db, runId, outcome, outcome === "failed" ? detail : null, deps.now());
     const task = { taskId: ctx.task.taskId, runId, agentId: ctx.agentId, changeSetId: changeSetId ?? null };
-    await finishTask(deps.db, { ...task, outcome, reason: detail }, deps);
+    if (ctx.alternative > 1)
+      await finishAttempt(
+        deps.db,
+        { ...task, changeId: ctx.changeId, attempt: ctx.alternative, outcome, reason: detail },
+        deps,
+      );
+    else await finishTask(deps.db, { ...task, outcome, reason: detail }, deps);
     return { outcome, detail, ...(changeSetId ? { changeSetId } : {}) };
   };
   return { ws, cancel, wakes, finish };
@@ -399,10 +410,20 @@ async function publishStep(
       outsidePaths: outsideAllowed(ctx.agent) ? [] : pathsOutside(diff.paths, task.intents),
       changeSetId,
       patch: patch ? { key: patch.key, bytes: patch.fullBytes, truncated: patch.truncated } : null,
+      changedLines: changedLines(diff.patch),
     },
     deps,
   );
   return changeSetId;
+}
+
+/** Lines a unified diff adds and removes (its file headers not counted). */
+export function changedLines(patch: string): number {
+  let n = 0;
+  for (const line of patch.split("\n")) {
+    if ((line.startsWith("+") && !line.startsWith("+++ ")) || (line.startsWith("-") && !line.startsWith("--- "))) n++;
+  }
+  return n;
 }
 
 async function composeDependencies(
@@ -505,12 +526,33 @@ async function readyStep(
     }
   }
   if (reason === null) return { ok: true, installed, secrets };
+  if (ctx.alternative > 1) return { ok: false, result: await failAttempt(deps, runId, ctx, reason) };
   await blockTaskForLimit(
     deps.db,
     { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "agent_unavailable", cause: who, reason },
     deps,
   );
   return { ok: false, result: { outcome: "blocked", detail: reason } };
+}
+
+/** Another attempt that cannot run ends failed with the reason; its Task is not held back by it. */
+async function failAttempt(deps: RunnerDeps, runId: string, ctx: RunContext, reason: string): Promise<RunResult> {
+  await markRun(deps.db, runId, "failed", reason, deps.now());
+  await finishAttempt(
+    deps.db,
+    {
+      runId,
+      changeId: ctx.changeId,
+      taskId: ctx.task.taskId,
+      agentId: ctx.agentId,
+      attempt: ctx.alternative,
+      outcome: "failed",
+      changeSetId: null,
+      reason,
+    },
+    deps,
+  );
+  return { outcome: "failed", detail: reason };
 }
 
 /**

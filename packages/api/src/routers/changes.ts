@@ -3,6 +3,7 @@ import {
   DomainError,
   fixtureInput,
   idSchema,
+  MAX_ATTEMPTS,
   requestIdSchema,
   safeText,
   validateWorkGraph,
@@ -11,10 +12,12 @@ import {
   cancelChange,
   createChange,
   getChange,
+  listAttempts,
   listChangeCandidates,
   listChangeSets,
   listChanges,
   listTasks,
+  pickAttempt,
   readChangeSetPatch,
   readRunContextPacket,
   readTaskTranscripts,
@@ -90,6 +93,27 @@ export const changesRouter = router({
   contextPacket: tenantProcedure("viewer")
     .input(z.object({ runId: id }))
     .query(({ ctx, input }) => readRunContextPacket(ctx.db, { tenantId: input.tenantId, runId: input.runId })),
+  /**
+   * The attempts of the Change's Task that asked for several, side by side (docs/attempts.md):
+   * each one's Agent, run, ChangeSet size, Candidate and checks, tokens and cost; null when none did.
+   */
+  attempts: tenantProcedure("viewer")
+    .input(z.object({ changeId: id }))
+    .query(({ ctx, input }) => listAttempts(ctx.db, { tenantId: input.tenantId, changeId: input.changeId })),
+  /**
+   * Picks the attempt that goes on (approvers, as approving does): its Candidate may land, the other
+   * attempts' open Candidates are cancelled. PRECONDITION_FAILED when the attempt has no verified
+   * Candidate, or the Change asked for no attempts.
+   */
+  pickAttempt: tenantProcedure("approver")
+    .input(z.object({ changeId: id, attempt: z.number().int().min(1).max(MAX_ATTEMPTS) }))
+    .mutation(({ ctx, input }) =>
+      pickAttempt(
+        ctx.db,
+        { tenantId: input.tenantId, changeId: input.changeId, attempt: input.attempt, actorId: ctx.caller.userId },
+        ctx.services,
+      ),
+    ),
   /** Turns "land when ready" on or off; on for a ready Change, it lands at once (in queue order). */
   setLanding: tenantProcedure("member")
     .input(z.object({ changeId: id, landWhenReady: z.boolean() }))

@@ -150,6 +150,31 @@ export const EVENT_CATALOGUE = {
     owner: "resource-shard",
     payload: z.object({ reason: z.enum(["work_graph_completed", "manual", "retry"]), candidateId: id.nullable() }),
   },
+  /** One attempt of a Task with several ended (docs/attempts.md): its ChangeSet, or why it has none. */
+  "attempt.finished": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      attempt: z.number().int().min(2),
+      runId: id,
+      agentId: id,
+      outcome: z.enum(["completed", "failed"]),
+      changeSetId: id.nullable(),
+      reason: z.string().optional(),
+    }),
+  },
+  /** The attempt that goes on was picked, by a person or by the Task's rule; the others' Candidates are cancelled. */
+  "attempt.picked": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      attempt: z.number().int().positive(),
+      rule: z.enum(["person", "first_verified", "fewest_lines"]),
+      candidateId: id.nullable(),
+      actorId: id.optional(),
+      cancelledCandidateIds: z.array(id),
+    }),
+  },
   "candidate.created": {
     version: 1,
     owner: "resource-shard",
@@ -325,6 +350,7 @@ export const ROUTED_EVENT_TYPES = [
   "candidate.stale",
   "candidate.verified",
   "approval.granted",
+  "attempt.picked",
   "artifact.promoted",
   "intent.declared",
   "challenge.raised",

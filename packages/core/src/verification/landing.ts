@@ -17,7 +17,9 @@ export type LandingWait =
   | "landed"
   | "cancelled"
   /** The project's queue is paused, or drains and this Change started after it began to. */
-  | "paused";
+  | "paused"
+  /** A Task's attempts wait for a person to pick one (docs/attempts.md). */
+  | "attempt_pick";
 
 /**
  * A project's landing queue as an admin set it: `running` lands what is ready; `paused` lands
@@ -45,6 +47,8 @@ export interface LandingInput {
   queue?: { state: LandingQueueState; since: Date | null };
   /** When the newest Candidate was created (a draining queue lands only those from before it began). */
   candidateCreatedAt?: Date | null;
+  /** A Task asked for attempts and none is picked yet: nothing lands until one is. */
+  attemptPickPending?: boolean;
 }
 
 export interface LandingState {
@@ -90,6 +94,12 @@ export function landingState(i: LandingInput): LandingState {
     const done = i.tasks.filter((t) => t.state === "completed").length;
     if (done < i.tasks.length) return wait("tasks", `${done} of ${i.tasks.length} Tasks completed`);
     return wait("composition", "the Candidate is being composed");
+  }
+  if (i.attemptPickPending) {
+    return wait(
+      "attempt_pick",
+      "its Task's attempts wait for one to be picked (Pick on the Change page, or rhumbatron change pick)",
+    );
   }
   switch (c.status) {
     case "created":

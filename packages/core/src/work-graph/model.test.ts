@@ -5,7 +5,7 @@ import { changeInput, validateWorkGraph } from "./model.ts";
 
 const t = (key: string, dependsOn: string[] = []) => ({ key, dependsOn });
 
-function problems(tasks: { key: string; dependsOn: string[] }[]): string[] {
+function problems(tasks: { key: string; dependsOn: string[]; agent?: unknown; attempts?: unknown }[]): string[] {
   try {
     validateWorkGraph(tasks);
     return [];
@@ -17,6 +17,38 @@ function problems(tasks: { key: string; dependsOn: string[] }[]): string[] {
 }
 
 describe("validateWorkGraph", () => {
+  it("takes attempts on one Task nothing depends on, and names every other use of them", () => {
+    const attempts = { agents: [{ kind: "scripted" }, { kind: "model" }], pick: "person" };
+    expect(problems([t("a"), { ...t("b", ["a"]), attempts }])).toEqual([]);
+    expect(
+      problems([
+        { ...t("a"), attempts },
+        { ...t("b"), attempts },
+      ]),
+    ).toEqual(["only one Task of a Change may ask for attempts (a, b do)"]);
+    expect(problems([{ ...t("a"), attempts }, t("b", ["a"])])).toEqual([
+      'Task "a" asks for attempts but b depends on it: only a Task nothing depends on may',
+    ]);
+    expect(problems([{ ...t("a"), attempts, agent: { kind: "scripted" } }])).toEqual([
+      'Task "a" names an agent and attempts: name its Agents in attempts only',
+    ]);
+  });
+
+  it("reads attempts: 2 to 4 Agents, picked by a person unless a rule is named", () => {
+    const task = (attempts: unknown) => ({
+      title: "x",
+      riskTier: "low",
+      tasks: [{ key: "a", title: "a", attempts }],
+    });
+    const read = changeInput.parse(task({ agents: [{ kind: "scripted" }, { kind: "scripted" }] }));
+    expect(read.tasks[0]?.attempts).toEqual({ agents: [{ kind: "scripted" }, { kind: "scripted" }], pick: "person" });
+    expect(changeInput.safeParse(task({ agents: [{ kind: "scripted" }] })).success).toBe(false);
+    expect(changeInput.safeParse(task({ agents: Array(5).fill({ kind: "scripted" }) })).success).toBe(false);
+    expect(
+      changeInput.safeParse(task({ agents: [{ kind: "scripted" }, { kind: "scripted" }], pick: "luck" })).success,
+    ).toBe(false);
+  });
+
   it("accepts a DAG", () => {
     expect(problems([t("a"), t("b", ["a"]), t("c", ["a"]), t("d", ["b", "c"])])).toEqual([]);
   });

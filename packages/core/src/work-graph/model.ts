@@ -69,6 +69,22 @@ export const resourceIntents = z.object({
 });
 export type ResourceIntents = z.infer<typeof resourceIntents>;
 
+/**
+ * How one attempt of a Task with several is picked (docs/attempts.md): by a person, or by a rule
+ * the Task names: the first attempt whose Candidate is verified, or, once every attempt's Candidate
+ * has its result, the verified one that changes the fewest lines.
+ */
+export const ATTEMPT_PICKS = ["person", "first_verified", "fewest_lines"] as const;
+export type AttemptPick = (typeof ATTEMPT_PICKS)[number];
+export const MAX_ATTEMPTS = 4;
+
+/** Several Agents (or models) working the same Task side by side, each attempt its own run, ChangeSet and Candidate. */
+export const taskAttempts = z.strictObject({
+  agents: z.array(agentChoiceSchema).min(2, "give at least 2 attempts' Agents").max(MAX_ATTEMPTS),
+  pick: z.enum(ATTEMPT_PICKS).default("person"),
+});
+export type TaskAttempts = z.infer<typeof taskAttempts>;
+
 export const taskInput = z.object({
   key: taskKey,
   title: safeText(200).trim().min(1),
@@ -83,6 +99,8 @@ export const taskInput = z.object({
     .optional(),
   /** This Task's Agent, instead of the project's default (agents/choice.ts). */
   agent: agentChoiceSchema.optional(),
+  /** Attempts with different Agents side by side; the first is the Task's own run (docs/attempts.md). */
+  attempts: taskAttempts.optional(),
 });
 export type TaskInput = z.infer<typeof taskInput>;
 
@@ -105,9 +123,26 @@ export const changeInput = z.object({
 });
 export type ChangeInput = z.infer<typeof changeInput>;
 
-/** Rejects duplicate keys, dangling or self dependencies, and cycles, naming each problem. */
-export function validateWorkGraph(tasks: readonly { key: string; dependsOn: readonly string[] }[]): void {
+/**
+ * Rejects duplicate keys, dangling or self dependencies, and cycles, naming each problem; and
+ * attempts anywhere but on one Task that no other depends on, or beside the Task's own `agent`.
+ */
+export function validateWorkGraph(
+  tasks: readonly { key: string; dependsOn: readonly string[]; agent?: unknown; attempts?: unknown }[],
+): void {
   const problems: string[] = [];
+  const attempted = tasks.filter((t) => t.attempts !== undefined);
+  if (attempted.length > 1)
+    problems.push(`only one Task of a Change may ask for attempts (${attempted.map((t) => t.key).join(", ")} do)`);
+  for (const t of attempted) {
+    if (t.agent !== undefined)
+      problems.push(`Task "${t.key}" names an agent and attempts: name its Agents in attempts only`);
+    const dependents = tasks.filter((d) => d.dependsOn.includes(t.key)).map((d) => d.key);
+    if (dependents.length)
+      problems.push(
+        `Task "${t.key}" asks for attempts but ${dependents.join(", ")} depend${dependents.length === 1 ? "s" : ""} on it: only a Task nothing depends on may`,
+      );
+  }
   const keys = new Set<string>();
   for (const t of tasks) {
     if (keys.has(t.key)) problems.push(`duplicate Task key "${t.key}"`);

@@ -232,6 +232,19 @@ export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDec
         }),
       ]);
     }
+    case "attempt.picked": {
+      // The picked attempt's Candidate may land now (docs/attempts.md); the handler checks the rest.
+      const p = e.payload;
+      if (!e.changeId || !p.candidateId) return { kind: "ignore", reason: "not_applicable" };
+      return route([
+        newCommand("candidate.land", {
+          commandId: commandIds.land(p.candidateId, `picked${p.attempt}`),
+          projectId: e.projectId,
+          changeId: e.changeId,
+          payload: { candidateId: p.candidateId, causeEventId: e.eventId },
+        }),
+      ]);
+    }
     case "artifact.promoted":
       return route([indexBuild(e, e.payload.generation)]);
     default:

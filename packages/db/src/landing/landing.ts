@@ -14,6 +14,7 @@ import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbo
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verification/promote.ts";
+import { attemptedTask } from "../work-graph/attempts.ts";
 import { changeEvent } from "../work-graph/shared.ts";
 
 /**
@@ -30,14 +31,23 @@ export async function landingInput(
 ): Promise<LandingInput & { candidateId: string | null }> {
   const change = await db.change.findUniqueOrThrow({
     where: { id: changeId },
-    select: { status: true, project: { select: { landingQueue: true, landingQueueSince: true } } },
+    select: {
+      status: true,
+      pickedAttempt: true,
+      project: { select: { landingQueue: true, landingQueueSince: true } },
+    },
   });
+  // A Change whose Task has attempts lands its picked attempt's Candidate, and nothing before a pick.
+  const attempted = await attemptedTask({ tx: db as Db }, changeId);
   const tasks = await db.task.findMany({
     where: { changeId },
     orderBy: { position: "asc" },
     select: { key: true, state: true },
   });
-  const c = await db.candidate.findFirst({ where: { changeId }, orderBy: { createdAt: "desc" } });
+  const c = await db.candidate.findFirst({
+    where: { changeId, ...(attempted && change.pickedAttempt !== null ? { alternative: change.pickedAttempt } : {}) },
+    orderBy: { createdAt: "desc" },
+  });
   const approval = c ? await db.approval.findUnique({ where: { candidateId: c.id } }) : null;
   const held =
     c?.status === "stale"
@@ -64,6 +74,7 @@ export async function landingInput(
     recompositionHeld: held ? ((held.envelope as { payload?: { reason?: string } }).payload?.reason ?? null) : null,
     queue: { state: queueState(change.project.landingQueue), since: change.project.landingQueueSince },
     candidateCreatedAt: c?.createdAt ?? null,
+    attemptPickPending: attempted !== null && change.pickedAttempt === null && change.status === "verifying",
   };
 }
 

@@ -1,6 +1,7 @@
-import { type BlobStore, DomainError, type TranscriptStep } from "@rhumbatron/core";
+import { type BlobStore, DomainError, describeAgentChoice, type TranscriptStep } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
 import { contextPacketOfRun } from "../reviews/packets.ts";
+import { attemptedTask } from "../work-graph/attempts.ts";
 import type { RunTranscript } from "../work-graph/runs.ts";
 
 /** The Change, if it belongs to a project of this tenant; NOT_FOUND otherwise. */
@@ -164,4 +165,82 @@ export async function readTaskTranscripts(
     }),
   );
   return { taskId: task.id, taskKey: task.key, changeId: task.changeId, runs: views };
+}
+
+/** One attempt of a Task with several, as the Change page compares them (work-graph/attempts.ts). */
+export interface AttemptView {
+  attempt: number;
+  agent: string;
+  run: { id: string; status: string; error: string | null; seconds: number | null } | null;
+  changeSet: { id: string; paths: number; changedLines: number } | null;
+  candidate: { id: string; status: string; passed: number; failed: number } | null;
+  tokens: number | null;
+  costUsd: number | null;
+}
+
+/**
+ * The attempts of the Change's Task that asked for several, side by side: each one's Agent, its
+ * newest run (status, time), ChangeSet (files, lines changed), newest Candidate (status, checks
+ * passed and failed), tokens and cost where its program reported them; which one is picked and by
+ * what rule. Null when no Task asked for attempts.
+ */
+export async function listAttempts(
+  db: Db,
+  q: { tenantId: string; changeId: string },
+): Promise<{ taskKey: string; rule: string; picked: number | null; attempts: AttemptView[] } | null> {
+  const change = await changeOfTenant(db, q.tenantId, q.changeId);
+  const task = await attemptedTask({ tx: db }, change.id);
+  if (!task) return null;
+  const { pickedAttempt } = await db.change.findUniqueOrThrow({
+    where: { id: change.id },
+    select: { pickedAttempt: true },
+  });
+  const runs = await db.agentRun.findMany({
+    where: { taskId: task.id, reason: { in: ["dispatch", "attempt"] } },
+    orderBy: { createdAt: "desc" },
+  });
+  const sets = await db.changeSet.findMany({ where: { taskId: task.id }, orderBy: { createdAt: "desc" } });
+  const candidates = await db.candidate.findMany({
+    where: { changeId: change.id },
+    orderBy: { createdAt: "desc" },
+    include: { evidence: { select: { status: true, checkId: true, createdAt: true } } },
+  });
+  const attempts = task.attempts.agents.map((agent, i): AttemptView => {
+    const n = i + 1;
+    const run = runs.find((r) => r.alternative === n);
+    const cs = sets.find((s) => s.alternative === n);
+    const c = candidates.find((x) => x.alternative === n);
+    // The latest record of each check counts once.
+    const latest = new Map<string, string>();
+    for (const e of [...(c?.evidence ?? [])].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()))
+      latest.set(e.checkId, e.status);
+    const t = run?.transcript as RunTranscript | null | undefined;
+    return {
+      attempt: n,
+      agent: describeAgentChoice(agent),
+      run: run
+        ? {
+            id: run.id,
+            status: run.status,
+            error: run.error,
+            seconds:
+              run.status === "completed" || run.status === "failed"
+                ? Math.round((run.updatedAt.getTime() - run.createdAt.getTime()) / 1000)
+                : null,
+          }
+        : null,
+      changeSet: cs ? { id: cs.id, paths: cs.paths.length, changedLines: cs.changedLines } : null,
+      candidate: c
+        ? {
+            id: c.id,
+            status: c.status,
+            passed: [...latest.values()].filter((s) => s === "pass").length,
+            failed: [...latest.values()].filter((s) => s === "fail" || s === "error").length,
+          }
+        : null,
+      tokens: t ? t.inputTokens + t.outputTokens : null,
+      costUsd: t?.costUsd ?? null,
+    };
+  });
+  return { taskKey: task.key, rule: task.attempts.pick, picked: pickedAttempt, attempts };
 }

@@ -11,6 +11,7 @@ import type { CommandHandler } from "../queues/consumer.ts";
 import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
+import { requestAttemptCandidate } from "../work-graph/attempts.ts";
 import { holdRecomposition, type Recompose, recomposeReason, recompositionHeld } from "./recompose.ts";
 
 export type { Recompose } from "./recompose.ts";
@@ -38,8 +39,12 @@ export async function createCandidate(
   deps: EnqueueDeps,
   causedBy: string | null,
   recompose?: Recompose,
+  /** One attempt's ChangeSet (work-graph/attempts.ts): it takes its Task's place in the composition. */
+  attemptChangeSetId?: string,
 ): Promise<CreateCandidateResult> {
   const owner = await lockResourceRow(ctx, `change:${changeId}`);
+  const attempt = await attemptInComposition(ctx, changeId, recompose, attemptChangeSetId);
+  if ("skipped" in attempt) return { skipped: attempt.skipped, created: false };
   let reason: string | null = null;
   if (recompose) {
     const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
@@ -57,7 +62,8 @@ export async function createCandidate(
   const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies })));
   const sets = await ctx.tx.changeSet.findMany({ where: { changeId }, orderBy: { createdAt: "desc" } });
   const byTask = new Map<string, string>();
-  for (const cs of sets) if (!byTask.has(cs.taskId)) byTask.set(cs.taskId, cs.id);
+  for (const cs of sets) if (cs.alternative === 1 && !byTask.has(cs.taskId)) byTask.set(cs.taskId, cs.id);
+  if (attempt.replace) byTask.set(attempt.replace.taskId, attempt.replace.id);
   const changeSetIds = order.flatMap((k) => {
     const id = byTask.get(tasks.find((t) => t.key === k)?.id ?? "");
     return id ? [id] : [];
@@ -74,9 +80,9 @@ export async function createCandidate(
   const candidateId = candidateIdFromKey(key);
   const inserted = await ctx.tx.$executeRaw`
     INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids,
-      recomposed_from, recompose_reason, created_at, updated_at)
+      alternative, recomposed_from, recompose_reason, created_at, updated_at)
     VALUES (${candidateId}, ${owner.projectId}, ${changeId}, ${key}, ${base.generation}, ${base.commit}, ${changeSetIds}::text[],
-      ${recompose?.from ?? null}, ${reason}, ${deps.now()}, ${deps.now()})
+      ${attempt.alternative}, ${recompose?.from ?? null}, ${reason}, ${deps.now()}, ${deps.now()})
     ON CONFLICT (composition_key) DO NOTHING`;
   if (inserted === 0) return { candidateId, created: false };
   const event = changeEvent(owner, "candidate.created", {
@@ -98,7 +104,63 @@ export async function createCandidate(
     { kind: "verification", key: candidateId, projectId: owner.projectId, changeId },
     deps,
   );
+  // The graph's first composition: the other attempts finished by now get their Candidates too.
+  if (!recompose && !attemptChangeSetId && attempt.alternative === 1) {
+    const others = await ctx.tx.changeSet.findMany({
+      where: { changeId, alternative: { gt: 1 } },
+      orderBy: { createdAt: "desc" },
+      select: { id: true, alternative: true },
+    });
+    const newest = new Map<number, string>();
+    for (const cs of others) if (!newest.has(cs.alternative)) newest.set(cs.alternative, cs.id);
+    for (const id of newest.values()) await requestAttemptCandidate(ctx, owner, id, deps);
+  }
   return { candidateId, created: true };
+}
+
+/**
+ * Which attempt a composition is (work-graph/attempts.ts) and the ChangeSet that stands for its
+ * Task: the one asked for; a recomposed Candidate's own; else the picked attempt's; else attempt 1
+ * (the Task's own ChangeSet, as for any Task). An attempt other than the picked one is not composed.
+ */
+async function attemptInComposition(
+  ctx: TxContext,
+  changeId: string,
+  recompose: Recompose | undefined,
+  attemptChangeSetId: string | undefined,
+): Promise<{ alternative: number; replace: { id: string; taskId: string } | null } | { skipped: string }> {
+  const change = await ctx.tx.change.findUniqueOrThrow({
+    where: { id: changeId },
+    select: { status: true, pickedAttempt: true },
+  });
+  const otherThanPicked = (n: number) => change.pickedAttempt !== null && change.pickedAttempt !== n;
+  if (attemptChangeSetId) {
+    const cs = await ctx.tx.changeSet.findUnique({ where: { id: attemptChangeSetId } });
+    if (!cs || cs.changeId !== changeId) return { skipped: `no ChangeSet ${attemptChangeSetId} in this change` };
+    if (change.status !== "verifying") return { skipped: `the change is ${change.status}` };
+    if (otherThanPicked(cs.alternative)) return { skipped: `attempt ${change.pickedAttempt} was picked` };
+    return { alternative: cs.alternative, replace: { id: cs.id, taskId: cs.taskId } };
+  }
+  if (recompose) {
+    const from = await ctx.tx.candidate.findUnique({
+      where: { id: recompose.from },
+      select: { alternative: true, changeSetIds: true },
+    });
+    if (!from || from.alternative === 1) return { alternative: 1, replace: null };
+    if (otherThanPicked(from.alternative)) return { skipped: `attempt ${change.pickedAttempt} was picked` };
+    const cs = await ctx.tx.changeSet.findFirst({
+      where: { id: { in: from.changeSetIds }, alternative: from.alternative },
+      select: { id: true, taskId: true },
+    });
+    return { alternative: from.alternative, replace: cs };
+  }
+  if (change.pickedAttempt === null || change.pickedAttempt === 1) return { alternative: 1, replace: null };
+  const cs = await ctx.tx.changeSet.findFirst({
+    where: { changeId, alternative: change.pickedAttempt },
+    orderBy: { createdAt: "desc" },
+    select: { id: true, taskId: true },
+  });
+  return { alternative: change.pickedAttempt, replace: cs };
 }
 
 export function candidateCreateHandler(deps: EnqueueDeps): CommandHandler {
@@ -106,12 +168,13 @@ export function candidateCreateHandler(deps: EnqueueDeps): CommandHandler {
     commandTypes: ["candidate.create"],
     async handle(ctx): Promise<HandlerResult> {
       if (!ctx.command.changeId) throw new DomainError("INVALID_INPUT", "candidate.create needs a changeId");
-      const p = ctx.command.payload as { recomposeFrom?: unknown; generation?: unknown };
+      const p = ctx.command.payload as { recomposeFrom?: unknown; generation?: unknown; attemptChangeSetId?: unknown };
       const recompose =
         typeof p.recomposeFrom === "string" && typeof p.generation === "number"
           ? { from: p.recomposeFrom, generation: p.generation }
           : undefined;
-      await createCandidate(ctx, ctx.command.changeId, deps, ctx.command.commandId, recompose);
+      const attempt = typeof p.attemptChangeSetId === "string" ? p.attemptChangeSetId : undefined;
+      await createCandidate(ctx, ctx.command.changeId, deps, ctx.command.commandId, recompose, attempt);
       return "done";
     },
   };

@@ -18,6 +18,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { attemptPickBlock } from "../work-graph/attempts.ts";
 import { markCandidateStale } from "../work-graph/candidate-stale.ts";
 import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
@@ -228,8 +229,9 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
     activePolicy: { id: policy.id, version: policy.version },
     composedCommitInFork: c.composedCommit ? await probe.commitInCandidateFork(c.id, c.composedCommit) : false,
   });
-  if (layer1.ok) return null;
-  if (layer1.stale) {
+  const unpicked = await attemptPickBlock(db, c);
+  if (layer1.ok && !unpicked) return null;
+  if (!layer1.ok && layer1.stale) {
     await markCandidateStale(
       db,
       { ...c, tenantId: project.tenantId },
@@ -238,8 +240,9 @@ async function layerOne(db: Db, p: Promotion, probe: SourceProbe, deps: EnqueueD
     );
     return { outcome: "stale", canonicalGeneration: project.canonicalGeneration };
   }
-  await recordBlocked(db, c, layer1.blocks, p.q, deps);
-  return { outcome: "blocked", blocks: layer1.blocks };
+  const blocks = [...(layer1.ok ? [] : layer1.blocks), ...(unpicked ? [unpicked] : [])];
+  await recordBlocked(db, c, blocks, p.q, deps);
+  return { outcome: "blocked", blocks };
 }
 
 /** Layer 2, under the project root's lock: the compare-and-swap decides, then canonical advances. */

@@ -14,6 +14,7 @@ import { changeEvent } from "../events/factory.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow, type StateDeps } from "../events/outbox.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
+import { pickByRule } from "../work-graph/attempts.ts";
 import { earlierApproval } from "./interdiff.ts";
 
 /**
@@ -306,6 +307,8 @@ export async function finishCandidateVerification(
             ...(o.humanGate ? [await approvalAsked(ctx, c, o.treeHash, ev, now)] : []),
           ];
   await appendToOutbox(ctx, events, deps);
+  // A Task's attempts picked by its rule, once this result lets it pick (work-graph/attempts.ts).
+  if (o.status !== "stale") await pickByRule(ctx, owner, deps);
   return true;
 }
 

@@ -86,6 +86,8 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
         intents: t.intents,
         ...(t.editPlan ? { editPlan: t.editPlan } : {}),
         ...(t.agent ? { agent: t.agent } : {}),
+        // The first attempt is the Task's own run, with the first Agent listed (./attempts.ts).
+        ...(t.attempts ? { attempts: t.attempts, agent: t.attempts.agents[0] } : {}),
       })),
     });
     const owner = {

@@ -1,3 +1,4 @@
+export * from "./attempts.ts";
 export * from "./causal-router.ts";
 export * from "./complete-task.ts";
 export * from "./create-change.ts";

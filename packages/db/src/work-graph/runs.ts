@@ -68,8 +68,10 @@ export interface RunContext {
   startCommit: string | null;
   /** The project's own command allowlist; empty means the default. */
   commandAllowlist: string[];
-  /** The Task's Agent, else the project's default; null: the worker's default. */
+  /** The attempt's own Agent, else the Task's, else the project's default; null: the worker's default. */
   agent: AgentChoice | null;
+  /** Which attempt of its Task the run is: 1 is the Task's own run; 2… run beside it (./attempts.ts). */
+  alternative: number;
 }
 
 /**
@@ -130,7 +132,9 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
     taskState: run.task.state,
     startCommit: run.startCommit,
     commandAllowlist: run.change.project.commandAllowlist,
-    agent: storedAgentChoice(run.task.agent) ?? storedAgentChoice(run.change.project.agent),
+    agent:
+      storedAgentChoice(run.agent) ?? storedAgentChoice(run.task.agent) ?? storedAgentChoice(run.change.project.agent),
+    alternative: run.alternative,
     stack,
     task: {
       taskId: run.task.id,
@@ -201,6 +205,8 @@ export async function publishChangeSet(
     outsidePaths?: string[];
     patch: { key: string; bytes: number; truncated: boolean } | null;
     changeSetId?: string;
+    /** Lines added plus lines removed. */
+    changedLines?: number;
   },
   deps: WorkGraphDeps,
 ): Promise<string> {
@@ -210,6 +216,10 @@ export async function publishChangeSet(
     if (existing) return existing.id;
     // A retried Task's ChangeSet is news of its own (its Event ID is keyed by the attempt).
     const { attempt } = await ctx.tx.task.findUniqueOrThrow({ where: { id: p.taskId }, select: { attempt: true } });
+    const { alternative } = await ctx.tx.agentRun.findUniqueOrThrow({
+      where: { id: p.runId },
+      select: { alternative: true },
+    });
     const id = p.changeSetId ?? `cs_${randomUUID()}`;
     await ctx.tx.changeSet.create({
       data: {
@@ -226,8 +236,12 @@ export async function publishChangeSet(
         patchRef: p.patch?.key ?? null,
         patchBytes: p.patch?.bytes ?? 0,
         patchTruncated: p.patch?.truncated ?? false,
+        alternative,
+        changedLines: p.changedLines ?? 0,
       },
     });
+    // Another attempt's ChangeSet is no news for the other Tasks (it wakes none): attempt.finished tells of it.
+    if (alternative > 1) return id;
     await appendToOutbox(
       ctx,
       [

@@ -3,6 +3,7 @@ import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
 import { claimAcquired } from "../events/claims.ts";
 import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
 import type { HandlerContext } from "../queues/consumer.ts";
+import { queueAttemptRuns } from "./attempts.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -50,6 +51,8 @@ async function dispatchWake(w: Wake): Promise<{ outcome: WakeOutcome; result: Ha
   const runId = `run_${randomUUID()}`;
   await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
   await queueRun(w, runId);
+  // A Task that asked for attempts starts them beside its own run (./attempts.ts).
+  await queueAttemptRuns(ctx, { task, agentId, commandId: ctx.command.commandId }, deps);
   const now = deps.now();
   await appendToOutbox(
     ctx,

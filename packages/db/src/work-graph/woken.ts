@@ -28,7 +28,7 @@ interface StoredWake {
 /** The wakes waiting for a Task's running work, oldest first. */
 export async function pendingWakes(db: Db, t: { changeId: string; taskId: string }): Promise<string[]> {
   const rows = await db.agentRun.findMany({
-    where: { changeId: t.changeId, taskId: t.taskId, status: "queued", reason: { not: "dispatch" } },
+    where: { changeId: t.changeId, taskId: t.taskId, status: "queued", reason: { not: "dispatch" }, alternative: 1 },
     orderBy: { createdAt: "asc" },
     select: { id: true },
   });
