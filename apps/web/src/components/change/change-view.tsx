@@ -7,6 +7,7 @@ import { useTRPC } from "../../trpc/client.tsx";
 import { Notice } from "../notice.tsx";
 import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
 import { AgentRuns } from "./agent-runs.tsx";
+import { AttemptsPanel } from "./attempts-panel.tsx";
 import { ChangeActions } from "./change-actions.tsx";
 import { ChangeSets } from "./change-sets.tsx";
 import { WorkGraph } from "./work-graph.tsx";
@@ -181,6 +182,8 @@ export function ChangeView({
       <Panel title="Work Graph" testId="work-graph-panel">
         <WorkGraph tasks={c.tasks} blockedReasons={blockedReasons} />
       </Panel>
+
+      <AttemptsPanel tenantId={tenantId} projectId={projectId} changeId={c.id} live={live !== false} />
 
       <Panel title="Candidates" testId="change-candidates-panel">
         <ChangeCandidates projectId={projectId} query={candidates} />
