@@ -8,6 +8,7 @@ import { useCallback, useRef } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Notice } from "../notice.tsx";
 import { LoadError, Loading, Panel } from "../query-state.tsx";
+import { AgentChoiceForm } from "./agent-choice-form.tsx";
 import { ChangeList } from "./change-list.tsx";
 import { CloneAccess } from "./clone-access.tsx";
 import { CodeSearch } from "./code-search.tsx";
@@ -140,6 +141,12 @@ export function ProjectOverview({ tenantId, projectId, role }: { tenantId: strin
         its own in the Work Graph. {hasAtLeast(role, "admin") ? "Change it" : "An admin changes it"} with{" "}
         <code className="font-mono [overflow-wrap:anywhere]">rhumbatron projects agent {project.id}</code>.
       </p>
+      {hasAtLeast(role, "admin") && project.status !== "archived" && (
+        <details data-testid="agent-choice" className="text-sm">
+          <summary className="cursor-pointer text-sky-800 underline">Change the Agent here</summary>
+          <AgentChoiceForm tenantId={tenantId} projectId={project.id} current={project.agent} />
+        </details>
+      )}
       {project.status === "archived" && (
         <Notice title="Archived">
           This project is archived: it takes no new Changes, and its repositories have been removed. Its history stays
