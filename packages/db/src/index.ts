@@ -16,6 +16,7 @@ export * from "./generated/prisma/enums.ts";
 export * from "./landing/landing.ts";
 export * from "./landing/queue.ts";
 export * from "./leases/holders.ts";
+export * from "./leases/resource-lease.ts";
 export * from "./leases/working.ts";
 export { countAppliedMigrations, MIGRATIONS_DIR, type MigrateResult, migrate, readMigrations } from "./migrate.ts";
 export * from "./notifications/index.ts";

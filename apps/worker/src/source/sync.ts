@@ -1,5 +1,5 @@
 import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
-import { type Db, type GenerationFacts, generationFacts, withRepoToken, withTransaction } from "@rhumbatron/db";
+import { type Db, type GenerationFacts, generationFacts, withLease, withRepoToken } from "@rhumbatron/db";
 import { withCanonicalCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 
@@ -63,16 +63,12 @@ async function tagGenerations(deps: SyncDeps, projectId: string, first: number, 
 
 export type SyncDeps = Pick<SourceHandlerDeps, "db" | "config" | "now" | "source" | "blobs">;
 
-/** Syncs of one project run one at a time (the indexer and a release may sync together). */
-async function withSyncLock<T>(db: Db, projectId: string, fn: () => Promise<T>): Promise<T> {
-  return withTransaction(
-    db,
-    async (ctx) => {
-      await ctx.tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`source-sync:${projectId}`}))`;
-      return fn();
-    },
-    { timeoutMs: 120_000, maxWaitMs: 30_000 },
-  );
+/**
+ * Syncs of one project run one at a time (the indexer and a release may sync together): each holds
+ * the project's sync lease, with no transaction open around its git and blob work.
+ */
+function withSyncLock<T>(db: Db, projectId: string, fn: () => Promise<T>): Promise<T> {
+  return withLease(db, `source-sync:${projectId}`, { ttlMs: 60_000, waitMs: 120_000 }, fn);
 }
 
 /** Moves main up to `generation` one generation at a time; returns where it was and what moved. */

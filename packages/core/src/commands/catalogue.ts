@@ -98,6 +98,9 @@ export const commandIds = {
   recompose: (changeId: string, generation: number) => `cmd_recompose_${changeId}_S${generation}`,
   recomposeHeld: (changeId: string, generation: number, retryAtMs: number) =>
     `cmd_recompose_${changeId}_S${generation}_at${retryAtMs}`,
+  /** The Candidate of one attempt's ChangeSet (docs/attempts.md), and a picked attempt's recomposition. */
+  attemptCandidate: (changeSetId: string) => `cmd_attempt_${changeSetId}_candidate`,
+  pickRecompose: (candidateId: string) => `cmd_pick_${candidateId}_recompose`,
   verify: (candidateId: string) => `cmd_${candidateId}_verify`,
   /** One landing attempt per Candidate and cause (it became ready, or landing was switched on). */
   land: (candidateId: string, cause: string) => `cmd_land_${candidateId}_${cause}`,

@@ -3,6 +3,7 @@ import {
   type AgentChoice,
   type AttemptPick,
   CANDIDATE_STATUS_SETS,
+  commandIds,
   DomainError,
   type TaskAttempts,
   taskAttempts,
@@ -122,7 +123,7 @@ export async function requestAttemptCandidate(
   await enqueueCommand(
     ctx,
     {
-      commandId: `cmd_attempt_${changeSetId}_candidate`,
+      commandId: commandIds.attemptCandidate(changeSetId),
       commandType: "candidate.create",
       projectId: owner.projectId,
       changeId: owner.id,
@@ -232,7 +233,7 @@ export async function pickAttempt(
       await enqueueCommand(
         ctx,
         {
-          commandId: `cmd_pick_${candidate.id}_recompose`,
+          commandId: commandIds.pickRecompose(candidate.id),
           commandType: "candidate.create",
           projectId: owner.projectId,
           changeId: owner.id,

@@ -1,0 +1,9 @@
+-- Named leases (packages/db/src/leases/resource-lease.ts): the source sync holds one instead of a
+-- transaction open around its git and blob work.
+CREATE TABLE "resource_leases" (
+    "name" TEXT NOT NULL,
+    "holder" TEXT NOT NULL,
+    "expires_at" TIMESTAMP(3) NOT NULL,
+    "acquired_at" TIMESTAMP(3) NOT NULL,
+    CONSTRAINT "resource_leases_pkey" PRIMARY KEY ("name")
+);
