@@ -176,6 +176,14 @@ const SAMPLES: Record<string, Sample> = {
   },
   "landing.queue": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
   "landing.status": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  // The seeded Change does not land when ready: not in the queue.
+  "landing.setPriority": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { changeId: CHANGE, priority: "front" },
+    acmeResource: true,
+    atMinimum: "PRECONDITION_FAILED",
+  },
   "landing.setState": {
     scope: "tenant",
     minimum: "admin",

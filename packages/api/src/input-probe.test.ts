@@ -124,6 +124,7 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   "landing.queue": { projectId: SHOP },
   "landing.status": { projectId: SHOP },
   "landing.setState": { projectId: SHOP, state: "paused" },
+  "landing.setPriority": { changeId: CHANGE, priority: "front" },
   "candidate.list": { projectId: SHOP, limit: 10 },
   "candidate.get": { candidateId: CANDIDATE },
   "candidate.patch": { candidateId: CANDIDATE },

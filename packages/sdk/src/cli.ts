@@ -555,6 +555,33 @@ function buildProgram(io: CliIo): Command {
       });
   }
 
+  queue
+    .command("front")
+    .description("move a waiting Change to the front of its project's landing queue: it lands first once ready (admin)")
+    .argument("<changeId>")
+    .action(async (changeId: string, _opts: unknown, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const r = await client.setLandingPriority(changeId, "front");
+      print(r, () => `${changeId} is at the front of its landing queue (priority ${r.priority}, was ${r.previous})`);
+    });
+  queue
+    .command("priority")
+    .description("give a waiting Change a priority, 0 to 1000: higher lands first among the ready ones (admin)")
+    .argument("<changeId>")
+    .argument("<priority>")
+    .action(async (changeId: string, priority: string, _opts: unknown, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const n = Number(priority);
+      if (!Number.isInteger(n) || n < 0 || n > 1000)
+        throw new RhumbatronError("BAD_REQUEST", "give the priority as a whole number from 0 to 1000");
+      const r = await client.setLandingPriority(changeId, n);
+      print(r, () =>
+        r.changed
+          ? `${changeId} has priority ${r.priority} (was ${r.previous})`
+          : `${changeId} has priority ${r.priority} already`,
+      );
+    });
+
   const task = program.command("task").description("Tasks of a Change");
   task
     .command("retry")

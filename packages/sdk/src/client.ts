@@ -355,6 +355,18 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     },
 
     /**
+     * Gives a Change waiting in the landing queue a priority (0 to 1000, higher lands first among
+     * the ready ones), or moves it to the front with "front" (admin).
+     */
+    async setLandingPriority(
+      changeId: string,
+      priority: number | "front",
+    ): Promise<{ priority: number; previous: number; changed: boolean }> {
+      const t = await tenantId();
+      return call(() => trpc.landing.setPriority.mutate({ tenantId: t, changeId, priority }));
+    },
+
+    /**
      * The Context Packet an Agent run was given: each item's ID, path, size and why it was picked,
      * the budget used, and what did not fit. `packet` is null until the run has recorded one.
      */

@@ -7,3 +7,6 @@ CREATE TABLE "resource_leases" (
     "acquired_at" TIMESTAMP(3) NOT NULL,
     CONSTRAINT "resource_leases_pkey" PRIMARY KEY ("name")
 );
+
+-- A Change's priority in its project's landing queue (docs/landing.md, Queue controls).
+ALTER TABLE "changes" ADD COLUMN "landing_priority" INTEGER NOT NULL DEFAULT 0;

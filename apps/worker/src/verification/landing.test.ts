@@ -21,6 +21,7 @@ import {
   localFolderBlobStore,
   pgNotifyNudger,
   type QueueRunResult,
+  setLandingPriority,
   setLandingQueue,
   setLandWhenReady,
   withRepoToken,
@@ -206,6 +207,57 @@ describe("the landing queue", () => {
       await waitForPromoted(w, [id]);
       const changed = await t.db.outboxRow.findMany({ where: { projectId, eventType: "landing.queue_changed" } });
       expect(changed).toHaveLength(2);
+    },
+    LIMIT,
+  );
+
+  it(
+    "a Change moved to the front lands first: two wait ready behind a paused queue, the later one is moved ahead, and resumed it lands first",
+    async () => {
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
+      const admin = { tenantId: "ten_a", actorId: "usr_admin" };
+      await setLandingQueue(t.db, { ...admin, projectId, state: "paused" }, w.deps);
+      const first = await create(w, projectId, "front-one", "src/front-one.ts", "export const one = 1;\n", true);
+      const second = await create(w, projectId, "front-two", "src/front-two.ts", "export const two = 2;\n", true);
+      await waitUntil(
+        "both verified and held by the paused queue",
+        () => listLandingQueue(t.db, { tenantId: "ten_a", projectId }),
+        (q) => q.length === 2 && q.every((e) => e.waitingFor === "paused"),
+        LIMIT,
+      );
+      // A Change not in the queue has no place in it: refused, nothing written.
+      const outside = await createScriptedChange(w, projectId, {
+        requestId: "front-outside",
+        title: "Not landing",
+        tasks: [{ key: "a", paths: ["src/x.ts"], editPlan: [{ op: "write", path: "src/x.ts", content: "x\n" }] }],
+      });
+      await expect(
+        setLandingPriority(t.db, { ...admin, changeId: outside, priority: "front" }, w.deps),
+      ).rejects.toMatchObject({ code: "PRECONDITION_FAILED" });
+      expect(await setLandingPriority(t.db, { ...admin, changeId: second, priority: "front" }, w.deps)).toEqual({
+        priority: 1,
+        previous: 0,
+        changed: true,
+      });
+      // At the front already: the same again changes nothing.
+      expect(await setLandingPriority(t.db, { ...admin, changeId: second, priority: "front" }, w.deps)).toMatchObject({
+        changed: false,
+      });
+      const queue = await listLandingQueue(t.db, { tenantId: "ten_a", projectId });
+      expect(queue.map((e) => [e.changeId, e.priority])).toEqual([
+        [second, 1],
+        [first, 0],
+      ]);
+      await setLandingQueue(t.db, { ...admin, projectId, state: "running" }, w.deps);
+      await waitForPromoted(w, [first, second]);
+      const promoted = await t.db.candidate.findMany({
+        where: { projectId, status: "promoted" },
+        orderBy: { promotedGeneration: "asc" },
+        select: { changeId: true },
+      });
+      expect(promoted.map((c) => c.changeId)).toEqual([second, first]);
+      expect(await t.db.outboxRow.count({ where: { projectId, eventType: "landing.priority_changed" } })).toBe(1);
     },
     LIMIT,
   );

@@ -1,5 +1,5 @@
 import { idSchema, LANDING_QUEUE_STATES } from "@rhumbatron/core";
-import { landingQueueStatus, listLandingQueue, setLandingQueue } from "@rhumbatron/db";
+import { landingQueueStatus, listLandingQueue, setLandingPriority, setLandingQueue } from "@rhumbatron/db";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 
@@ -22,6 +22,20 @@ export const landingRouter = router({
       setLandingQueue(
         ctx.db,
         { tenantId: input.tenantId, projectId: input.projectId, state: input.state, actorId: ctx.caller.userId },
+        ctx.services,
+      ),
+    ),
+  /**
+   * An admin gives a waiting Change a priority (0 to 1000; higher lands first among the ready ones)
+   * or moves it to the front ("front": one above the highest). PRECONDITION_FAILED for a Change not
+   * waiting in the queue.
+   */
+  setPriority: tenantProcedure("admin")
+    .input(z.object({ changeId: id, priority: z.union([z.number().int().min(0).max(1000), z.literal("front")]) }))
+    .mutation(({ ctx, input }) =>
+      setLandingPriority(
+        ctx.db,
+        { tenantId: input.tenantId, changeId: input.changeId, priority: input.priority, actorId: ctx.caller.userId },
         ctx.services,
       ),
     ),

@@ -41,6 +41,17 @@ export const EVENT_CATALOGUE = {
       actorId: id,
     }),
   },
+  /** An admin gave a Change priority in its project's landing queue, or moved it to the front (docs/landing.md). */
+  "landing.priority_changed": {
+    version: 1,
+    owner: "resource-shard",
+    payload: z.object({
+      priority: z.number().int(),
+      previous: z.number().int(),
+      front: z.boolean(),
+      actorId: id,
+    }),
+  },
   "artifact.promoted": {
     version: 1,
     owner: "project-root",

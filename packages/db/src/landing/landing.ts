@@ -135,7 +135,7 @@ export async function setLandingQueue(
     if (q.state === "running") {
       const waiting = await ctx.tx.change.findMany({
         where: { projectId: q.projectId, landWhenReady: true, status: { notIn: [...CHANGE_STATUS_SETS.final] } },
-        orderBy: [{ landingSince: "asc" }, { id: "asc" }],
+        orderBy: [{ landingPriority: "desc" }, { landingSince: "asc" }, { id: "asc" }],
         select: { id: true },
       });
       for (const w of waiting) {
@@ -214,6 +214,76 @@ export async function setLandWhenReady(
   });
 }
 
+/** A ready Change of the same project with a higher landing priority, if any. */
+async function readyAhead(db: Db, changeId: string): Promise<string | null> {
+  const me = await db.change.findUniqueOrThrow({
+    where: { id: changeId },
+    select: { projectId: true, landingPriority: true },
+  });
+  const higher = await db.change.findMany({
+    where: {
+      projectId: me.projectId,
+      landWhenReady: true,
+      landingPriority: { gt: me.landingPriority },
+      status: { notIn: [...CHANGE_STATUS_SETS.final] },
+    },
+    orderBy: { landingPriority: "desc" },
+    select: { id: true },
+  });
+  for (const h of higher) if (landingState(await landingInput(db, h.id)).ready) return h.id;
+  return null;
+}
+
+/**
+ * An admin gives a Change a priority in its project's landing queue (higher lands first among the
+ * ready ones, and is listed first), or moves it to the front (one above the highest now). One Event,
+ * landing.priority_changed, in the same transaction; the same priority again writes nothing.
+ */
+export async function setLandingPriority(
+  db: Db,
+  q: { tenantId: string; changeId: string; priority: number | "front"; actorId: string },
+  deps: EnqueueDeps,
+): Promise<{ priority: number; previous: number; changed: boolean }> {
+  return withTransaction(db, async (ctx) => {
+    const owner = await lockResourceRow(ctx, `change:${q.changeId}`).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+      throw err;
+    });
+    if (!owner || owner.tenantId !== q.tenantId) throw new DomainError("NOT_FOUND", `change ${q.changeId} not found`);
+    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: q.changeId } });
+    if (!change.landWhenReady || (CHANGE_STATUS_SETS.final as readonly string[]).includes(change.status))
+      throw new DomainError(
+        "PRECONDITION_FAILED",
+        `the change is not waiting in the landing queue (${change.status}${change.landWhenReady ? "" : ", land when ready is off"})`,
+      );
+    const previous = change.landingPriority;
+    let priority: number;
+    if (q.priority === "front") {
+      const top = await ctx.tx.change.aggregate({
+        where: { projectId: owner.projectId, landWhenReady: true, id: { not: q.changeId } },
+        _max: { landingPriority: true },
+      });
+      priority = Math.max(previous, (top._max.landingPriority ?? 0) + 1);
+    } else priority = q.priority;
+    if (priority === previous) return { priority, previous, changed: false };
+    const now = deps.now();
+    await ctx.tx.change.update({ where: { id: q.changeId }, data: { landingPriority: priority } });
+    await appendToOutbox(
+      ctx,
+      [
+        changeEvent(owner, "landing.priority_changed", {
+          key: `${priority}:${now.toISOString()}`,
+          actor: { kind: "user", id: q.actorId },
+          payload: { priority, previous, front: q.priority === "front", actorId: q.actorId },
+          now,
+        }),
+      ],
+      deps,
+    );
+    return { priority, previous, changed: true };
+  });
+}
+
 export type LandOutcome = { landed: false; why: string } | { landed: true; result: PromoteResult };
 
 /**
@@ -237,6 +307,10 @@ export async function landCandidate(
   if (input.candidateId !== q.candidateId) return { landed: false, why: "a newer Candidate replaced it" };
   const state = landingState(input);
   if (!state.ready) return { landed: false, why: state.detail };
+  // A Change ahead of it in the queue that is ready too lands first (its own command is on the
+  // queue); this one then follows, recomposed on the generation that one made.
+  const ahead = await readyAhead(db, q.changeId);
+  if (ahead) return { landed: false, why: `${ahead} is ahead of it in the landing queue and ready: it lands first` };
   const result = await promoteCandidate(
     db,
     { tenantId: change.project.tenantId, candidateId: q.candidateId, actorId: "landing-queue", actorKind: "system" },

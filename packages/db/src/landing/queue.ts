@@ -15,12 +15,15 @@ export interface LandingQueueEntry {
   since: Date;
   /** When it joined the queue. */
   landingSince: Date;
+  /** Its priority: higher is listed and lands first (0 unless an admin gave it one). */
+  priority: number;
 }
 
 /**
  * A project's landing queue: every Change with "land when ready" that has not landed or been
- * cancelled. Ready ones come first, in the order they became ready (the order the queue lands
- * them), then the others in the order they joined.
+ * cancelled. Ready ones come first, by priority (an admin's: setLandingPriority) then in the order
+ * they became ready (the order the queue lands them), then the others by priority and the order
+ * they joined.
  */
 export async function listLandingQueue(
   db: Db,
@@ -53,6 +56,7 @@ export async function listLandingQueue(
         detail: state.detail,
         since: candidate?.updatedAt ?? c.landingSince ?? c.createdAt,
         landingSince: c.landingSince ?? c.createdAt,
+        priority: c.landingPriority,
       };
     }),
   );
@@ -60,8 +64,10 @@ export async function listLandingQueue(
   // reads are not one snapshot, and a queue never lists what has already landed.
   const waiting = entries.filter((e) => e.waitingFor !== "landed" && e.waitingFor !== "cancelled");
   const ordered = [
-    ...waiting.filter((e) => e.ready).sort((a, b) => a.since.getTime() - b.since.getTime()),
-    ...waiting.filter((e) => !e.ready),
+    ...waiting
+      .filter((e) => e.ready)
+      .sort((a, b) => b.priority - a.priority || a.since.getTime() - b.since.getTime()),
+    ...waiting.filter((e) => !e.ready).sort((a, b) => b.priority - a.priority),
   ];
   return ordered.map((e, i) => ({ position: i + 1, ...e }));
 }

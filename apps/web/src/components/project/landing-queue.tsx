@@ -14,6 +14,7 @@ const WAIT_CLASSES: Record<string, string> = {
   rejected: "bg-red-100 text-red-800",
   blocked_task: "bg-red-100 text-red-800",
   paused: "bg-amber-100 text-amber-900",
+  attempt_pick: "bg-amber-100 text-amber-900",
 };
 
 /** What stops a Change that no amount of waiting moves on: a person has to act (its detail says how). */
@@ -21,6 +22,7 @@ const NEEDS_A_PERSON: Record<string, string> = {
   rejected: "rejected: needs a person",
   conflict: "conflicted: needs a person",
   blocked_task: "a Task is stuck: needs a person",
+  attempt_pick: "attempts wait for a pick: needs a person",
 };
 
 function waitLabel(e: { ready: boolean; waitingFor: string }): string {
@@ -45,7 +47,7 @@ export function LandingQueue({
   return (
     <div className="space-y-2">
       <QueueControls tenantId={tenantId} projectId={projectId} canControl={canControl} />
-      <QueueEntries tenantId={tenantId} projectId={projectId} />
+      <QueueEntries tenantId={tenantId} projectId={projectId} canControl={canControl} />
     </div>
   );
 }
@@ -109,9 +111,24 @@ function QueueControls({
   );
 }
 
-function QueueEntries({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+function QueueEntries({
+  tenantId,
+  projectId,
+  canControl,
+}: {
+  tenantId: string;
+  projectId: string;
+  canControl: boolean;
+}) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const q = useQuery(trpc.landing.queue.queryOptions({ tenantId, projectId }, { refetchInterval: LANDING_REFETCH_MS }));
+  const front = useMutation(
+    trpc.landing.setPriority.mutationOptions({
+      onSettled: () =>
+        queryClient.invalidateQueries({ queryKey: trpc.landing.queue.queryKey({ tenantId, projectId }) }),
+    }),
+  );
   if (!q.isSuccess)
     return <NotReady query={q} testId="landing-queue" what="the landing queue" label="Loading the landing queue…" />;
   if (q.data.length === 0) {
@@ -141,11 +158,32 @@ function QueueEntries({ tenantId, projectId }: { tenantId: string; projectId: st
             {waitLabel(e)}
           </span>
           <span className="text-xs text-slate-600">{e.detail}</span>
+          {e.priority > 0 && (
+            <span data-testid="landing-priority" className="text-xs text-slate-600">
+              priority {e.priority}
+            </span>
+          )}
           <time dateTime={new Date(e.since).toISOString()} className="ml-auto text-xs text-slate-400">
             since {new Date(e.since).toLocaleTimeString()}
           </time>
+          {canControl && e.position > 1 && (
+            <button
+              type="button"
+              data-testid="landing-front"
+              disabled={front.isPending}
+              onClick={() => front.mutate({ tenantId, changeId: e.changeId, priority: "front" })}
+              className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
+            >
+              Move to front
+            </button>
+          )}
         </li>
       ))}
+      {front.isError && (
+        <li role="alert" className="py-1 text-xs text-red-700">
+          {front.error.message}
+        </li>
+      )}
     </ol>
   );
 }
