@@ -64,9 +64,7 @@ export async function listLandingQueue(
   // reads are not one snapshot, and a queue never lists what has already landed.
   const waiting = entries.filter((e) => e.waitingFor !== "landed" && e.waitingFor !== "cancelled");
   const ordered = [
-    ...waiting
-      .filter((e) => e.ready)
-      .sort((a, b) => b.priority - a.priority || a.since.getTime() - b.since.getTime()),
+    ...waiting.filter((e) => e.ready).sort((a, b) => b.priority - a.priority || a.since.getTime() - b.since.getTime()),
     ...waiting.filter((e) => !e.ready).sort((a, b) => b.priority - a.priority),
   ];
   return ordered.map((e, i) => ({ position: i + 1, ...e }));
