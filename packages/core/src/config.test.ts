@@ -30,6 +30,7 @@ describe("configuration", () => {
       maxDeliveriesPerCommand: 4,
       maintenanceCron: "17 4 * * *",
       recompositionsPerChangePerHour: 6,
+      conflictRepairsPerChange: 2,
     });
     expect(c.causal).toEqual({
       maxActiveAgentsPerChange: 8,

@@ -91,6 +91,8 @@ export const configSchema = z
        * (automatic recomposition); beyond it the next one waits for the window and says so.
        */
       recompositionsPerChangePerHour: positiveInt,
+      /** Times a Change's conflicting Tasks are re-run by themselves on the new base (docs/landing.md); 0: never. */
+      conflictRepairsPerChange: z.number().int().min(0).max(20),
     }),
     causal: z.object({
       maxActiveAgentsPerChange: positiveInt,
@@ -329,7 +331,7 @@ const base: RhumbatronConfig = {
       }),
     },
   },
-  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *", recompositionsPerChangePerHour: 6 },
+  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *", recompositionsPerChangePerHour: 6, conflictRepairsPerChange: 2 },
   causal: {
     maxActiveAgentsPerChange: 8,
     commandsPerChangePerDay: 1000,

@@ -10,3 +10,5 @@ CREATE TABLE "resource_leases" (
 
 -- A Change's priority in its project's landing queue (docs/landing.md, Queue controls).
 ALTER TABLE "changes" ADD COLUMN "landing_priority" INTEGER NOT NULL DEFAULT 0;
+-- How many times a Change's conflicting Tasks were re-run by themselves (docs/landing.md).
+ALTER TABLE "changes" ADD COLUMN "conflict_repairs" INTEGER NOT NULL DEFAULT 0;

@@ -263,6 +263,41 @@ describe("the landing queue", () => {
   );
 
   it(
+    "two Changes that edit the same line both land: the one that conflicts with what landed first re-runs its Task by itself on the new base",
+    async () => {
+      const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);
+      explainOnFailure(w, projectId);
+      const path = "src/label.ts";
+      const seed = await create(w, projectId, "repair-seed", path, "export const label = 'x';\n", true);
+      await waitForPromoted(w, [seed]);
+      // Both edit the one line; each edit applies as well on the other's result.
+      const edit = (requestId: string, find: string, replace: string) =>
+        createScriptedChange(w, projectId, {
+          requestId,
+          title: requestId,
+          landWhenReady: true,
+          tasks: [{ key: "a", paths: [path], editPlan: [{ op: "replace", path, find, replace }] }],
+        });
+      const [reviewed, renamed] = await Promise.all([
+        edit("repair-reviewed", "';\n", "'; // reviewed\n"),
+        edit("repair-renamed", "= '", "= 'B-"),
+      ]);
+      await waitForPromoted(w, [reviewed, renamed]);
+      expect((await mainFiles(w, projectId)).get(path)).toBe("export const label = 'B-x'; // reviewed\n");
+      // Exactly one of them conflicted and was repaired, by the system, once.
+      const changes = await t.db.change.findMany({ where: { id: { in: [reviewed, renamed] } } });
+      expect(changes.map((c) => c.conflictRepairs).sort()).toEqual([0, 1]);
+      const retried = await t.db.outboxRow.findMany({ where: { projectId, eventType: "task.retried" } });
+      expect(retried.map((r) => (r.envelope as { actor: { id: string } }).actor.id)).toEqual(["conflict-repair"]);
+      const conflicted = await t.db.candidate.count({
+        where: { changeId: { in: [reviewed, renamed] }, rejectionReason: "merge conflict" },
+      });
+      expect(conflicted).toBe(1);
+    },
+    LIMIT,
+  );
+
+  it(
     "lands a diamond Change (a -> b, a -> c, {b, c} -> d): the join starts from the composition of its dependencies",
     async () => {
       const { w, projectId } = await wholeWorkerWithProject(t.db, t.url, running);

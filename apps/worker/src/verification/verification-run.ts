@@ -9,6 +9,7 @@ import {
   finishCandidateVerification,
   finishWorkflowInstance,
   type NewEvidence,
+  repairConflict,
   type TxContext,
   type VerificationInput,
   type VerificationOutcome,
@@ -83,6 +84,13 @@ export function verificationRun(
     async finish(o) {
       await run.txStep("finish", async (ctx) => {
         const moved = await finishCandidateVerification(ctx, ids, o, deps);
+        // A conflict with what landed first re-runs the conflicting Tasks by themselves, within the limit.
+        if (moved && o.status === "rejected" && o.conflictTasks?.length)
+          await repairConflict(
+            ctx,
+            { changeId: ids.changeId, tenantId: input.project.tenantId, taskKeys: o.conflictTasks },
+            deps,
+          );
         await afterFinish?.(ctx, o.status);
         return moved;
       });

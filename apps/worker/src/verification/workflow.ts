@@ -239,6 +239,7 @@ async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<Merg
       status: "rejected",
       reason: "merge conflict",
       gaps: merged.lines.map((line) => `composition: merge conflict in ${line}`),
+      conflictTasks: merged.tasks ?? [],
     },
   };
 }
@@ -385,7 +386,8 @@ async function composable(
 
 type Merged =
   | { ok: true; commit: string; tree: string; paths: string[] }
-  | { ok: false; reason: string; paths: string[]; lines: string[] };
+  /** `tasks`: the Tasks whose ChangeSets could not apply (absent in a step recorded before it was kept). */
+  | { ok: false; reason: string; paths: string[]; lines: string[]; tasks?: string[] };
 
 /**
  * Checks out the base in the Candidate's run directory, merges each ChangeSet's commit in Work
@@ -417,6 +419,7 @@ export async function merge(
         reason: err.message,
         paths: (err.details?.paths as string[] | undefined) ?? [],
         lines: (err.details?.lines as string[] | undefined) ?? [err.message],
+        tasks: [...new Set(((err.details?.conflicts as { taskKey: string }[] | undefined) ?? []).map((c) => c.taskKey))],
       };
     }
     throw err;

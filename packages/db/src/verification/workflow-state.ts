@@ -266,7 +266,14 @@ export async function reusableEvidence(
 
 export type VerificationOutcome =
   | { status: "stale"; canonicalGeneration: number }
-  | { status: "rejected"; reason: string; gaps: string[]; gate?: GateResult | null }
+  | {
+      status: "rejected";
+      reason: string;
+      gaps: string[];
+      gate?: GateResult | null;
+      /** A merge conflict's Tasks whose ChangeSets could not apply (work-graph/conflict-repair.ts). */
+      conflictTasks?: string[];
+    }
   | { status: "verified"; gate: GateResult; humanGate: boolean; treeHash: string };
 
 /** The workflow's final state change; false when the Candidate had already left the open states. */

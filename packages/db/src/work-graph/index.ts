@@ -1,4 +1,5 @@
 export * from "./attempts.ts";
+export * from "./conflict-repair.ts";
 export * from "./causal-router.ts";
 export * from "./complete-task.ts";
 export * from "./create-change.ts";
