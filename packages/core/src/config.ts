@@ -331,7 +331,12 @@ const base: RhumbatronConfig = {
       }),
     },
   },
-  integration: { maxDeliveriesPerCommand: 4, maintenanceCron: "17 4 * * *", recompositionsPerChangePerHour: 6, conflictRepairsPerChange: 2 },
+  integration: {
+    maxDeliveriesPerCommand: 4,
+    maintenanceCron: "17 4 * * *",
+    recompositionsPerChangePerHour: 6,
+    conflictRepairsPerChange: 2,
+  },
   causal: {
     maxActiveAgentsPerChange: 8,
     commandsPerChangePerDay: 1000,

@@ -419,7 +419,9 @@ export async function merge(
         reason: err.message,
         paths: (err.details?.paths as string[] | undefined) ?? [],
         lines: (err.details?.lines as string[] | undefined) ?? [err.message],
-        tasks: [...new Set(((err.details?.conflicts as { taskKey: string }[] | undefined) ?? []).map((c) => c.taskKey))],
+        tasks: [
+          ...new Set(((err.details?.conflicts as { taskKey: string }[] | undefined) ?? []).map((c) => c.taskKey)),
+        ],
       };
     }
     throw err;
