@@ -32,6 +32,7 @@ export async function repairConflict(
   });
   if (tasks.length === 0) return [];
   await ctx.tx.change.update({ where: { id: c.changeId }, data: { conflictRepairs: { increment: 1 } } });
-  for (const t of tasks) await retryTaskIn(ctx, { tenantId: c.tenantId, taskId: t.id, actor: CONFLICT_REPAIR_ACTOR }, deps);
+  for (const t of tasks)
+    await retryTaskIn(ctx, { tenantId: c.tenantId, taskId: t.id, actor: CONFLICT_REPAIR_ACTOR }, deps);
   return tasks.map((t) => t.key);
 }
