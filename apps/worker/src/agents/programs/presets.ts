@@ -407,7 +407,8 @@ export function opencodeConfig(input: Pick<ProgramRunInput, "model" | "baseUrl">
  * OpenCode: `opencode run --format json <prompt>`. Its configuration is given whole in
  * OPENCODE_CONFIG_CONTENT (the endpoint as an Anthropic-format provider, `<endpoint>/v1`, its key
  * read from RHUMBATRON_MODEL_API_KEY; the project's own OpenCode configuration is not read); its
- * state (XDG folders: session database, snapshots, logs) goes to the Sandbox's private /tmp.
+ * state (XDG folders: session database, snapshots, logs) goes to the Sandbox's private /tmp. It
+ * reads a piped stdin to its end before it starts: the runner gives it an empty, closed one.
  */
 export const opencode: ProgramPreset = {
   name: "opencode",
