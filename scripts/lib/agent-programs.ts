@@ -1,7 +1,8 @@
 /**
- * The setup step's part for the coding-agent programs (docs/agents.md, Agent programs): Claude Code, Codex
- * and the Node 24 that programs wanting Node 22+ run on, each at its pinned version from the npm
- * registry into the machine's folder (apps/worker/src/agents/programs/install.ts), once per machine.
+ * The setup step's part for the coding-agent programs (docs/coding-agents.md): Claude Code, Codex,
+ * Gemini CLI, OpenCode and the Node 24 that programs needing Node run on (Gemini CLI), each at its
+ * pinned version from the npm registry into the machine's folder
+ * (apps/worker/src/agents/programs/install.ts), once per machine.
  * They are hundreds of MB each, so only what needs them installs them: `npm test` (its tests run
  * them) and `npm run setup -- --agent-programs`; never `npm install`, never `npm start` on its own.
  */

@@ -182,13 +182,13 @@ function buildProgram(io: CliIo): Command {
   projects
     .command("agent")
     .description(
-      "the Agent that works the project's Tasks unless a Task names its own: --scripted, --model, --default, --program <claude-code|codex> with its model, endpoint and key secret, or --command -- <program> [args...] (admin token)",
+      "the Agent that works the project's Tasks unless a Task names its own: --scripted, --model, --default, --program <claude-code|codex|gemini-cli|opencode> with its model, endpoint and key secret, or --command -- <program> [args...] (admin token)",
     )
     .argument("<id>", "the project ID")
     .argument("[argv...]", "with --command: the program and its arguments, after -- (run in the Sandbox, no shell)")
     .option("--scripted", "replay each Task's edit plan")
     .option("--model", "the tool loop over the worker's model endpoint (AGENT_MODEL_URL)")
-    .option("--program <name>", `a coding-agent program the worker installs: ${AGENT_PROGRAM_NAMES.join(" or ")}`)
+    .option("--program <name>", `a coding-agent program the worker installs: ${AGENT_PROGRAM_NAMES.join(", ")}`)
     .option("--model-name <name>", "with --program: the model its endpoint expects")
     .option("--endpoint <url>", "with --program: the model endpoint's base URL, the one place the run may reach")
     .option(

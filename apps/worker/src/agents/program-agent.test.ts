@@ -1,17 +1,23 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { type AgentChoice, dirForAgentRun } from "@rhumbatron/core";
+import { type AgentChoice, type AgentProgramName, dirForAgentRun } from "@rhumbatron/core";
 import { setProjectAgent, setTenantSecret } from "@rhumbatron/db";
 import { dumpAllRows, useTestDatabase } from "@rhumbatron/db/testing";
-import { type ScriptedTurn, startAnthropicStandIn, startResponsesStandIn } from "@rhumbatron/fixtures";
+import {
+  type ScriptedTurn,
+  startAnthropicStandIn,
+  startGeminiStandIn,
+  startResponsesStandIn,
+} from "@rhumbatron/fixtures";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createScriptedChange, importedProject, runTaskDirectly, type TestWorld, testWorld } from "../test-world.ts";
 import { defaultProgramsDir, type InstalledProgram, installedAgentPrograms, PINNED } from "./programs/install.ts";
 import type { TranscriptStep } from "./programs/transcript.ts";
 
 /**
- * A program Agent (agents/program-agent.ts) through the real runner: Claude Code and Codex, as
+ * A program Agent (agents/program-agent.ts) through the real runner: Claude Code, Codex, Gemini CLI
+ * and OpenCode, as
  * installed by npm test's setup step, run in the bubblewrap Sandbox on an imported project against
  * a stand-in model server speaking each one's wire format (packages/fixtures), reached only through
  * the run's proxy. Command-line git reads what was published; the planted key is looked for in
@@ -31,11 +37,11 @@ const FILES = {
 };
 const FINAL = "Done: the greeting ends with an exclamation mark and the test passes.";
 
-let programs: Map<string, InstalledProgram>;
+let programs: Map<AgentProgramName, InstalledProgram>;
 
 beforeAll(async () => {
   programs = await installedAgentPrograms();
-  for (const name of ["claude-code", "codex"] as const) {
+  for (const name of ["claude-code", "codex", "gemini-cli", "opencode"] as const) {
     // Installed by npm test's setup step, never by a test; missing, the test fails saying how to get it.
     if (!programs.has(name)) {
       throw new Error(
@@ -71,8 +77,7 @@ async function runTask(w: TestWorld, projectId: string, runId: string) {
     tasks: [{ key: "greet", paths: ["greet.mjs"], editPlan: [] }],
   });
   const task = await w.db.task.findFirstOrThrow({ where: { changeId } });
-  const programsMap = programs as Map<"claude-code" | "codex", InstalledProgram>;
-  const { result } = await runTaskDirectly(w, task, { agentPrograms: programsMap, credentialSecret: AUTH }, runId);
+  const { result } = await runTaskDirectly(w, task, { agentPrograms: programs, credentialSecret: AUTH }, runId);
   return {
     result,
     changeSets: await w.db.changeSet.findMany({ where: { changeId } }),
@@ -244,7 +249,8 @@ describe("a program Agent", () => {
         const { result, changeSets, run } = await runTask(w, projectId, `run_${randomUUID()}`);
         expect(result.outcome).toBe("failed");
         expect(result.detail).toMatch(
-          /^stopped: codex used \d+ tokens, past its limit of 1000; nothing was published$/,
+          // Codex reports tokens in its last event: it is killed if it has not exited by the time it is read.
+          /^stopped: codex used \d+ tokens, past its limit of 1000(, and was killed)?; nothing was published$/,
         );
         expect(changeSets).toEqual([]);
         expect((run.transcript as { inputTokens: number }).inputTokens).toBeGreaterThan(1000);
@@ -292,6 +298,211 @@ describe("a program Agent", () => {
     T,
   );
 
+  it(
+    "Gemini CLI reads, edits and runs the test through the real runner against the Gemini stand-in; its transcript is kept, it reached only the model, and its key is nowhere",
+    async () => {
+      const runId = `run_${randomUUID()}`;
+      const inside = `/workspace/${dirForAgentRun(runId)}`;
+      const server = await startGeminiStandIn({
+        script: [
+          { toolCalls: [{ name: "read_file", input: { file_path: `${inside}/greet.mjs` } }] },
+          {
+            toolCalls: [
+              {
+                name: "replace",
+                input: {
+                  file_path: `${inside}/greet.mjs`,
+                  instruction: "End the greeting with an exclamation mark.",
+                  old_string: '"Hello, " + name;',
+                  new_string: '"Hello, " + name + "!";',
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "run_shell_command", input: { command: "node --test" } }] },
+          { text: FINAL, usage: { inputTokens: 300, outputTokens: 40 } },
+        ],
+      });
+      try {
+        const w = await world();
+        const projectId = await project(w, {
+          kind: "program",
+          program: "gemini-cli",
+          model: "gemini-2.5-flash",
+          endpoint: `http://127.0.0.1:${server.port}`,
+          keySecret: "MODEL_KEY",
+          timeoutSeconds: 300,
+          allowOutsidePaths: false,
+        });
+        const { result, changeSets, run } = await runTask(w, projectId, runId);
+        const seen = server.requests().map((r) => `${r.path} ${r.error ?? ""}`);
+        expect(result, JSON.stringify(seen)).toMatchObject({
+          outcome: "completed",
+          detail: `gemini-cli exited 0: ${FINAL}`,
+        });
+        expect(server.requests().map((r) => r.path)).toEqual(
+          [0, 1, 2, 3].map(() => "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+        );
+        expect(server.credentials()).toEqual(server.requests().map(() => SECRET));
+        const cs = changeSets[0];
+        expect(changeSets.map((c) => c.paths)).toEqual([["greet.mjs"]]);
+        expect(gitShow(w, cs?.fork ?? "", `${cs?.commit}:greet.mjs`)).toContain('return "Hello, " + name + "!";');
+
+        expect(run.transcript).toMatchObject({
+          program: "gemini-cli",
+          version: PINNED["gemini-cli"].version,
+          reached: [`127.0.0.1:${server.port}`],
+          refused: [],
+        });
+        const steps = await transcriptOf(w, run);
+        expect(steps.filter((s) => s.kind === "tool_call").map((s) => (s as { name: string }).name)).toEqual([
+          "read_file",
+          "replace",
+          "run_shell_command",
+        ]);
+        expect(steps).toContainEqual(expect.objectContaining({ kind: "command", text: "node --test", exitCode: 0 }));
+        expect(steps).toContainEqual(
+          expect.objectContaining({ kind: "file_edit", path: `${inside}/greet.mjs`, change: "replace" }),
+        );
+        expect(steps).toContainEqual(expect.objectContaining({ kind: "message", text: FINAL }));
+        expect(run.transcript).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
+        expect((run.transcript as { outputTokens: number }).outputTokens).toBeGreaterThan(0);
+        await expectKeyNowhere(w, cs?.fork ?? null, steps);
+      } finally {
+        await server.stop();
+      }
+    },
+    T,
+  );
+
+  it(
+    "OpenCode reads, edits and runs the test through the real runner against the Anthropic stand-in; its plugin install stays offline, it reached only the model, and its key is nowhere",
+    async () => {
+      const runId = `run_${randomUUID()}`;
+      const inside = `/workspace/${dirForAgentRun(runId)}`;
+      const server = await startAnthropicStandIn({
+        script: [
+          { toolCalls: [{ name: "read", input: { filePath: `${inside}/greet.mjs` } }] },
+          {
+            toolCalls: [
+              {
+                name: "edit",
+                input: {
+                  filePath: `${inside}/greet.mjs`,
+                  oldString: '"Hello, " + name;',
+                  newString: '"Hello, " + name + "!";',
+                },
+              },
+            ],
+          },
+          { toolCalls: [{ name: "bash", input: { command: "node --test", description: "Run the tests" } }] },
+          { text: FINAL, usage: { inputTokens: 300, outputTokens: 40 } },
+        ],
+      });
+      try {
+        const w = await world();
+        const projectId = await project(w, {
+          kind: "program",
+          program: "opencode",
+          model: "claude-sonnet-4-5",
+          endpoint: `http://127.0.0.1:${server.port}`,
+          keySecret: "MODEL_KEY",
+          timeoutSeconds: 300,
+          allowOutsidePaths: false,
+        });
+        const { result, changeSets, run } = await runTask(w, projectId, runId);
+        const seen = server.requests().map((r) => `${r.path} ${r.error ?? ""}`);
+        expect(result, JSON.stringify(seen)).toMatchObject({
+          outcome: "completed",
+          detail: `opencode exited 0: ${FINAL}`,
+        });
+        expect(server.requests().map((r) => [r.path, r.turn])).toEqual([
+          ["/v1/messages", 0],
+          ["/v1/messages", 1],
+          ["/v1/messages", 2],
+          ["/v1/messages", 3],
+        ]);
+        expect(server.credentials()).toEqual(server.requests().map(() => SECRET));
+        const cs = changeSets[0];
+        expect(changeSets.map((c) => c.paths)).toEqual([["greet.mjs"]]);
+        expect(gitShow(w, cs?.fork ?? "", `${cs?.commit}:greet.mjs`)).toContain('return "Hello, " + name + "!";');
+
+        // Its background plugin install stays offline: it asks the proxy for nothing but the model.
+        expect(run.transcript).toMatchObject({
+          program: "opencode",
+          version: PINNED.opencode.version,
+          reached: [`127.0.0.1:${server.port}`],
+          refused: [],
+        });
+        const steps = await transcriptOf(w, run);
+        expect(steps.filter((s) => s.kind === "tool_call").map((s) => (s as { name: string }).name)).toEqual([
+          "read",
+          "edit",
+          "bash",
+        ]);
+        expect(steps).toContainEqual(expect.objectContaining({ kind: "command", text: "node --test", exitCode: 0 }));
+        expect(steps).toContainEqual(
+          expect.objectContaining({ kind: "file_edit", path: `${inside}/greet.mjs`, change: "edit" }),
+        );
+        expect(steps).toContainEqual(expect.objectContaining({ kind: "message", text: FINAL }));
+        expect(steps.filter((s) => s.kind === "usage")).toHaveLength(4);
+        await expectKeyNowhere(w, cs?.fork ?? null, steps);
+      } finally {
+        await server.stop();
+      }
+    },
+    T,
+  );
+
+  it(
+    "a program whose stream reports tokens past its limit is killed mid-run (its next model call is never answered) and publishes nothing",
+    async () => {
+      const server = await startAnthropicStandIn({
+        script: [
+          {
+            toolCalls: [
+              {
+                name: "bash",
+                input: { command: "sed -i 's/name;/name + \"!\";/' greet.mjs", description: "Edit the greeting" },
+              },
+            ],
+            usage: { inputTokens: 5000, outputTokens: 900 },
+          },
+          // Held open: only the token limit can end the run before its wall time.
+          { hold: true },
+        ],
+      });
+      try {
+        const w = await world();
+        const projectId = await project(w, {
+          kind: "program",
+          program: "opencode",
+          model: "claude-sonnet-4-5",
+          endpoint: `http://127.0.0.1:${server.port}`,
+          keySecret: "MODEL_KEY",
+          timeoutSeconds: 600,
+          maxTokens: 1000,
+          allowOutsidePaths: false,
+        });
+        const { result, changeSets, run } = await runTask(w, projectId, `run_${randomUUID()}`);
+        expect(result.outcome, result.detail).toBe("failed");
+        expect(result.detail).toMatch(
+          /^stopped: opencode used \d+ tokens, past its limit of 1000, and was killed; nothing was published$/,
+        );
+        expect(changeSets).toEqual([]);
+        expect(run.status).toBe("failed");
+        expect(run.error).toBe(result.detail);
+        expect((run.transcript as { inputTokens: number }).inputTokens).toBeGreaterThan(1000);
+        const steps = await transcriptOf(w, run);
+        expect(steps).toContainEqual(expect.objectContaining({ kind: "command", exitCode: 0 }));
+        await expectKeyNowhere(w, null, steps);
+      } finally {
+        await server.stop();
+      }
+    },
+    T,
+  );
+
   it("a program this worker does not have, or a key secret nobody set, blocks the Task with what to do; nothing runs", async () => {
     const w = await world();
     const agent: AgentChoice = {
@@ -311,7 +522,7 @@ describe("a program Agent", () => {
     });
     const task = await w.db.task.findFirstOrThrow({ where: { changeId } });
     const noSecret = await runTaskDirectly(w, task, {
-      agentPrograms: programs as Map<"codex", InstalledProgram>,
+      agentPrograms: programs,
       credentialSecret: AUTH,
     });
     expect(noSecret.result).toMatchObject({

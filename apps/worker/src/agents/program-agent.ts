@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import {
   type AgentOutcome,
   type AgentTask,
@@ -9,7 +11,7 @@ import {
 import { withAllowedHosts } from "../sandbox/registry-proxy.ts";
 import { type CommandAgentStack, handOver, judgeRun, outputTail } from "./command-agent.ts";
 import type { InstalledProgram } from "./programs/install.ts";
-import { PRESETS } from "./programs/presets.ts";
+import { PRESETS, PRIVATE_HOME, type ProgramPreset } from "./programs/presets.ts";
 import type { TranscriptStep } from "./programs/transcript.ts";
 
 /**
@@ -19,6 +21,12 @@ import type { TranscriptStep } from "./programs/transcript.ts";
  * network but its model endpoint: a proxy on the host lets through that one host:port and nothing
  * else (sandbox/registry-proxy.ts). Its key is a tenant secret, given to this run as an environment
  * variable only, and cleared from everything the run keeps (its transcript, its failure's output).
+ *
+ * Its token limit (`maxTokens`) is watched while it runs: each line of its JSON output is read as it
+ * comes, and once the tokens it reported pass the limit its process group is killed (as past its
+ * wall time) and the run fails with nothing published. A program that reports tokens only at its
+ * end (Claude Code, Codex and Gemini CLI print them in their last event; OpenCode after each model
+ * call) is judged then.
  */
 export interface ProgramRunResult {
   outcome: AgentOutcome;
@@ -35,6 +43,32 @@ export function endpointHostPort(endpoint: string): string {
   const url = new URL(endpoint);
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   return `${url.hostname}:${port}`;
+}
+
+/**
+ * Reads a program's stdout as it comes (one JSON event a line) and calls `over` once the tokens its
+ * events reported pass `maxTokens`.
+ */
+export function tokenWatch(preset: ProgramPreset, maxTokens: number | undefined, over: (tokens: number) => void) {
+  let partial = "";
+  let tokens = 0;
+  let passed = false;
+  return {
+    see(chunk: string) {
+      if (maxTokens === undefined || passed) return;
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        for (const s of preset.parse(line)) if (s.kind === "usage") tokens += s.inputTokens + s.outputTokens;
+      }
+      if (tokens > maxTokens) {
+        passed = true;
+        over(tokens);
+      }
+    },
+    /** The tokens counted when the limit was passed, or null when it never was. */
+    stoppedAt: () => (passed ? tokens : null),
+  };
 }
 
 /** `value` (any JSON) with every form of each secret's value replaced by its marker (core redactSecrets). */
@@ -58,6 +92,14 @@ export async function runProgramAgent(
     baseUrl: agent.endpoint.replace(/\/+$/, ""),
     apiKey: opts.apiKey,
   });
+  for (const [rel, text] of Object.entries(built.home ?? {})) {
+    const file = join(ws.path, PRIVATE_HOME, rel);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+  const stop = new AbortController();
+  const watch = tokenWatch(preset, agent.maxTokens, () => stop.abort());
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   const {
     result: r,
     reached,
@@ -70,7 +112,8 @@ export async function runProgramAgent(
       timeoutMs: agent.timeoutSeconds * 1000,
       stdin: "",
       network,
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      signal,
+      onStdout: watch.see,
     }),
   );
   const secrets = { [agent.keySecret]: opts.apiKey };
@@ -87,7 +130,15 @@ export async function runProgramAgent(
   const output = clearSecrets(outputTail({ stdout: errors.slice(-3).join("\n"), stderr: r.stderr }).trim(), secrets);
   let outcome = await judgeRun(agent.program, r, given, agent.timeoutSeconds, output);
   const tokens = usage.inputTokens + usage.outputTokens;
-  if (outcome.status === "completed" && agent.maxTokens !== undefined && tokens > agent.maxTokens) {
+  const stoppedAt = watch.stoppedAt();
+  if (stoppedAt !== null && outcome.status !== "completed" && !outcome.summary.startsWith("refused:")) {
+    // Killed for its tokens while it ran (not for a cancel or its wall time, which killed it first).
+    outcome = {
+      status: "failed",
+      summary: `stopped: ${agent.program} used ${Math.max(tokens, stoppedAt)} tokens, past its limit of ${agent.maxTokens}, and was killed; nothing was published`,
+      steps: 1,
+    };
+  } else if (outcome.status === "completed" && agent.maxTokens !== undefined && tokens > agent.maxTokens) {
     outcome = {
       status: "failed",
       summary: `stopped: ${agent.program} used ${tokens} tokens, past its limit of ${agent.maxTokens}; nothing was published`,

@@ -130,6 +130,7 @@ export async function runUnderCap(
       env: o.env,
       ...(o.cmd.stdin === undefined ? {} : { stdin: o.cmd.stdin }),
       ...(o.cmd.signal === undefined ? {} : { signal: o.cmd.signal }),
+      ...(o.cmd.onStdout === undefined ? {} : { onStdout: o.cmd.onStdout }),
       timeoutMs: o.cmd.timeoutMs,
       maxOutputBytes: limits.maxOutputBytes,
       onTimeout: capped.onTimeout,

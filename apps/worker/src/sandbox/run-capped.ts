@@ -18,6 +18,8 @@ export interface CappedRun {
   onTimeout?: () => Promise<void> | void;
   /** Aborting kills the process group like a timeout, but the result keeps `timedOut: false`. */
   signal?: AbortSignal;
+  /** Sees stdout as it comes (SandboxCommand.onStdout). */
+  onStdout?: (chunk: string) => void;
 }
 
 /** After the process exits, how long leftover holders of its pipes may keep them open. */
@@ -71,6 +73,11 @@ export function runCapped(o: CappedRun): Promise<CommandResult> {
   const child = spawn(o.file, o.args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   const out = capture(child.stdout, o.maxOutputBytes);
   const err = capture(child.stderr, o.maxOutputBytes);
+  if (o.onStdout) {
+    const decoder = new TextDecoder();
+    const see = o.onStdout;
+    child.stdout.on("data", (b: Buffer) => see(decoder.decode(b, { stream: true })));
+  }
   const killGroup = () => {
     try {
       if (child.pid) process.kill(-child.pid, "SIGKILL");

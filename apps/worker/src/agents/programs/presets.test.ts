@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeCode, codex } from "./presets.ts";
+import { claudeCode, codex, geminiCli, opencode } from "./presets.ts";
 
 // The parsers on what the real programs printed (recorded/: claude-code.jsonl and codex.jsonl from
 // programs.test.ts with RHUMBATRON_AGENT_PROGRAMS_RECORD set; the others from runs against a
-// stand-in that refused a request, a scripted Edit of an unread file, and a failing command).
+// stand-in that refused a request, a scripted Edit of an unread file, and a failing command;
+// gemini-cli-failures.jsonl and opencode-failures.jsonl from each run against its stand-in scripted
+// to run a command that exits 3, then edit text the file does not hold, then stop).
 
 const recorded = (name: string) => readFileSync(join(import.meta.dirname, "recorded", name), "utf8");
 
@@ -82,5 +84,44 @@ describe("Codex's exec --json as transcript steps", () => {
     const steps = codex.parse(recorded("codex-model-error.jsonl"));
     expect(steps.map((s) => s.kind)).toEqual(["error", "error"]);
     expect((steps[0] as { message: string }).message).toContain('"message":"stop"');
+  });
+});
+
+describe("Gemini CLI's stream-json as transcript steps", () => {
+  it("a failing command keeps its exit code, a refused edit is an error, the deltas make one message, tokens from its result", () => {
+    const steps = geminiCli.parse(recorded("gemini-cli-failures.jsonl"));
+    expect(steps.map((s) => s.kind)).toEqual(["tool_call", "command", "tool_call", "error", "message", "usage"]);
+    expect(steps[1]).toMatchObject({ kind: "command", text: "node -e 'process.exit(3)'", exitCode: 3 });
+    expect(steps[3]).toMatchObject({ kind: "error", message: expect.stringMatching(/^replace: Could not find/) });
+    expect(steps[4]).toMatchObject({ kind: "message", role: "assistant", text: "gave up" });
+    expect(steps[5]).toEqual({ kind: "usage", inputTokens: 330, outputTokens: 63 });
+    for (const s of steps.slice(0, 5)) expect(s.at).toMatch(/^2026-\d\d-\d\dT/);
+  });
+});
+
+describe("OpenCode's run --format json as transcript steps", () => {
+  it("a failing command keeps its exit code, a refused edit is an error, tokens after each model call", () => {
+    const steps = opencode.parse(recorded("opencode-failures.jsonl"));
+    expect(steps.map((s) => s.kind)).toEqual([
+      "tool_call",
+      "command",
+      "usage",
+      "tool_call",
+      "error",
+      "usage",
+      "message",
+      "usage",
+    ]);
+    expect(steps[1]).toMatchObject({ kind: "command", text: "node -e 'process.exit(3)'", exitCode: 3 });
+    expect(steps[4]).toMatchObject({
+      kind: "error",
+      message: expect.stringMatching(/^edit: Could not find oldString/),
+    });
+    expect(steps.filter((s) => s.kind === "file_edit")).toEqual([]);
+    expect(steps[6]).toMatchObject({ kind: "message", text: "gave up" });
+    expect(steps.filter((s) => s.kind === "usage").map((s) => (s as { inputTokens: number }).inputTokens)).toEqual([
+      100, 110, 120,
+    ]);
+    for (const s of steps.filter((s) => s.kind !== "usage")) expect(s.at).toMatch(/^2026-\d\d-\d\dT/);
   });
 });
