@@ -31,6 +31,7 @@ import {
   withTransaction,
   workflowStartHandler,
 } from "@rhumbatron/db";
+import { onTestFailed } from "vitest";
 import { executeRun, type RunnerDeps } from "./agents/runner.ts";
 import { buildFunctions } from "./functions/index.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
@@ -389,10 +390,13 @@ export async function wholeWorkerWithProject(
 export async function worldSnapshot(w: TestWorld, projectId: string) {
   const db = w.db;
   const [changes, candidates, messages, instances, deadLetters] = await Promise.all([
-    db.change.findMany({ where: { projectId }, select: { id: true, status: true, landWhenReady: true } }),
+    db.change.findMany({
+      where: { projectId },
+      select: { id: true, status: true, landWhenReady: true, pickedAttempt: true },
+    }),
     db.candidate.findMany({
       where: { projectId },
-      select: { id: true, changeId: true, status: true, baseGeneration: true, recomposedFrom: true },
+      select: { id: true, changeId: true, status: true, baseGeneration: true, recomposedFrom: true, alternative: true },
     }),
     db.queueMessage.findMany({
       where: { projectId },
@@ -412,8 +416,20 @@ export async function worldSnapshot(w: TestWorld, projectId: string) {
     db.deadLetter.findMany({ where: { projectId }, select: { id: true, reason: true, status: true } }),
   ]);
   const project = await db.project.findUnique({ where: { id: projectId }, select: { canonicalGeneration: true } });
+  const runs = await db.agentRun.findMany({
+    where: { change: { projectId } },
+    select: { id: true, alternative: true, status: true, error: true, reason: true },
+  });
   const noisy = w.logs.lines.filter((l) => typeof l.level === "number" && l.level >= 40).slice(-30);
-  return { project, changes, candidates, messages, instances, deadLetters, warnings: noisy };
+  return { project, changes, candidates, runs, messages, instances, deadLetters, warnings: noisy };
+}
+
+/** A failed or timed-out whole-worker test prints where its project stood (worldSnapshot). */
+export function explainOnFailure(w: TestWorld, projectId: string) {
+  onTestFailed(async () => {
+    const snapshot = await worldSnapshot(w, projectId).catch((err: unknown) => ({ unreadable: String(err) }));
+    console.error(`where ${projectId} stood:\n${JSON.stringify(snapshot, null, 1)}`);
+  });
 }
 
 /** A one-Task Change (Task `a`, intents on `path`) that writes `content` to `path`, or deletes it when none is given. */

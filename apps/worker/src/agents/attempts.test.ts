@@ -1,16 +1,16 @@
 import { type AgentChoice, landingState } from "@rhumbatron/core";
 import { landingInput, listAttempts, pickAttempt, promoteCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
-import { describe, expect, it, onTestFailed } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
+  explainOnFailure,
   WHOLE_WORKER_LIMIT as LIMIT,
   type TestWorld,
   waitForPromoted,
   waitUntil,
   wholeWorkerWithProject,
-  worldSnapshot,
 } from "../test-world.ts";
 import { storeSourceProbe } from "../verification/landing.ts";
 
@@ -33,22 +33,6 @@ const longer: AgentChoice = {
   allowOutsidePaths: false,
   secrets: [],
 };
-
-function explainOnFailure(w: TestWorld, projectId: string) {
-  onTestFailed(async () => {
-    const snapshot = await worldSnapshot(w, projectId).catch((err: unknown) => ({ unreadable: String(err) }));
-    const runs = await t.db.agentRun.findMany({
-      where: { change: { projectId } },
-      select: { id: true, alternative: true, status: true, error: true, reason: true },
-    });
-    const attempts = await t.db.candidate.findMany({
-      where: { projectId },
-      select: { id: true, alternative: true, status: true, changeSetIds: true },
-    });
-    const picked = await t.db.change.findMany({ where: { projectId }, select: { pickedAttempt: true } });
-    console.error(`where ${projectId} stood:\n${JSON.stringify({ ...snapshot, runs, attempts, picked }, null, 1)}`);
-  });
-}
 
 function attemptedChange(w: TestWorld, projectId: string, requestId: string, pick: "person" | "fewest_lines") {
   return createScriptedChange(w, projectId, {

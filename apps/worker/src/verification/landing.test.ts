@@ -28,12 +28,13 @@ import {
   withTransaction,
 } from "@rhumbatron/db";
 import { seedProjects, useTestDatabase } from "@rhumbatron/db/testing";
-import { describe, expect, it, onTestFailed } from "vitest";
+import { describe, expect, it } from "vitest";
 import { commandHandlers } from "../functions/queue-consumers.ts";
 import { SourceStore } from "../source/store.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";
 import {
   createScriptedChange,
+  explainOnFailure,
   fastChecksPolicy,
   WHOLE_WORKER_LIMIT as LIMIT,
   oneFileChange,
@@ -45,7 +46,6 @@ import {
   waitForPromoted,
   waitUntil,
   wholeWorkerWithProject,
-  worldSnapshot,
 } from "../test-world.ts";
 import { landHandler } from "./landing.ts";
 
@@ -56,14 +56,6 @@ import { landHandler } from "./landing.ts";
  */
 const t = useTestDatabase();
 const running = stoppedAfterEach();
-
-/** A failed or timed-out test prints where its project stood (Changes, Candidates, queue, warnings). */
-function explainOnFailure(w: TestWorld, projectId: string) {
-  onTestFailed(async () => {
-    const snapshot = await worldSnapshot(w, projectId).catch((err: unknown) => ({ unreadable: String(err) }));
-    console.error(`where ${projectId} stood:\n${JSON.stringify(snapshot, null, 1)}`);
-  });
-}
 
 /** A one-Task Change that writes `path`. */
 function create(w: TestWorld, projectId: string, requestId: string, path: string, content: string, land: boolean) {
