@@ -1,19 +1,19 @@
 /**
  * The import rules of the repository (ARCHITECTURE.md: The rooms), checked by `npm run lint` in CI;
  * scripts/dependency-rules.test.ts plants a violation of each rule and expects it reported.
- * Rooms, bottom up: packages/core (pure) <- packages/db <- packages/api <- packages/sdk; apps/*
+ * Rooms, bottom up: packages/core (pure) <- packages/runtime <- packages/db <- packages/api <- packages/sdk; apps/*
  * wire packages together; e2e and scripts sit on top. An arrow may only point down.
  */
 /** Test support: tests and the helpers only they use (`*.testing.ts`, `testing/`, `test-*.ts`). */
 const TEST_SUPPORT = "(\\.test\\.tsx?$|\\.testing\\.ts$|/testing/|/testing\\.ts$|-testing\\.ts$|/test-[^/]+\\.ts$)";
 
 /**
- * packages/db's areas (its folders under src/), bottom up. An area imports only areas of lower
- * layers, never a peer of its own layer; the files at src/ itself (client, transaction, migrate, …)
+ * A package's areas (its folders under src/), bottom up. An area imports only areas of lower
+ * layers, never a peer of its own layer; the files at src/ itself (client, transaction, sql, …)
  * import no area, except index.ts, which exports them all. Tests and test support are exempt.
  */
 const DB_LAYERS = [
-  ["auth", "blob", "leases", "schema"],
+  ["auth", "blob", "schema"],
   ["events"],
   ["queues"],
   ["work-graph"],
@@ -24,24 +24,29 @@ const DB_LAYERS = [
   ["verification"],
   ["landing", "notifications", "webhooks"],
 ];
-const dbArea = (areas) => `^packages/db/src/(${areas.join("|")})/`;
-const DB_AREA_RULES = [
-  {
-    name: "db-areas-point-down",
-    severity: "error",
-    comment:
-      "packages/db's own files at src/ (client, transaction, migrate, …) sit below every area; only index.ts gathers them.",
-    from: { path: "^packages/db/src/[^/]+$", pathNot: `(^packages/db/src/index\\.ts$|${TEST_SUPPORT})` },
-    to: { path: dbArea(DB_LAYERS.flat()) },
-  },
-  ...DB_LAYERS.map((layer, i) => ({
-    name: "db-areas-point-down",
-    severity: "error",
-    comment: `packages/db area order (bottom up): ${DB_LAYERS.map((l) => l.join(", ")).join(" < ")}. An import points to a lower layer.`,
-    from: { path: dbArea(layer), pathNot: TEST_SUPPORT },
-    to: { path: dbArea(DB_LAYERS.slice(i).flat()), pathNot: "^packages/db/src/$1/" },
-  })),
-];
+const RUNTIME_LAYERS = [["leases"], ["events", "queues"]];
+
+function areaRules(pkg, layers) {
+  const area = (areas) => `^packages/${pkg}/src/(${areas.join("|")})/`;
+  const name = `${pkg}-areas-point-down`;
+  return [
+    {
+      name,
+      severity: "error",
+      comment: `packages/${pkg}'s own files at src/ sit below every area; only index.ts gathers them.`,
+      from: { path: `^packages/${pkg}/src/[^/]+$`, pathNot: `(^packages/${pkg}/src/index\\.ts$|${TEST_SUPPORT})` },
+      to: { path: area(layers.flat()) },
+    },
+    ...layers.map((layer, i) => ({
+      name,
+      severity: "error",
+      comment: `packages/${pkg} area order (bottom up): ${layers.map((l) => l.join(", ")).join(" < ")}. An import points to a lower layer.`,
+      from: { path: area(layer), pathNot: TEST_SUPPORT },
+      to: { path: area(layers.slice(i).flat()), pathNot: `^packages/${pkg}/src/$1/` },
+    })),
+  ];
+}
+const AREA_RULES = [...areaRules("runtime", RUNTIME_LAYERS), ...areaRules("db", DB_LAYERS)];
 
 module.exports = {
   forbidden: [
@@ -64,7 +69,7 @@ module.exports = {
       severity: "error",
       comment: "packages/core decides; it reads no database, no file and no clock of its own.",
       from: { path: "^packages/core/src/", pathNot: "\\.test\\.ts$" },
-      to: { path: "^packages/(db|api|sdk)/" },
+      to: { path: "^packages/(runtime|db|api|sdk)/" },
     },
     {
       name: "core-does-not-import-node-io",
@@ -72,6 +77,25 @@ module.exports = {
       comment: "No file system, process or network module in core (its tests and their helpers, *.testing.ts, may).",
       from: { path: "^packages/core/src/", pathNot: "\\.(test|testing)\\.ts$" },
       to: { dependencyTypes: ["core"], path: "^(fs|child_process|net|http|https|fs/promises)$" },
+    },
+    {
+      name: "runtime-knows-no-domain",
+      severity: "error",
+      comment:
+        "packages/runtime is the message system on Postgres (outbox, streams, queues, leases, transactions): it imports core and nothing else of ours (its tests may set up the product's database).",
+      from: { path: "^packages/runtime/src/", pathNot: TEST_SUPPORT },
+      to: { path: "^(packages/(db|api|sdk|fixtures)|apps)/" },
+    },
+    {
+      name: "db-front-door",
+      severity: "error",
+      comment:
+        "Outside packages/db, the database is reached through db's index only (domain functions and read models): no deep import of its files, none of its Prisma client, and no Prisma package. Test support may use db's testing entry; the runtime takes only the SQL template tag of Prisma's runtime (runtime/src/sql.ts).",
+      from: {
+        path: "^(apps|packages/(api|sdk|runtime|core)|scripts|e2e)/",
+        pathNot: `${TEST_SUPPORT}|^packages/runtime/src/sql\\.ts$`,
+      },
+      to: { path: "(^packages/db/src/|^node_modules/@prisma/)", pathNot: "^packages/db/src/index\\.ts$" },
     },
     {
       name: "db-below-api-and-sdk",
@@ -115,13 +139,13 @@ module.exports = {
       comment:
         "The SDK talks to the product over HTTP; only its tests and their helpers (testing/) may set up a database.",
       from: { path: "^packages/sdk/", pathNot: "(\\.test\\.ts$|/testing/)" },
-      to: { path: "^packages/db/" },
+      to: { path: "^packages/(db|runtime)/" },
     },
     {
       name: "worker-imports-core-and-db",
       severity: "error",
       comment:
-        "The worker records every state change through packages/db; it never reaches into the API, the SDK or the web app.",
+        "The worker records every state change through packages/db (and runs the runtime's queues and streams); it never reaches into the API, the SDK or the web app.",
       from: { path: "^apps/worker/" },
       to: { path: "^(packages/(api|sdk)|apps/web)/" },
     },
@@ -145,7 +169,7 @@ module.exports = {
       comment:
         "e2e drives the product from outside: HTTP, the SDK, the CLI, git over HTTP, the browser, and documented operator commands and scripts run as processes (scripts/stack-server.ts starts the product). Of our code it imports core, the SDK and the test fixtures.",
       from: { path: "^e2e/" },
-      to: { path: "^(apps|scripts|packages/(db|api))/" },
+      to: { path: "^(apps|scripts|packages/(runtime|db|api))/" },
     },
     {
       name: "scripts-do-not-import-e2e",
@@ -153,11 +177,12 @@ module.exports = {
       from: { path: "^scripts/" },
       to: { path: "^e2e/" },
     },
-    ...DB_AREA_RULES,
+    ...AREA_RULES,
   ],
   options: {
-    doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|\\.next|generated|\\.data|dist)/" },
+    // The generated Prisma client stays in the graph (db-front-door sees an import of it) but is not followed.
+    doNotFollow: { path: "(node_modules|/generated/)" },
+    exclude: { path: "(^|/)(\\.next|\\.data|dist)/|^node_modules/(?!@prisma/)" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

@@ -16,22 +16,24 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { buildEvent, loadConfig, stableEventId } from "@rhumbatron/core";
 import {
-  appendToOutbox,
-  type CommandHandler,
-  consumeQueue,
   createDb,
   domainWrite,
-  enqueueCommand,
   ensureDatabase,
   localFolderBlobStore,
   migrate,
+  startEmbeddedPostgres,
+} from "@rhumbatron/db";
+import {
+  appendToOutbox,
+  type CommandHandler,
+  consumeQueue,
+  enqueueCommand,
   pgNotifyNudger,
   postgresStreamSink,
   publishDue,
   queueChannel,
-  startEmbeddedPostgres,
   withTransaction,
-} from "@rhumbatron/db";
+} from "@rhumbatron/runtime";
 import { buildFunctions, createLocalExecutor, createLogger, workerIdentity } from "@rhumbatron/worker";
 import pg from "pg";
 import { freePort } from "./lib/ports.ts";

@@ -31,11 +31,21 @@ const VIOLATIONS: Record<string, Plant[]> = {
   "packages-never-import-apps": [{ from: "packages/api/src/p.ts", to: "apps/worker/src/q.ts" }],
   "core-stays-pure": [
     { from: "packages/core/src/p.ts", to: "packages/db/src/q.ts" },
+    { from: "packages/core/src/p.ts", to: "packages/runtime/src/q.ts" },
     { from: "packages/core/src/p.ts", to: "packages/sdk/src/q.ts" },
   ],
   "core-does-not-import-node-io": [
     { from: "packages/core/src/p.ts", to: "node:fs" },
     { from: "packages/core/src/p.ts", to: "node:child_process" },
+  ],
+  "runtime-knows-no-domain": [
+    { from: "packages/runtime/src/queues/p.ts", to: "packages/db/src/index.ts" },
+    { from: "packages/runtime/src/p.ts", to: "apps/worker/src/q.ts" },
+  ],
+  "db-front-door": [
+    { from: "apps/worker/src/p.ts", to: "packages/db/src/generated/prisma/client.ts" },
+    { from: "packages/api/src/p.ts", to: "packages/db/src/work-graph/q.ts" },
+    { from: "scripts/p.ts", to: "packages/db/src/client.ts" },
   ],
   "db-below-api-and-sdk": [{ from: "packages/db/src/p.ts", to: "packages/api/src/q.ts" }],
   "api-below-sdk": [{ from: "packages/api/src/p.ts", to: "packages/sdk/src/q.ts" }],
@@ -62,24 +72,26 @@ const VIOLATIONS: Record<string, Plant[]> = {
     { from: "e2e/support/p.ts", to: "packages/db/src/q.ts" },
   ],
   "scripts-do-not-import-e2e": [{ from: "scripts/p.ts", to: "e2e/support/q.ts" }],
-  "db-areas-point-down": dbAreaPlants(),
+  "db-areas-point-down": areaPlants("db"),
+  "runtime-areas-point-down": areaPlants("runtime"),
 };
 
 /**
- * db's area order is one rule a layer (and one for the files at db's src/): for each, every area
- * of the layer imports the first area the rule forbids it (a peer, else the next layer up).
+ * A package's area order is one rule a layer (and one for the files at its src/): for each, every
+ * area of the layer imports the first area the rule forbids it (a peer, else the next layer up).
  */
-function dbAreaPlants(): Plant[] {
-  const areas = (re: unknown) => /^\^packages\/db\/src\/\(([^)]+)\)\/$/.exec(String(re))?.[1]?.split("|") ?? [];
+function areaPlants(pkg: "db" | "runtime"): Plant[] {
+  const pattern = new RegExp(`^\\^packages\\/${pkg}\\/src\\/\\(([^)]+)\\)\\/$`);
+  const areas = (re: unknown) => pattern.exec(String(re))?.[1]?.split("|") ?? [];
   return config.forbidden
-    .filter((r) => r.name === "db-areas-point-down")
+    .filter((r) => r.name === `${pkg}-areas-point-down`)
     .flatMap((r) => {
       const to = areas(r.to.path);
       const from = areas(r.from.path);
-      if (from.length === 0) return [{ from: "packages/db/src/p.ts", to: `packages/db/src/${to[0]}/q.ts` }];
+      if (from.length === 0) return [{ from: `packages/${pkg}/src/p.ts`, to: `packages/${pkg}/src/${to[0]}/q.ts` }];
       return from.map((f) => ({
-        from: `packages/db/src/${f}/p.ts`,
-        to: `packages/db/src/${to.find((t) => t !== f)}/q.ts`,
+        from: `packages/${pkg}/src/${f}/p.ts`,
+        to: `packages/${pkg}/src/${to.find((t) => t !== f) ?? to[0]}/q.ts`,
       }));
     });
 }
@@ -101,6 +113,12 @@ const ALLOWED: Plant[] = [
   { from: "packages/db/src/queues/p.ts", to: "packages/db/src/events/q.ts" },
   { from: "packages/db/src/source/p.ts", to: "packages/db/src/commands/q.ts" },
   { from: "packages/db/src/verification/p.test.ts", to: "packages/db/src/landing/q.ts" },
+  { from: "apps/worker/src/p.ts", to: "packages/db/src/index.ts" },
+  { from: "apps/worker/src/p.ts", to: "packages/runtime/src/index.ts" },
+  { from: "packages/db/src/work-graph/p.ts", to: "packages/runtime/src/index.ts" },
+  { from: "packages/runtime/src/events/p.test.ts", to: "packages/db/src/testing/index.ts" },
+  { from: "packages/runtime/src/queues/p.ts", to: "packages/runtime/src/leases/q.ts" },
+  { from: "apps/worker/src/p.test.ts", to: "packages/db/src/testing/index.ts" },
 ];
 
 const trees: string[] = [];

@@ -8,7 +8,8 @@ import type {
   Sandbox,
   VerificationPolicy,
 } from "@rhumbatron/core";
-import type { Db, Nudger } from "@rhumbatron/db";
+import type { Db } from "@rhumbatron/db";
+import type { Nudger } from "@rhumbatron/runtime";
 import type { Logger } from "pino";
 import type { AgentProgramName, InstalledProgram } from "./agents/programs/install.ts";
 import type { WorkerIdentity } from "./identity.ts";

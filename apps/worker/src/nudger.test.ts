@@ -1,4 +1,4 @@
-import { pgNotifyNudger } from "@rhumbatron/db";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import type { Inngest } from "inngest";
 import { describe, expect, it } from "vitest";
 import { nudgerFor } from "./nudger.ts";

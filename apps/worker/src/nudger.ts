@@ -1,5 +1,5 @@
 import type { Settings } from "@rhumbatron/core";
-import { afterCommitNudger, type Nudger, pgNotifyNudger } from "@rhumbatron/db";
+import { afterCommitNudger, type Nudger, pgNotifyNudger } from "@rhumbatron/runtime";
 import type { Inngest } from "inngest";
 import { createInngestClient, inngestNudgeSender } from "./executors/inngest-client.ts";
 

@@ -20,17 +20,14 @@ import {
 } from "@rhumbatron/core";
 import { shopChecks } from "@rhumbatron/core/testing";
 import {
-  consumeQueue,
   createCandidate,
   createChange,
   type Db,
-  enqueueCommand,
   importProject,
   localFolderBlobStore,
-  pgNotifyNudger,
-  withTransaction,
   workflowStartHandler,
 } from "@rhumbatron/db";
+import { consumeQueue, enqueueCommand, pgNotifyNudger, withTransaction } from "@rhumbatron/runtime";
 import { onTestFailed } from "vitest";
 import { executeRun, type RunnerDeps } from "./agents/runner.ts";
 import { buildFunctions } from "./functions/index.ts";

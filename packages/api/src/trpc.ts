@@ -1,5 +1,6 @@
 import { type BlobStore, idSchema, type RhumbatronConfig } from "@rhumbatron/core";
-import type { CanonicalReader, Db, Nudger, Role, SourceProbe } from "@rhumbatron/db";
+import type { CanonicalReader, Db, Role, SourceProbe } from "@rhumbatron/db";
+import type { Nudger } from "@rhumbatron/runtime";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z } from "zod";

@@ -4,8 +4,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig, scriptedProvider } from "@rhumbatron/core";
-import { localFolderBlobStore, pgNotifyNudger } from "@rhumbatron/db";
+import { localFolderBlobStore } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import {
   buildFunctions,
   createInngestExecutor,

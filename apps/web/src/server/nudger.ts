@@ -1,5 +1,5 @@
 import type { Settings } from "@rhumbatron/core";
-import type { Nudger } from "@rhumbatron/db";
+import type { Nudger } from "@rhumbatron/runtime";
 import { nudgerFor } from "@rhumbatron/worker/nudger";
 
 /**

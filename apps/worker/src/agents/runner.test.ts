@@ -15,18 +15,14 @@ import {
 import {
   admitSandbox,
   checkRepoToken,
-  consumeQueue,
   createChange,
-  enqueueCommand,
   issueRepoToken,
-  pgNotifyNudger,
-  requeueDeferred,
   reserveSandboxSeconds,
   retryTask,
   sweepSandboxReservations,
-  withTransaction,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeQueue, enqueueCommand, pgNotifyNudger, requeueDeferred, withTransaction } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { buildFunctions } from "../functions/index.ts";

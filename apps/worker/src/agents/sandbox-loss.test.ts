@@ -10,8 +10,9 @@ import {
   scriptedProvider,
   workspaceFork,
 } from "@rhumbatron/core";
-import { claimNextRun, type Db, doneWorking, issueRepoToken } from "@rhumbatron/db";
+import { claimNextRun, type Db, issueRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { doneWorking } from "@rhumbatron/runtime";
 import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { MAIN, type SourceStore } from "../source/store.ts";

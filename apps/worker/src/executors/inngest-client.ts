@@ -1,5 +1,5 @@
 import type { Settings } from "@rhumbatron/core";
-import { nudgeEventName } from "@rhumbatron/db";
+import { nudgeEventName } from "@rhumbatron/runtime";
 import { Inngest } from "inngest";
 import type { Logger } from "pino";
 

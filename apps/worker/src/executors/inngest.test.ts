@@ -1,8 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InngestTestEngine } from "@inngest/test";
-import { afterCommitNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { afterCommitNudger, withTransaction } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";

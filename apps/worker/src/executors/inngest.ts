@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DomainError } from "@rhumbatron/core";
-import { NUDGE_EVENT_PREFIX, nudgeEventName } from "@rhumbatron/db";
+import { NUDGE_EVENT_PREFIX, nudgeEventName } from "@rhumbatron/runtime";
 import type { Inngest, InngestFunction } from "inngest";
 import { serve } from "inngest/node";
 import { checkRegistry } from "../functions/index.ts";

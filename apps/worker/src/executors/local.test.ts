@@ -1,5 +1,5 @@
-import { pgNotifyNudger, withTransaction } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { pgNotifyNudger, withTransaction } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { heartbeatFunction } from "../functions/heartbeat.ts";
 import type { WorkerFunction } from "../functions/types.ts";

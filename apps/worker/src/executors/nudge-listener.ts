@@ -1,4 +1,4 @@
-import { NUDGE_CHANNEL_PREFIX, pgNudgeChannel } from "@rhumbatron/db";
+import { NUDGE_CHANNEL_PREFIX, pgNudgeChannel } from "@rhumbatron/runtime";
 import pg from "pg";
 import type { Logger } from "pino";
 import type { DatabaseOutage } from "../outage.ts";

@@ -1,4 +1,5 @@
-import { AGENT_RUNS_CHANNEL, claimNextRun, doneWorking } from "@rhumbatron/db";
+import { AGENT_RUNS_CHANNEL, claimNextRun } from "@rhumbatron/db";
+import { doneWorking } from "@rhumbatron/runtime";
 import { executeRun, type RunnerDeps } from "../agents/runner.ts";
 import type { WorkerFunction } from "./types.ts";
 

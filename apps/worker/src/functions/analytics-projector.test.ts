@@ -2,16 +2,16 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type RhumbatronConfig, streamIndex } from "@rhumbatron/core";
+import { localFolderBlobStore } from "@rhumbatron/db";
+import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
 import {
   appendToOutbox,
-  localFolderBlobStore,
   type Nudger,
   pgNotifyNudger,
   postgresStreamSink,
   publishDue,
   withTransaction,
-} from "@rhumbatron/db";
-import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
+} from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";

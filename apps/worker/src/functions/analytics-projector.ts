@@ -1,12 +1,6 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
-import {
-  ANALYTICS,
-  ANALYTICS_CHANNEL,
-  analyticsSubscription,
-  type ConsumeResult,
-  type Nudger,
-  withTransaction,
-} from "@rhumbatron/db";
+import { ANALYTICS, analyticsSubscription } from "@rhumbatron/db";
+import { ANALYTICS_CHANNEL, type ConsumeResult, type Nudger, withTransaction } from "@rhumbatron/runtime";
 import { drain, parseStream } from "./event-router.ts";
 import { DEFAULT_RUN_KEY, type WorkerFunction } from "./types.ts";
 

@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { streamIndex } from "@rhumbatron/core";
+import { localFolderBlobStore } from "@rhumbatron/db";
+import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
 import {
   appendToOutbox,
   EVENT_ROUTER_CHANNEL,
-  localFolderBlobStore,
   pgNotifyNudger,
   pgNudgeChannel,
   withTransaction,
-} from "@rhumbatron/db";
-import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
+} from "@rhumbatron/runtime";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";

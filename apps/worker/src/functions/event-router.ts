@@ -1,16 +1,18 @@
 import { DomainError, streamForSweep } from "@rhumbatron/core";
 import {
   archiverSubscription,
-  type ConsumeResult,
   causalRouterSubscription,
-  consumeOnce,
-  EVENT_ROUTER_CHANNEL,
   notifierSubscription,
   projectorSubscription,
-  type Subscription,
   webhookFanOutSubscription,
-  withTransaction,
 } from "@rhumbatron/db";
+import {
+  type ConsumeResult,
+  consumeOnce,
+  EVENT_ROUTER_CHANNEL,
+  type Subscription,
+  withTransaction,
+} from "@rhumbatron/runtime";
 import type { WorkerContext } from "../context.ts";
 import { DEFAULT_RUN_KEY, type FunctionContext, type WorkerFunction } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import { commandCapWindow, commandIds, type RhumbatronConfig } from "@rhumbatron/core";
-import { enqueueCommand, type Nudger, withTransaction } from "@rhumbatron/db";
+import { enqueueCommand, type Nudger, withTransaction } from "@rhumbatron/runtime";
 import type { WorkerFunction } from "./types.ts";
 
 /** The daily tick that sends forks.sweep for each project (one command per project and day). */

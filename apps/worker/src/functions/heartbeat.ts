@@ -1,5 +1,6 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
-import { type Db, markWorkerStopped, reapDeadWorkersOnHost, recordBeat } from "@rhumbatron/db";
+import type { Db } from "@rhumbatron/db";
+import { markWorkerStopped, reapDeadWorkersOnHost, recordBeat } from "@rhumbatron/runtime";
 import type { Logger } from "pino";
 import type { WorkerIdentity } from "../identity.ts";
 import type { DatabaseOutage } from "../outage.ts";

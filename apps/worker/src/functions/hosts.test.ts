@@ -1,5 +1,6 @@
 import { loadConfig, scriptedProvider } from "@rhumbatron/core";
-import { localFolderBlobStore, pgNotifyNudger } from "@rhumbatron/db";
+import { localFolderBlobStore } from "@rhumbatron/db";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { buildFunctions, functionsForHost, WORKER_HOST_FUNCTIONS } from "./index.ts";
 

@@ -1,5 +1,5 @@
 import { DomainError } from "@rhumbatron/core";
-import { type EnqueueDeps, validateNudgeChannel } from "@rhumbatron/db";
+import { type EnqueueDeps, validateNudgeChannel } from "@rhumbatron/runtime";
 import { abstainClassifier } from "../classifier/abstain.ts";
 import type { WorkerContext } from "../context.ts";
 import { indexingHandlers } from "../indexer/index.ts";

@@ -2,14 +2,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type RhumbatronConfig } from "@rhumbatron/core";
-import {
-  localFolderBlobStore,
-  pgNotifyNudger,
-  pruneWebhookDeliveries,
-  SANDBOX_COUNTERS,
-  sandboxMeterScope,
-} from "@rhumbatron/db";
+import { localFolderBlobStore, pruneWebhookDeliveries, SANDBOX_COUNTERS, sandboxMeterScope } from "@rhumbatron/db";
 import { seedChange, seedProjects, useTestDatabase } from "@rhumbatron/db/testing";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { captureLogs, testConfig, testIdentity } from "../testing.ts";
 import { maintenanceFunction } from "./maintenance.ts";

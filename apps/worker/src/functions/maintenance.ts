@@ -1,14 +1,12 @@
 import type { BlobStore, RhumbatronConfig } from "@rhumbatron/core";
 import {
   enforceRetention,
-  expireQueueMessages,
-  type Nudger,
   pruneSignInAttempts,
   pruneWebhookDeliveries,
-  requeueDeferred,
   resumeBudgetBlockedTasksEverywhere,
   sweepSandboxReservations,
 } from "@rhumbatron/db";
+import { expireQueueMessages, type Nudger, requeueDeferred } from "@rhumbatron/runtime";
 import type { WorkerFunction } from "./types.ts";
 
 /**

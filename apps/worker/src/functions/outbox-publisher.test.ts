@@ -1,6 +1,6 @@
 import { streamIndex } from "@rhumbatron/core";
-import { appendToOutbox, withTransaction } from "@rhumbatron/db";
 import { blockStreamOffset, seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import { appendToOutbox, withTransaction } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { captureLogs, testConfig, testIdentity } from "../testing.ts";
 import { outboxPublisherFunction } from "./outbox-publisher.ts";

@@ -1,5 +1,11 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
-import { type Nudger, OUTBOX_NUDGE_CHANNEL, postgresStreamSink, publishDue, withTransaction } from "@rhumbatron/db";
+import {
+  type Nudger,
+  OUTBOX_NUDGE_CHANNEL,
+  postgresStreamSink,
+  publishDue,
+  withTransaction,
+} from "@rhumbatron/runtime";
 import type { WorkerFunction } from "./types.ts";
 
 /**

@@ -1,17 +1,19 @@
 import { QUEUE_PURPOSES, type QueuePurpose, type RhumbatronConfig } from "@rhumbatron/core";
 import {
-  type CommandHandler,
   candidateCreateHandler,
-  consumeQueue,
   deadLetterHandler,
   dispatchChange,
-  type EnqueueDeps,
   handleWake,
+  workflowStartHandler,
+} from "@rhumbatron/db";
+import {
+  type CommandHandler,
+  consumeQueue,
+  type EnqueueDeps,
   type Nudger,
   queueChannel,
   withTransaction,
-  workflowStartHandler,
-} from "@rhumbatron/db";
+} from "@rhumbatron/runtime";
 import { webhookDeliverHandler } from "../webhooks/deliver.ts";
 import type { WorkerFunction } from "./types.ts";
 

@@ -9,19 +9,21 @@ import {
   streamIndex,
 } from "@rhumbatron/core";
 import {
-  appendToOutbox,
   CAUSAL_ROUTER,
   causalRouterSubscription,
-  consumeOnce,
   createChange,
   finishTask,
   localFolderBlobStore,
+} from "@rhumbatron/db";
+import { seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import {
+  appendToOutbox,
+  consumeOnce,
   pgNotifyNudger,
   postgresStreamSink,
   publishDue,
   withTransaction,
-} from "@rhumbatron/db";
-import { seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+} from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import type { LocalExecutor } from "../executors/local.ts";
 import { stoppedAfterEach } from "../test-hooks.ts";

@@ -1,15 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  buildSearchIndex,
-  consumeQueue,
-  enqueueCommand,
-  searchIndexKey,
-  searchProjectIndex,
-  termsOf,
-  withTransaction,
-} from "@rhumbatron/db";
+import { buildSearchIndex, searchIndexKey, searchProjectIndex, termsOf } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeQueue, enqueueCommand, withTransaction } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { promotionFixture } from "../source/promotion.testing.ts";
 import { manualClock } from "../testing.ts";

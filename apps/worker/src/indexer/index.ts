@@ -1,7 +1,6 @@
 import { canonicalRepo, DomainError } from "@rhumbatron/core";
 import {
   buildSearchIndex,
-  type CommandHandler,
   recordIndexBuilt,
   recordIndexesPurged,
   recordIndexFailure,
@@ -10,6 +9,7 @@ import {
   searchIndexPrefix,
   withRepoToken,
 } from "@rhumbatron/db";
+import type { CommandHandler } from "@rhumbatron/runtime";
 import { z } from "zod";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 import { syncCanonical } from "../source/sync.ts";

@@ -2,20 +2,23 @@ import { join } from "node:path";
 import { canonicalRepo, DomainError, isDomainError, parseReleaseTarget } from "@rhumbatron/core";
 import {
   appendReleaseStep,
-  type ClaimedWorkflow,
-  claimWorkflowInstance,
   completeRelease,
-  doneWorking,
-  finishWorkflowInstance,
   type LoadedRelease,
   loadRelease,
   recordReleaseError,
   releaseEvent,
-  releaseWorkflowLease,
+  WORKFLOWS,
   withRepoToken,
   workflowChannel,
-  workflowRun,
 } from "@rhumbatron/db";
+import {
+  type ClaimedWorkflow,
+  claimWorkflowInstance,
+  doneWorking,
+  finishWorkflowInstance,
+  releaseWorkflowLease,
+  workflowRun,
+} from "@rhumbatron/runtime";
 import type { WorkerFunction } from "../functions/types.ts";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 import { syncCanonical } from "../source/sync.ts";
@@ -214,7 +217,7 @@ export function releaseWorkflowFunction(deps: ReleaseWorkflowDeps): WorkerFuncti
     async handler({ now, logger, worker }) {
       const releases: ReleaseRunOutcome[] = [];
       for (let i = 0; i < 10; i++) {
-        const claim = await claimWorkflowInstance(deps.db, "release", {
+        const claim = await claimWorkflowInstance(deps.db, WORKFLOWS.release, {
           now: now(),
           leaseSeconds: deps.config.queues.leaseSeconds,
           owner: worker.workerId,

@@ -11,15 +11,8 @@ import {
   sourceKeys,
   workspaceFork,
 } from "@rhumbatron/core";
-import {
-  type CommandHandler,
-  type EnqueueDeps,
-  type FixtureRecord,
-  type FixtureTask,
-  loadFixtureTask,
-  recordFixture,
-  withRepoTokens,
-} from "@rhumbatron/db";
+import { type FixtureRecord, type FixtureTask, loadFixtureTask, recordFixture, withRepoTokens } from "@rhumbatron/db";
+import type { CommandHandler, EnqueueDeps } from "@rhumbatron/runtime";
 import { storePatch } from "./code-store.ts";
 import type { Identity } from "./git-objects.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";

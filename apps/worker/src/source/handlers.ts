@@ -10,7 +10,6 @@ import {
   workspaceFork,
 } from "@rhumbatron/core";
 import {
-  type CommandHandler,
   type Db,
   pushQuarantineOf,
   readImportCredentials,
@@ -20,6 +19,7 @@ import {
   recordWorkspaceForkDeleted,
   withRepoToken,
 } from "@rhumbatron/db";
+import type { CommandHandler } from "@rhumbatron/runtime";
 import type { WorkerContext } from "../context.ts";
 import { withCanonicalCodeStore } from "./code-store.ts";
 import { exists } from "./git-objects.ts";

@@ -7,12 +7,12 @@ import {
   acceptPush,
   checkPushToken,
   checkRepoToken,
-  consumeQueue,
   createProjectForPush,
   issueRepoToken,
   reissuePushToken,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeQueue } from "@rhumbatron/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionedProject, type TestWorld, testWorld } from "../test-world.ts";
 import { startGitHttpServer } from "./git-http.ts";

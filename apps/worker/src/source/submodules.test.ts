@@ -11,8 +11,9 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { candidateFork, canonicalRepo } from "@rhumbatron/core";
-import { consumeQueue, getCandidate, importProject, withRepoToken } from "@rhumbatron/db";
+import { getCandidate, importProject, withRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeQueue } from "@rhumbatron/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { candidateFor, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "../verification/runner.ts";

@@ -1,5 +1,6 @@
 import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
-import { type Db, type GenerationFacts, generationFacts, withLease, withRepoToken } from "@rhumbatron/db";
+import { type Db, type GenerationFacts, generationFacts, withRepoToken } from "@rhumbatron/db";
+import { withLease } from "@rhumbatron/runtime";
 import { withCanonicalCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
 

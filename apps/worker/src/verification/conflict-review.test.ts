@@ -1,13 +1,7 @@
 import { type ContextItem, candidateFork, conflictReviewIds, parseSettings } from "@rhumbatron/core";
-import {
-  getCandidate,
-  promoteCandidate,
-  recordConflictReview,
-  type SourceProbe,
-  withRepoToken,
-  withTransaction,
-} from "@rhumbatron/db";
+import { getCandidate, promoteCandidate, recordConflictReview, type SourceProbe, withRepoToken } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { withTransaction } from "@rhumbatron/runtime";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openAiConflictReviewer } from "../agents/conflict-reviewer.ts";
 import { type FakeModel, say, startFakeModel } from "../agents/fake-model.ts";

@@ -10,13 +10,8 @@ import {
   type ReviewVersion,
   reviewOverlaps,
 } from "@rhumbatron/core";
-import {
-  recordConflictReview,
-  recordContextPacket,
-  type VerificationInput,
-  type WorkflowRun,
-  withRepoToken,
-} from "@rhumbatron/db";
+import { recordConflictReview, recordContextPacket, type VerificationInput, withRepoToken } from "@rhumbatron/db";
+import type { WorkflowRun } from "@rhumbatron/runtime";
 import type { WorkerContext } from "../context.ts";
 
 /**

@@ -13,21 +13,23 @@ import {
 } from "@rhumbatron/core";
 import { shopChecks } from "@rhumbatron/core/testing";
 import {
-  consumeQueue,
   type Db,
   decideCandidateApproval,
-  enqueueCommand,
   listLandingQueue,
   localFolderBlobStore,
-  pgNotifyNudger,
-  type QueueRunResult,
   setLandingPriority,
   setLandingQueue,
   setLandWhenReady,
   withRepoToken,
-  withTransaction,
 } from "@rhumbatron/db";
 import { seedProjects, useTestDatabase } from "@rhumbatron/db/testing";
+import {
+  consumeQueue,
+  enqueueCommand,
+  pgNotifyNudger,
+  type QueueRunResult,
+  withTransaction,
+} from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import { commandHandlers } from "../functions/queue-consumers.ts";
 import { SourceStore } from "../source/store.ts";

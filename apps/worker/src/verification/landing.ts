@@ -1,5 +1,6 @@
 import { candidateFork, DomainError, type HandlerResult } from "@rhumbatron/core";
-import { type CommandHandler, landCandidate, type SourceProbe, withRepoToken } from "@rhumbatron/db";
+import { landCandidate, type SourceProbe, withRepoToken } from "@rhumbatron/db";
+import type { CommandHandler } from "@rhumbatron/runtime";
 import type { SourceHandlerDeps } from "../source/handlers.ts";
 
 /** Promotion's P6 (docs/protocol.md, Promotion) from the worker: the composed commit is in the Candidate's fork. */

@@ -1,11 +1,6 @@
 import { candidateFork, canonicalRepo, dirForCandidate, type VerificationPlan } from "@rhumbatron/core";
-import {
-  type ClaimedWorkflow,
-  finishCheckRerun,
-  finishWorkflowInstance,
-  loadVerificationInput,
-  withRepoToken,
-} from "@rhumbatron/db";
+import { finishCheckRerun, loadVerificationInput, withRepoToken } from "@rhumbatron/db";
+import { type ClaimedWorkflow, finishWorkflowInstance } from "@rhumbatron/runtime";
 import { type VerificationDeps, type VerificationRunResult, verificationRun } from "./verification-run.ts";
 import { checkAndRecordStep, gateStep, merge, reserveStep, settleStep } from "./workflow.ts";
 

@@ -1,15 +1,18 @@
 import {
-  claimWorkflowInstance,
-  doneWorking,
   finishCandidateVerification,
   finishCheckRerun,
-  finishWorkflowInstance,
   loadVerificationInput,
   type SandboxReservation,
   settleSandbox,
+  WORKFLOWS,
+} from "@rhumbatron/db";
+import {
+  claimWorkflowInstance,
+  doneWorking,
+  finishWorkflowInstance,
   type WorkflowRun,
   workflowRun,
-} from "@rhumbatron/db";
+} from "@rhumbatron/runtime";
 import { runCheckRerun } from "./rerun.ts";
 import { leaseSeconds, type VerificationDeps, type VerificationRunResult } from "./verification-run.ts";
 import { runVerification } from "./workflow.ts";
@@ -28,7 +31,7 @@ export async function drainVerifications(
 ): Promise<VerificationRunResult[]> {
   const results: VerificationRunResult[] = [];
   const claim = (kind: "verification" | "rerun") =>
-    claimWorkflowInstance(deps.db, kind, {
+    claimWorkflowInstance(deps.db, WORKFLOWS[kind], {
       now: deps.now(),
       leaseSeconds: leaseSeconds(deps.config),
       owner: runner,

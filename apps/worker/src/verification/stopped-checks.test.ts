@@ -6,15 +6,12 @@ import {
   cancelChange,
   causalRouterSubscription,
   checkMetrics,
-  consumeOnce,
   getCandidate,
-  pgNotifyNudger,
-  postgresStreamSink,
   promoteCandidate,
-  publishDue,
   withRepoToken,
 } from "@rhumbatron/db";
 import { useTestDatabase, waitFor } from "@rhumbatron/db/testing";
+import { consumeOnce, pgNotifyNudger, postgresStreamSink, publishDue } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
 import {
   candidateFor,

@@ -7,15 +7,12 @@ import {
 } from "@rhumbatron/core";
 import {
   finishCandidateVerification,
-  finishWorkflowInstance,
   type NewEvidence,
   repairConflict,
-  type TxContext,
   type VerificationInput,
   type VerificationOutcome,
-  type WorkflowRun,
-  workflowRun,
 } from "@rhumbatron/db";
+import { finishWorkflowInstance, type TxContext, type WorkflowRun, workflowRun } from "@rhumbatron/runtime";
 import type { WorkerContext } from "../context.ts";
 
 /**

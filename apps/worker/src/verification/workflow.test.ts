@@ -11,7 +11,6 @@ import {
 } from "@rhumbatron/core";
 import { STEPS_BROWSER_CHECK, stepsBrowserCheck, withStepsBrowserCheck } from "@rhumbatron/core/testing";
 import {
-  consumeQueue,
   decideCandidateApproval,
   getCandidate,
   promoteCandidate,
@@ -22,6 +21,7 @@ import {
   workflowStartHandler,
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeQueue } from "@rhumbatron/runtime";
 import git from "isomorphic-git";
 import { describe, expect, it } from "vitest";
 import { indexingHandlers } from "../indexer/index.ts";
@@ -194,7 +194,8 @@ describe("CandidateVerificationWorkflow", () => {
     const w = await testWorld(t.db);
     const projectId = await provisionedProject(w);
     const { changeId, candidateId } = await candidateFor(w, projectId, { requestId: "dup", tasks: [banner] });
-    const { enqueueCommand, withTransaction, workflowStartCommand } = await import("@rhumbatron/db");
+    const { workflowStartCommand } = await import("@rhumbatron/db");
+    const { enqueueCommand, withTransaction } = await import("@rhumbatron/runtime");
     const again = workflowStartCommand("verification", candidateId);
     await withTransaction(t.db, (ctx) =>
       enqueueCommand(ctx, { ...again, projectId, changeId, commandId: again.commandId }, w.deps),

@@ -23,7 +23,6 @@ import {
 } from "@rhumbatron/core";
 import {
   activeVerificationPolicy,
-  finishWorkflowInstance,
   loadVerificationInput,
   markCandidateComposed,
   readGate,
@@ -37,6 +36,7 @@ import {
   withRepoToken,
   withRepoTokens,
 } from "@rhumbatron/db";
+import { finishWorkflowInstance } from "@rhumbatron/runtime";
 import { canCopy } from "../sandbox/workspace.ts";
 import { storePatch } from "../source/code-store.ts";
 import { runPlannedChecks } from "./check-pool.ts";

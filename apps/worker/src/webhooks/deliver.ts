@@ -1,11 +1,7 @@
 import { decideDelivery, signWebhook, WEBHOOK_HEADERS, webhookBody } from "@rhumbatron/core";
-import {
-  type CommandHandler,
-  deliveryToSend,
-  type EnqueueDeps,
-  recordWebhookAttempt,
-  withTransaction,
-} from "@rhumbatron/db";
+import { deliveryToSend, recordWebhookAttempt } from "@rhumbatron/db";
+import type { CommandHandler, EnqueueDeps } from "@rhumbatron/runtime";
+import { withTransaction } from "@rhumbatron/runtime";
 import { type PostResult, postWebhook } from "./post.ts";
 
 /**

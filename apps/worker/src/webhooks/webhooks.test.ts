@@ -13,19 +13,16 @@ import {
   webhookDeliveryId,
 } from "@rhumbatron/core";
 import {
-  appendToOutbox,
-  consumeQueue,
   createWebhook,
   listWebhookDeliveries,
   localFolderBlobStore,
-  type Nudger,
   redeliverWebhookDelivery,
   removeWebhook,
   updateWebhook,
   type WebhookChanges,
-  withTransaction,
 } from "@rhumbatron/db";
 import { testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import { appendToOutbox, consumeQueue, type Nudger, withTransaction } from "@rhumbatron/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildFunctions } from "../functions/index.ts";
 import type { FunctionContext, RunTrigger } from "../functions/types.ts";

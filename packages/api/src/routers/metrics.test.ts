@@ -1,6 +1,7 @@
 import { streamIndex } from "@rhumbatron/core";
-import { analyticsSubscription, consumeOnce, postgresStreamSink, withTransaction } from "@rhumbatron/db";
+import { analyticsSubscription } from "@rhumbatron/db";
 import { testEvent, useTestDatabase } from "@rhumbatron/db/testing";
+import { consumeOnce, postgresStreamSink, withTransaction } from "@rhumbatron/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACME, emailFor, LONER_EMAIL, OTHER, OUTSIDER_EMAIL, recordingDb, seedTenants } from "../testing/fixtures.ts";
 import { testServices } from "../testing/services.ts";

@@ -4,11 +4,11 @@ import {
   dismissDeadLetter,
   listDeadLetters,
   listOutboxRows,
-  queueStats,
   retryDeadLetter,
   streamLag,
   usageMeters,
 } from "@rhumbatron/db";
+import { queueStats } from "@rhumbatron/runtime";
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc.ts";
 

@@ -1,5 +1,6 @@
-import { checkPushToken, recordProjectProvisionFailed, withTransaction } from "@rhumbatron/db";
+import { checkPushToken, recordProjectProvisionFailed } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
+import { withTransaction } from "@rhumbatron/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {

@@ -9,7 +9,8 @@ import {
   parseSettings,
   type Settings,
 } from "@rhumbatron/core";
-import { blobStoreFromSettings, pgNotifyNudger, type SourceProbe } from "@rhumbatron/db";
+import { blobStoreFromSettings, type SourceProbe } from "@rhumbatron/db";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { authPerDb } from "../auth.ts";
 import { localCanonicalReader } from "../canonical-reader.ts";
 import type { Services } from "../trpc.ts";

@@ -1,8 +1,8 @@
 import { commandIds, DomainError } from "@rhumbatron/core";
+import { type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { projectEvent } from "../events/factory.ts";
-import { withProjectRoot } from "../events/outbox.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { withProjectRoot } from "../events/owners.ts";
 import { dropImportCredentials } from "./import-credentials.ts";
 
 export interface ArchiveResult {

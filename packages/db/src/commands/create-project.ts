@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { commandIds, DomainError, type ImportCredentials, parseImportSource } from "@rhumbatron/core";
+import { type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import { z } from "zod";
 import type { Db } from "../client.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { storeImportCredentials } from "./import-credentials.ts";
 

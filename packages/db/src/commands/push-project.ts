@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { commandIds, DomainError } from "@rhumbatron/core";
+import { type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { createProjectIn } from "./create-project.ts";
 

@@ -1,8 +1,8 @@
 import { DEV_DEMO_PASSWORD, loadConfig } from "@rhumbatron/core";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { setUserPassword } from "../auth/passwords.ts";
 import type { Db } from "../client.ts";
-import { pgNotifyNudger } from "../nudge.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { withTransaction } from "../transaction.ts";
 import { createProjectIn } from "./create-project.ts";
 

@@ -1,5 +1,5 @@
 import { METRIC_FOR_EVENT, type RhumbatronConfig } from "@rhumbatron/core";
-import type { Subscription } from "./consumer.ts";
+import { ANALYTICS_CHANNEL, type Subscription } from "@rhumbatron/runtime";
 
 /**
  * analytics-projector: one metric point per lifecycle Event in the dataset
@@ -9,8 +9,7 @@ import type { Subscription } from "./consumer.ts";
  */
 export const ANALYTICS = "analytics-projector";
 
-/** The analytics projector's nudge channel; the payload names the stream, as for the event router. */
-export const ANALYTICS_CHANNEL = "analytics";
+export { ANALYTICS_CHANNEL };
 
 export function analyticsSubscription(config: RhumbatronConfig): Subscription {
   const dataset = config.eventRouter.metricsDataset;

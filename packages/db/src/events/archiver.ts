@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { archiveKey, archiveNdjson, type BlobStore } from "@rhumbatron/core";
-import type { Subscription } from "./consumer.ts";
+import type { Subscription } from "@rhumbatron/runtime";
 
 /**
  * audit-archiver: each delivery's fresh events become one gzip NDJSON object in the blob store. The

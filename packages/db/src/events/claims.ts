@@ -1,6 +1,6 @@
 import type { Actor, EventEnvelope, ResourceIntents } from "@rhumbatron/core";
 import { changeEvent } from "./factory.ts";
-import type { LockedChange } from "./outbox.ts";
+import type { LockedChange } from "./owners.ts";
 
 /**
  * A Task's intents and claims as Events (docs/agents.md, Intents, claims and challenges), written by the

@@ -1,11 +1,10 @@
 import { loadConfig } from "@rhumbatron/core";
+import { afterCommitNudger, appendToOutbox, type Nudger, pgNotifyNudger } from "@rhumbatron/runtime";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { afterCommitNudger, type Nudger, pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor, waitForLockWaiter } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { conflictError, domainWrite } from "./domain-write.ts";
-import { appendToOutbox } from "./outbox.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");

@@ -1,15 +1,15 @@
 import { DomainError, type EventEnvelope } from "@rhumbatron/core";
-import type { Db } from "../client.ts";
-import { Prisma } from "../generated/prisma/client.ts";
-import { firstNudgeInTransaction } from "../nudge.ts";
-import type { AfterCommit, TxContext } from "../transaction.ts";
 import {
+  firstNudgeInTransaction,
   OUTBOX_NUDGE_CHANNEL,
   type OutboxDeps,
   outboxAppendSql,
   outboxInputJson,
   outboxNotifyChannel,
-} from "./outbox.ts";
+} from "@rhumbatron/runtime";
+import type { Db } from "../client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import type { AfterCommit, TxContext } from "../transaction.ts";
 
 /**
  * A domain write in one statement: the state change of one row owned by a Change (the Change itself,

@@ -7,7 +7,7 @@ import {
   randomEventId,
   stableEventId,
 } from "@rhumbatron/core";
-import type { LockedChange, LockedProject } from "./outbox.ts";
+import type { LockedChange, LockedProject } from "./owners.ts";
 
 /**
  * The one factory of a Change's Events (resource shard `change:<id>`): the envelope's fields come

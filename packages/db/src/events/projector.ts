@@ -1,6 +1,6 @@
 import { projectViewDelta, type RhumbatronConfig, summarizeEvent } from "@rhumbatron/core";
+import type { DeliveredEvent, Subscription } from "@rhumbatron/runtime";
 import type { TxContext } from "../transaction.ts";
-import type { DeliveredEvent, Subscription } from "./consumer.ts";
 
 /**
  * project-view-projector: keeps each project's view (counts by state, canonical generation, last

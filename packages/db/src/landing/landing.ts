@@ -8,10 +8,10 @@ import {
   type LandingState,
   landingState,
 } from "@rhumbatron/core";
+import { appendToOutbox, type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { projectEvent } from "../events/factory.ts";
-import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import { lockProjectRow, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verification/promote.ts";
 import { attemptedTask } from "../work-graph/attempts.ts";

@@ -1,14 +1,16 @@
 import { type EventEnvelope, loadConfig, streamIndex } from "@rhumbatron/core";
+import type { Nudger } from "@rhumbatron/runtime";
+import {
+  appendToOutbox,
+  consumeOnce,
+  consumeQueue,
+  postgresStreamSink,
+  publishProject,
+  putOnQueue,
+} from "@rhumbatron/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
-import { consumeOnce } from "../events/consumer.ts";
-import { appendToOutbox } from "../events/outbox.ts";
-import { publishProject } from "../events/publisher.ts";
-import { postgresStreamSink } from "../events/stream.ts";
 import type { Role } from "../generated/prisma/enums.ts";
-import type { Nudger } from "../nudge.ts";
-import { consumeQueue } from "../queues/consumer.ts";
 import { deadLetterHandler } from "../queues/dead-letters.ts";
-import { putOnQueue } from "../queues/enqueue.ts";
 import { testEvent, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { countUnread, listNotifications, markNotificationsRead } from "./inbox.ts";

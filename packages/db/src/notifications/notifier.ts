@@ -9,7 +9,7 @@ import {
   notificationText,
   recipientsOf,
 } from "@rhumbatron/core";
-import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
+import type { DeliveredEvent, Subscription } from "@rhumbatron/runtime";
 import type { TxContext } from "../transaction.ts";
 
 /**

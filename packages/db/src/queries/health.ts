@@ -1,5 +1,5 @@
+import type { AgentProgramReport } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import type { AgentProgramReport } from "../leases/holders.ts";
 import { countAppliedMigrations } from "../migrate.ts";
 import { databaseErrorText, unreachable } from "../reachability.ts";
 

@@ -1,12 +1,12 @@
 import { DomainError, type QueuePurpose } from "@rhumbatron/core";
+import type { CommandHandler } from "@rhumbatron/runtime";
+import { appendToOutbox, type EnqueueDeps, putOnQueue } from "@rhumbatron/runtime";
 import { namesOf, REMOVED_USER } from "../auth/people.ts";
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
-import { appendToOutbox, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
+import { lockProjectRow, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import type { CommandHandler } from "./consumer.ts";
-import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
 
 /**
  * The dead-letter path: a command whose retries ran out lands on the dead-letter queue (its queue's

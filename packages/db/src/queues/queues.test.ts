@@ -1,18 +1,18 @@
 import { commandIds, loadConfig } from "@rhumbatron/core";
-import { describe, expect, it } from "vitest";
-import type { Nudger } from "../nudge.ts";
-import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
-import { withTransaction } from "../transaction.ts";
+import type { Nudger } from "@rhumbatron/runtime";
 import {
   type CommandHandler,
   consumeQueue,
   deliverMessage,
+  enqueueCommand,
   expireQueueMessages,
   leaseMessages,
   requeueDeferred,
-} from "./consumer.ts";
+} from "@rhumbatron/runtime";
+import { describe, expect, it } from "vitest";
+import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
+import { withTransaction } from "../transaction.ts";
 import { deadLetterHandler, dismissDeadLetter, listDeadLetters, retryDeadLetter } from "./dead-letters.ts";
-import { enqueueCommand } from "./enqueue.ts";
 import { requestWorkflowStart, workflowStartHandler } from "./workflows.ts";
 
 const t = useTestDatabase();

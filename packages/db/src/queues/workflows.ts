@@ -1,7 +1,7 @@
 import { commandIds, DomainError } from "@rhumbatron/core";
+import type { CommandHandler } from "@rhumbatron/runtime";
+import { type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { TxContext } from "../transaction.ts";
-import type { CommandHandler } from "./consumer.ts";
-import { type EnqueueDeps, enqueueCommand } from "./enqueue.ts";
 
 /**
  * Workflow starts, directly or by a start command (docs/idempotency.md, the Workflow start rows).

@@ -1,7 +1,8 @@
 import type { EventPayload } from "@rhumbatron/core";
+import { appendToOutbox, type OutboxDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow, type OutboxDeps } from "../events/outbox.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
 

@@ -1,7 +1,8 @@
 import { conflictReviewIds, type JudgedFinding, type RecordedFinding, type ReviewStatus } from "@rhumbatron/core";
+import { appendToOutbox, type StateDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow, type StateDeps } from "../events/outbox.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import type { TxContext } from "../transaction.ts";
 import { contextPacketOf } from "./packets.ts";
 

@@ -1,6 +1,6 @@
 import { DomainError, loadConfig } from "@rhumbatron/core";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
-import { pgNotifyNudger } from "../nudge.ts";
 import { useTestDatabase } from "../testing/index.ts";
 import { sandboxMeter, setSandboxBudget } from "./budget.ts";
 import { reserveSandboxSeconds, SANDBOX_COUNTERS, sandboxMeterScope, settleSandbox } from "./meter.ts";

@@ -1,6 +1,6 @@
 import { BUDGET_BLOCKED_TASK_RESUMES, DomainError, loadConfig } from "@rhumbatron/core";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { cancelChange } from "../work-graph/complete-task.ts";

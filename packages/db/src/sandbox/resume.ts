@@ -1,6 +1,6 @@
 import { type Actor, CHANGE_STATUS_SETS, meterWindow } from "@rhumbatron/core";
 import type { Db } from "../client.ts";
-import { lockResourceRow } from "../events/outbox.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { retryTaskIn } from "../work-graph/retry-task.ts";
 import type { WorkGraphDeps } from "../work-graph/shared.ts";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { DomainError } from "@rhumbatron/core";
+import { appendToOutbox, type OutboxDeps } from "@rhumbatron/runtime";
 import { dropImportCredentials } from "../commands/import-credentials.ts";
 import { projectEvent } from "../events/factory.ts";
-import { appendToOutbox, type OutboxDeps } from "../events/outbox.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**

@@ -1,10 +1,6 @@
 import { buildEvent, candidateIdFromKey, compositionKey, loadConfig, streamIndex } from "@rhumbatron/core";
+import { appendToOutbox, consumeOnce, pgNotifyNudger, postgresStreamSink, publishDue } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { consumeOnce } from "../events/consumer.ts";
-import { appendToOutbox } from "../events/outbox.ts";
-import { publishDue } from "../events/publisher.ts";
-import { postgresStreamSink } from "../events/stream.ts";
-import { pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { causalRouterSubscription } from "../work-graph/causal-router.ts";

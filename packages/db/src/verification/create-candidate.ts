@@ -5,10 +5,10 @@ import {
   type HandlerResult,
   topologicalOrder,
 } from "@rhumbatron/core";
+import type { CommandHandler, EnqueueDeps } from "@rhumbatron/runtime";
+import { appendToOutbox } from "@rhumbatron/runtime";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import type { CommandHandler } from "../queues/consumer.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
 import { requestAttemptCandidate } from "../work-graph/attempts.ts";

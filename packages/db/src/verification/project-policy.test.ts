@@ -6,8 +6,8 @@ import {
   policyFromDocument,
 } from "@rhumbatron/core";
 import { shopChecks } from "@rhumbatron/core/testing";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import {

@@ -11,12 +11,12 @@ import {
   type RhumbatronConfig,
   type VerificationPolicy,
 } from "@rhumbatron/core";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { projectEvent } from "../events/factory.ts";
-import { withProjectRoot } from "../events/outbox.ts";
+import { withProjectRoot } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { projectOfTenant } from "../queries/project-overview.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**

@@ -11,11 +11,11 @@ import {
   type VerificationPlan,
   type VerificationPolicy,
 } from "@rhumbatron/core";
+import { appendToOutbox, type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
-import { appendToOutbox, type LockedProject, lockProjectRow, lockResourceRow } from "../events/outbox.ts";
+import { type LockedProject, lockProjectRow, lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { attemptPickBlock } from "../work-graph/attempts.ts";

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { buildEvent, loadConfig, type RhumbatronConfig, streamIndex } from "@rhumbatron/core";
+import {
+  appendToOutbox,
+  consumeOnce,
+  consumeQueue,
+  pgNotifyNudger,
+  postgresStreamSink,
+  publishDue,
+} from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { consumeOnce } from "../events/consumer.ts";
-import { appendToOutbox } from "../events/outbox.ts";
-import { publishDue } from "../events/publisher.ts";
-import { postgresStreamSink } from "../events/stream.ts";
-import { pgNotifyNudger } from "../nudge.ts";
-import { consumeQueue } from "../queues/consumer.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { causalRouterSubscription } from "../work-graph/causal-router.ts";

@@ -1,7 +1,7 @@
 import { commandIds, QUEUE_FOR_COMMAND } from "@rhumbatron/core";
+import { appendToOutbox, buildCommand, type EnqueueDeps, putOnQueue } from "@rhumbatron/runtime";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, type LockedChange } from "../events/outbox.ts";
-import { buildCommand, type EnqueueDeps, putOnQueue } from "../queues/enqueue.ts";
+import type { LockedChange } from "../events/owners.ts";
 import type { TxContext } from "../transaction.ts";
 
 const HOUR_MS = 3600 * 1000;

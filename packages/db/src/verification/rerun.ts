@@ -7,9 +7,10 @@ import {
   type RhumbatronConfig,
   type VerificationPlan,
 } from "@rhumbatron/core";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
+import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { startWorkflowInstance } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent } from "../work-graph/shared.ts";

@@ -8,10 +8,11 @@ import {
   type GateResult,
   type VerificationPlan,
 } from "@rhumbatron/core";
+import { appendToOutbox, type StateDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow, type StateDeps } from "../events/outbox.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
 import { pickByRule } from "../work-graph/attempts.ts";

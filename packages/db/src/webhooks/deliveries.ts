@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { DomainError, type WebhookDeliveryStatus, webhookRedeliveryId } from "@rhumbatron/core";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { sendDelivery } from "./fan-out.ts";
 import { webhookOf } from "./hooks.ts";

@@ -1,6 +1,6 @@
 import { type AnyEventEnvelope, commandIds, newCommand, webhookDeliveryId, webhookMaySend } from "@rhumbatron/core";
-import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
-import { type EnqueueDeps, enqueueCommand } from "../queues/enqueue.ts";
+import type { DeliveredEvent, Subscription } from "@rhumbatron/runtime";
+import { type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { TxContext } from "../transaction.ts";
 
 /**

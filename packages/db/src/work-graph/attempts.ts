@@ -8,9 +8,9 @@ import {
   type TaskAttempts,
   taskAttempts,
 } from "@rhumbatron/core";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 

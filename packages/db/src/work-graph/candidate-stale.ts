@@ -1,8 +1,8 @@
 import { CANDIDATE_STATUS_SETS } from "@rhumbatron/core";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**

@@ -11,11 +11,11 @@ import {
   type RouterSnapshot,
   routeEvent,
 } from "@rhumbatron/core";
+import type { DeliveredEvent, Subscription } from "@rhumbatron/runtime";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import type { DeliveredEvent, Subscription } from "../events/consumer.ts";
 import { changeEvent } from "../events/factory.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { markCandidateStale } from "./candidate-stale.ts";
 import { loadTasks } from "./dispatch.ts";

@@ -1,7 +1,8 @@
 import { CANDIDATE_STATUS_SETS, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
+import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { loadTasks } from "./dispatch.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";

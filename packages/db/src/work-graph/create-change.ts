@@ -7,10 +7,10 @@ import {
   DomainError,
   validateWorkGraph,
 } from "@rhumbatron/core";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import { z } from "zod";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockProjectRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { lockProjectRow } from "../events/owners.ts";
 import { withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 

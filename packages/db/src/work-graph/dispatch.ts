@@ -1,8 +1,8 @@
 import type { HandlerResult } from "@rhumbatron/core";
 import { commandIds, type GraphTask, planDispatch, type TaskState } from "@rhumbatron/core";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import { intentDeclared } from "../events/claims.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import type { TxContext } from "../transaction.ts";
 import { agentIdForTask, changeEvent, SYSTEM, type WorkGraphDeps } from "./shared.ts";
 

@@ -8,9 +8,9 @@ import {
   fixtureRefusal,
   type HandlerResult,
 } from "@rhumbatron/core";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { verificationIfGraphComplete } from "./complete-task.ts";
 import { dependencyStack, type RunContext } from "./runs.ts";

@@ -1,7 +1,7 @@
 import { type Actor, commandIds, completedTasksRerunnable, DomainError, TASK_STATE_SETS } from "@rhumbatron/core";
+import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 

@@ -7,11 +7,10 @@ import {
   storedAgentChoice,
   topologicalOrder,
 } from "@rhumbatron/core";
+import { appendToOutbox, claimWhileWorking, heldByDeadWorker, orphanedBy, takeoverCutoff } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
-import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
-import { claimWhileWorking, orphanedBy } from "../leases/working.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 

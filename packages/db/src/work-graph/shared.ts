@@ -1,5 +1,5 @@
 import type { Actor } from "@rhumbatron/core";
-import type { EnqueueDeps } from "../queues/enqueue.ts";
+import type { EnqueueDeps } from "@rhumbatron/runtime";
 
 /** What work-graph commands need: the typed config, the nudger and the clock. */
 export type WorkGraphDeps = EnqueueDeps;

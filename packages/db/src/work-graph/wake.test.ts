@@ -1,8 +1,6 @@
 import { commandIds, loadConfig } from "@rhumbatron/core";
+import { type CommandHandler, consumeQueue, enqueueCommand, pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { pgNotifyNudger } from "../nudge.ts";
-import { type CommandHandler, consumeQueue } from "../queues/consumer.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { handleWake, type WakeOutcome } from "./wake.ts";

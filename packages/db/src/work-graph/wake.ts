@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { type HandlerResult, resourceOverlap } from "@rhumbatron/core";
+import type { HandlerContext } from "@rhumbatron/runtime";
+import { appendToOutbox } from "@rhumbatron/runtime";
 import { claimAcquired } from "../events/claims.ts";
-import { appendToOutbox, type LockedChange, lockResourceRow } from "../events/outbox.ts";
-import type { HandlerContext } from "../queues/consumer.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { queueAttemptRuns } from "./attempts.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 

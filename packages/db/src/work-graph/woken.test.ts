@@ -1,6 +1,6 @@
 import { loadConfig } from "@rhumbatron/core";
+import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { pgNotifyNudger } from "../nudge.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { cancelChange, finishTask } from "./complete-task.ts";

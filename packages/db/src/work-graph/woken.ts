@@ -1,6 +1,7 @@
 import { DomainError, recheckWake, type WakeCause, type WakeRecheck } from "@rhumbatron/core";
+import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
-import { appendToOutbox, lockResourceRow } from "../events/outbox.ts";
+import { lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 

@@ -1,6 +1,7 @@
 // The API's router fixtures: tenants Acme (one user per role, projects shop and blog) and Other.
 import { ACME, seedTenants } from "@rhumbatron/api/testing";
-import { createApiToken, type Db, type Prisma, type Role } from "@rhumbatron/db";
+import { createApiToken, type Db, type Role } from "@rhumbatron/db";
+import type { Prisma } from "@rhumbatron/db/testing";
 
 export { ACME, OTHER } from "@rhumbatron/api/testing";
 

@@ -10,8 +10,8 @@ import {
   type QueuePurpose,
   type RhumbatronConfig,
 } from "@rhumbatron/core";
-import { Prisma } from "../generated/prisma/client.ts";
 import { type Nudger, pgNotifyNudger, pgNudgeChannel } from "../nudge.ts";
+import { sql } from "../sql.ts";
 import type { TxContext } from "../transaction.ts";
 
 /**
@@ -83,7 +83,7 @@ export async function putOnQueue(
   const now = deps.now();
   const availableAt = extra.availableAt ?? now;
   const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
-  const insert = Prisma.sql`
+  const insert = sql`
     INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
       available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
     VALUES (${queue}, ${envelope.commandId}, ${envelope.commandType}, ${envelope.projectId}, ${envelope.changeId},
@@ -142,20 +142,11 @@ export async function enqueueCommand(
 }
 
 async function recordCapRefusal(ctx: TxContext, cmd: CommandEnvelope, deps: EnqueueDeps, now: Date) {
-  const project = await ctx.tx.project.findUnique({ where: { id: cmd.projectId }, select: { tenantId: true } });
-  await ctx.tx.metricPoint.createMany({
-    data: [
-      {
-        dataset: deps.config.eventRouter.metricsDataset,
-        name: "command_cap_refused",
-        eventId: `cap_${cmd.commandId}`,
-        tenantId: project?.tenantId ?? "unknown",
-        projectId: cmd.projectId,
-        occurredAt: now,
-      },
-    ],
-    skipDuplicates: true,
-  });
+  await ctx.tx.$executeRaw`
+    INSERT INTO metric_points (dataset, name, event_id, tenant_id, project_id, occurred_at)
+    VALUES (${deps.config.eventRouter.metricsDataset}, 'command_cap_refused', ${`cap_${cmd.commandId}`},
+      COALESCE((SELECT tenant_id FROM projects WHERE id = ${cmd.projectId}), 'unknown'), ${cmd.projectId}, ${now})
+    ON CONFLICT DO NOTHING`;
   deps.log?.(
     {
       changeId: cmd.changeId,

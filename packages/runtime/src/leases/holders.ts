@@ -1,5 +1,4 @@
-import type { Db } from "../client.ts";
-import { Prisma } from "../generated/prisma/client.ts";
+import { type Database as Db, raw, type Sql, sql } from "../sql.ts";
 
 /**
  * Who holds a lease, and when a holder counts as dead.
@@ -38,8 +37,8 @@ type HolderColumn = "lease_owner" | "runner_id" | "c.lease_owner";
  * than `cutoff`. A holder with no heartbeat row (tests, tools) is never taken over this way; its
  * lease runs out as before.
  */
-export function heldByDeadWorker(column: HolderColumn, cutoff: Date): Prisma.Sql {
-  return Prisma.sql`${Prisma.raw(column)} IN (
+export function heldByDeadWorker(column: HolderColumn, cutoff: Date): Sql {
+  return sql`${raw(column)} IN (
     SELECT worker_id FROM worker_heartbeats WHERE stopped_at IS NOT NULL OR last_beat_at < ${cutoff})`;
 }
 
@@ -50,19 +49,28 @@ export function takeoverCutoff(now: Date, takeoverSeconds: number): Date {
 
 /** One beat: one statement (INSERT … ON CONFLICT), so concurrent beats never lose an increment. */
 export async function recordBeat(db: Db, beat: WorkerBeat, at: Date): Promise<{ beats: number; lastBeatAt: Date }> {
-  const { workerId, agentPrograms, ...rest } = beat;
-  const identity = { ...rest, ...(agentPrograms ? { agentPrograms: agentPrograms.map((p) => ({ ...p })) } : {}) };
-  const row = await db.workerHeartbeat.upsert({
-    where: { workerId },
-    create: { workerId, ...identity, lastBeatAt: at, beats: 1 },
-    update: { ...identity, lastBeatAt: at, beats: { increment: 1 } },
-  });
-  return { beats: row.beats, lastBeatAt: row.lastBeatAt };
+  const b = beat;
+  // A beat that does not report its programs keeps the ones reported before.
+  const programs = b.agentPrograms ? JSON.stringify(b.agentPrograms.map((p) => ({ ...p }))) : null;
+  const [row] = await db.$queryRaw<{ beats: number; last_beat_at: Date }[]>`
+    INSERT INTO worker_heartbeats (worker_id, executor, hostname, pid, version, started_at, sandbox_kind,
+      sandbox_isolates, sandbox_note, agent_programs, last_beat_at, beats)
+    VALUES (${b.workerId}, ${b.executor}, ${b.hostname}, ${b.pid}, ${b.version}, ${b.startedAt}, ${b.sandboxKind},
+      ${b.sandboxIsolates}, ${b.sandboxNote}, ${programs}::jsonb, ${at}, 1)
+    ON CONFLICT (worker_id) DO UPDATE SET executor = EXCLUDED.executor, hostname = EXCLUDED.hostname,
+      pid = EXCLUDED.pid, version = EXCLUDED.version, started_at = EXCLUDED.started_at,
+      sandbox_kind = EXCLUDED.sandbox_kind, sandbox_isolates = EXCLUDED.sandbox_isolates,
+      sandbox_note = EXCLUDED.sandbox_note,
+      agent_programs = COALESCE(EXCLUDED.agent_programs, worker_heartbeats.agent_programs),
+      last_beat_at = EXCLUDED.last_beat_at, beats = worker_heartbeats.beats + 1
+    RETURNING beats, last_beat_at`;
+  if (!row) throw new Error(`heartbeat of ${b.workerId} was not written`);
+  return { beats: row.beats, lastBeatAt: row.last_beat_at };
 }
 
 /** A worker that stops cleanly says so: whatever it still holds is free at once. */
 export async function markWorkerStopped(db: Db, workerId: string, at: Date): Promise<void> {
-  await db.workerHeartbeat.updateMany({ where: { workerId, stoppedAt: null }, data: { stoppedAt: at } });
+  await db.$executeRaw`UPDATE worker_heartbeats SET stopped_at = ${at} WHERE worker_id = ${workerId} AND stopped_at IS NULL`;
 }
 
 /**
@@ -76,16 +84,13 @@ export async function reapDeadWorkersOnHost(
   isRunning: (pid: number) => boolean,
   at: Date,
 ): Promise<string[]> {
-  const rows = await db.workerHeartbeat.findMany({
-    where: { hostname: self.hostname, stoppedAt: null, NOT: { workerId: self.workerId } },
-    select: { workerId: true, pid: true },
-  });
-  const dead = rows.filter((r) => r.pid === self.pid || !isRunning(r.pid)).map((r) => r.workerId);
+  const rows = await db.$queryRaw<{ worker_id: string; pid: number }[]>`
+    SELECT worker_id, pid FROM worker_heartbeats
+    WHERE hostname = ${self.hostname} AND stopped_at IS NULL AND worker_id <> ${self.workerId}`;
+  const dead = rows.filter((r) => r.pid === self.pid || !isRunning(r.pid)).map((r) => r.worker_id);
   if (dead.length > 0) {
-    await db.workerHeartbeat.updateMany({
-      where: { workerId: { in: dead }, stoppedAt: null },
-      data: { stoppedAt: at },
-    });
+    await db.$executeRaw`
+      UPDATE worker_heartbeats SET stopped_at = ${at} WHERE worker_id = ANY(${dead}) AND stopped_at IS NULL`;
   }
   return dead;
 }

@@ -7,10 +7,9 @@ import {
   type HandlerResult,
   type QueuePurpose,
 } from "@rhumbatron/core";
-import type { Db } from "../client.ts";
-import { Prisma } from "../generated/prisma/client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { claimWhileWorking, doneWorking, orphanedBy } from "../leases/working.ts";
+import { type Database as Db, join, type Sql, sql } from "../sql.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type EnqueueDeps, putOnQueue, queueChannel } from "./enqueue.ts";
 
@@ -307,34 +306,34 @@ async function settle(ctx: TxContext, settled: readonly Settlement[], deps: Queu
         break;
     }
   }
-  const parts: Prisma.Sql[] = [];
-  const results: Prisma.Sql[] = [];
+  const parts: Sql[] = [];
+  const results: Sql[] = [];
   if (done.id.length) {
-    parts.push(Prisma.sql`done AS (
+    parts.push(sql`done AS (
       DELETE FROM queue_messages q USING unnest(${done.id}::bigint[], ${done.deliveries}::int[]) AS k(id, deliveries)
       WHERE q.id = k.id AND q.deliveries = k.deliveries
       RETURNING q.id)`);
-    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM done`);
+    results.push(sql`SELECT id, NULL::text AS queue FROM done`);
   }
   if (retry.id.length) {
-    parts.push(Prisma.sql`retried AS (
+    parts.push(sql`retried AS (
       UPDATE queue_messages q SET available_at = r.at, lease_owner = NULL, leased_until = NULL, last_error = r.error
       FROM unnest(${retry.id}::bigint[], ${retry.deliveries}::int[], ${retry.at}::timestamp(3)[], ${retry.error}::text[])
         AS r(id, deliveries, at, error)
       WHERE q.id = r.id AND q.deliveries = r.deliveries
       RETURNING q.id)`);
-    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM retried`);
+    results.push(sql`SELECT id, NULL::text AS queue FROM retried`);
   }
   if (redeliver.id.length) {
-    parts.push(Prisma.sql`redelivered AS (
+    parts.push(sql`redelivered AS (
       UPDATE queue_messages q SET lease_owner = NULL, leased_until = NULL, available_at = ${new Date(0)}::timestamp(3)
       FROM unnest(${redeliver.id}::bigint[], ${redeliver.deliveries}::int[]) AS k(id, deliveries)
       WHERE q.id = k.id AND q.deliveries = k.deliveries
       RETURNING q.id)`);
-    results.push(Prisma.sql`SELECT id, NULL::text AS queue FROM redelivered`);
+    results.push(sql`SELECT id, NULL::text AS queue FROM redelivered`);
   }
   if (defer.commandId.length) {
-    parts.push(Prisma.sql`deferred AS (
+    parts.push(sql`deferred AS (
       INSERT INTO deferred_commands (command_id, queue, envelope, deferred_at)
       SELECT d.command_id, d.queue, d.envelope::jsonb, ${new Date()}::timestamp(3)
       FROM unnest(${defer.commandId}::text[], ${defer.queue}::text[], ${defer.envelope}::text[]) AS d(command_id, queue, envelope)
@@ -343,7 +342,7 @@ async function settle(ctx: TxContext, settled: readonly Settlement[], deps: Queu
   if (dead.queue.length) {
     const now = deps.now();
     const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
-    parts.push(Prisma.sql`dead AS (
+    parts.push(sql`dead AS (
       INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
         available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
       SELECT d.queue, d.command_id, d.command_type, d.project_id, d.change_id, d.task_id, d.envelope::jsonb,
@@ -355,10 +354,10 @@ async function settle(ctx: TxContext, settled: readonly Settlement[], deps: Queu
       ON CONFLICT (queue, command_id) DO NOTHING
       RETURNING queue)`);
     // A dead-letter queue that got a message is nudged.
-    results.push(Prisma.sql`SELECT DISTINCT NULL::bigint AS id, queue FROM dead`);
+    results.push(sql`SELECT DISTINCT NULL::bigint AS id, queue FROM dead`);
   }
   const rows = await ctx.tx.$queryRaw<{ id: bigint | null; queue: string | null }[]>`
-    WITH ${Prisma.join(parts, ", ")} ${Prisma.join(results, " UNION ALL ")}`;
+    WITH ${join(parts, ", ")} ${join(results, " UNION ALL ")}`;
   const mine = new Set<bigint>();
   for (const r of rows) {
     if (r.id !== null) mine.add(r.id);
@@ -530,7 +529,8 @@ export async function queueStats(db: Db, tenantId: string, now: Date) {
 
 /** Puts deferred bounded work back on its queue (the maintenance tick). */
 export async function requeueDeferred(db: Db, deps: EnqueueDeps): Promise<number> {
-  const rows = await db.deferredCommand.findMany({ orderBy: { deferredAt: "asc" } });
+  const rows = await db.$queryRaw<{ command_id: string; queue: string; envelope: unknown }[]>`
+    SELECT command_id, queue, envelope FROM deferred_commands ORDER BY deferred_at`;
   let n = 0;
   for (const r of rows) {
     const env = commandEnvelopeSchema.safeParse(r.envelope);
@@ -538,7 +538,7 @@ export async function requeueDeferred(db: Db, deps: EnqueueDeps): Promise<number
       if (env.success) {
         if (await putOnQueue(ctx, r.queue as QueuePurpose, { ...env.data, attempt: env.data.attempt + 1 }, deps)) n++;
       }
-      await ctx.tx.deferredCommand.delete({ where: { commandId: r.commandId } });
+      await ctx.tx.$executeRaw`DELETE FROM deferred_commands WHERE command_id = ${r.command_id}`;
     });
   }
   return n;
@@ -546,5 +546,5 @@ export async function requeueDeferred(db: Db, deps: EnqueueDeps): Promise<number
 
 /** Messages past the queue's retention are dropped, as the queue service would (1 day). */
 export async function expireQueueMessages(db: Db, now: Date): Promise<number> {
-  return (await db.queueMessage.deleteMany({ where: { expiresAt: { lte: now } } })).count;
+  return db.$executeRaw`DELETE FROM queue_messages WHERE expires_at <= ${now}`;
 }

@@ -7,8 +7,8 @@ import {
   decodeEvent,
   type RhumbatronConfig,
 } from "@rhumbatron/core";
-import type { Db } from "../client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
+import type { SqlDatabase as Db, SqlClient } from "../sql.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { readStream, type StreamEntryRow } from "./stream.ts";
 
@@ -126,6 +126,25 @@ async function markProcessed(ctx: TxContext, consumer: string, eventIds: string[
   return rows.map((r) => r.event_id);
 }
 
+/** A dead letter for an operator; a second one with the same ID is the same letter and changes nothing. */
+async function setAside(
+  tx: SqlClient,
+  d: {
+    id: string;
+    kind: "event" | "batch";
+    consumer: string;
+    projectId: string | null;
+    reason: string;
+    attempts: number;
+    payload: unknown;
+  },
+) {
+  await tx.$executeRaw`
+    INSERT INTO dead_letters (id, kind, consumer, project_id, reason, attempts, payload)
+    VALUES (${d.id}, ${d.kind}, ${d.consumer}, ${d.projectId}, ${d.reason}, ${d.attempts}, ${JSON.stringify(d.payload)}::jsonb)
+    ON CONFLICT (id) DO NOTHING`;
+}
+
 function deadLetterId(consumer: string, key: string) {
   return `dl_${consumer}_${key}`.replace(/[^A-Za-z0-9_@.-]/g, "_");
 }
@@ -135,17 +154,14 @@ async function setAsideUndecodable(db: Db, consumer: string, bad: { entry: Strea
   if (bad.length === 0) return;
   await withTransaction(db, async (ctx) => {
     for (const { entry, error } of bad) {
-      await ctx.tx.deadLetter.upsert({
-        where: { id: deadLetterId(consumer, `event_${entry.eventId}`) },
-        create: {
-          id: deadLetterId(consumer, `event_${entry.eventId}`),
-          kind: "event",
-          consumer,
-          projectId: entry.projectId,
-          reason: `${error.code}: ${error.message}`,
-          payload: { stream: entry.streamIndex, offset: entry.offset.toString(), envelope: entry.envelope as object },
-        },
-        update: {},
+      await setAside(ctx.tx, {
+        id: deadLetterId(consumer, `event_${entry.eventId}`),
+        kind: "event",
+        consumer,
+        projectId: entry.projectId,
+        reason: `${error.code}: ${error.message}`,
+        attempts: 0,
+        payload: { stream: entry.streamIndex, offset: entry.offset.toString(), envelope: entry.envelope },
       });
     }
     await markProcessed(
@@ -235,11 +251,9 @@ function planGroups(sub: Subscription, decoded: DeliveredEvent[], result: Consum
 /** The group's events this consumer has not applied yet (a read: the claim itself is in apply's transaction). */
 async function notYetProcessed(db: Db, consumer: string, group: DeliveredEvent[]): Promise<DeliveredEvent[]> {
   const ids = group.map((e) => e.event.eventId);
-  const done = await db.processedEvent.findMany({
-    where: { consumer, eventId: { in: ids } },
-    select: { eventId: true },
-  });
-  const seen = new Set(done.map((d) => d.eventId));
+  const done = await db.$queryRaw<{ event_id: string }[]>`
+    SELECT event_id FROM processed_events WHERE consumer = ${consumer} AND event_id = ANY(${ids})`;
+  const seen = new Set(done.map((d) => d.event_id));
   return group.filter((e) => !seen.has(e.event.eventId));
 }
 
@@ -285,18 +299,12 @@ async function failedBatchStep(
 ): Promise<ConsumeResult> {
   const { unapplied, lastError } = failed;
   const end = deps.now();
-  const failure = await db.batchFailure.upsert({
-    where: { consumer_batchKey: { consumer: sub.name, batchKey: batch.key } },
-    create: {
-      consumer: sub.name,
-      batchKey: batch.key,
-      failures: 1,
-      lastError: lastError ?? null,
-      firstFailedAt: end,
-      lastFailedAt: end,
-    },
-    update: { failures: { increment: 1 }, lastError: lastError ?? null, lastFailedAt: end },
-  });
+  const [failure = { failures: 1 }] = await db.$queryRaw<{ failures: number }[]>`
+    INSERT INTO k2_batch_failures (consumer, batch_key, failures, last_error, first_failed_at, last_failed_at)
+    VALUES (${sub.name}, ${batch.key}, 1, ${lastError ?? null}, ${end}, ${end})
+    ON CONFLICT (consumer, batch_key) DO UPDATE SET failures = k2_batch_failures.failures + 1,
+      last_error = EXCLUDED.last_error, last_failed_at = EXCLUDED.last_failed_at
+    RETURNING failures`;
   const outcome = decideBatchOutcome(false, failure.failures, deps.config.eventRouter.batchFailuresBeforeDeadLetter);
   if (outcome === "nack") {
     const redeliverAt = new Date(end.getTime() + deps.config.eventRouter.nackDelaySeconds * 1000);
@@ -305,23 +313,19 @@ async function failedBatchStep(
   }
   await withTransaction(db, async (ctx) => {
     const id = deadLetterId(sub.name, batch.key);
-    await ctx.tx.deadLetter.upsert({
-      where: { id },
-      create: {
-        id,
-        kind: "batch",
-        consumer: sub.name,
-        projectId: unapplied[0]?.event.projectId ?? null,
-        reason: `batch failed ${failure.failures} times: ${lastError ?? "unknown error"}`,
-        attempts: failure.failures,
-        payload: {
-          stream: batch.stream,
-          fromOffset: batch.first.toString(),
-          toOffset: batch.last.toString(),
-          eventIds: unapplied.map((e) => e.event.eventId),
-        },
+    await setAside(ctx.tx, {
+      id,
+      kind: "batch",
+      consumer: sub.name,
+      projectId: unapplied[0]?.event.projectId ?? null,
+      reason: `batch failed ${failure.failures} times: ${lastError ?? "unknown error"}`,
+      attempts: failure.failures,
+      payload: {
+        stream: batch.stream,
+        fromOffset: batch.first.toString(),
+        toOffset: batch.last.toString(),
+        eventIds: unapplied.map((e) => e.event.eventId),
       },
-      update: {},
     });
     await markProcessed(
       ctx,

@@ -1,4 +1,4 @@
-import { Prisma } from "../generated/prisma/client.ts";
+import { raw, sql } from "../sql.ts";
 
 /**
  * What this process is working on, by holder and kind of lease.
@@ -97,7 +97,7 @@ export function workingOn(owner: string, kind: LeaseKind): string[] {
  * and is not among `notOrphans` (`idExpr`, compared as text): an orphan its holder takes again.
  */
 export function orphanedBy(column: "lease_owner" | "runner_id", idExpr: string, owner: string, notOrphans: string[]) {
-  return Prisma.sql`(${Prisma.raw(column)} = ${owner}
+  return sql`(${raw(column)} = ${owner}
     AND EXISTS (SELECT 1 FROM worker_heartbeats WHERE worker_id = ${owner} AND stopped_at IS NULL)
-    AND NOT (${Prisma.raw(idExpr)} = ANY(${notOrphans}::text[])))`;
+    AND NOT (${raw(idExpr)} = ANY(${notOrphans}::text[])))`;
 }

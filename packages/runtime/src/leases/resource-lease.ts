@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DomainError } from "@rhumbatron/core";
-import type { Db } from "../client.ts";
+import type { SqlDatabase as Db } from "../sql.ts";
 
 /**
  * A named lease: one holder at a time works on a resource, with no transaction open while it works

@@ -1,12 +1,11 @@
 import { loadConfig, streamIndex } from "@rhumbatron/core";
+import { analyticsSubscription, projectorSubscription } from "@rhumbatron/db";
+import { seedChange, seedProjects, testEvent, useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import type { Nudger } from "../nudge.ts";
-import { seedChange, seedProjects, testEvent, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
-import { analyticsSubscription } from "./analytics.ts";
 import { consumeOnce, type DeliveredEvent, type Subscription } from "./consumer.ts";
 import { appendToOutbox } from "./outbox.ts";
-import { projectorSubscription } from "./projector.ts";
 import { publishProject } from "./publisher.ts";
 import { postgresStreamSink } from "./stream.ts";
 

@@ -1,9 +1,7 @@
-import type { Db } from "../client.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { claimWhileWorking, orphanedBy } from "../leases/working.ts";
+import type { SqlDatabase as Db, SqlClient } from "../sql.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { WORKFLOWS, type WorkflowKind } from "./workflows.ts";
 
 /**
  * Running a workflow instance durably on either executor, every step idempotent. A runner
@@ -31,7 +29,7 @@ export interface WorkflowLease {
 
 export async function claimWorkflowInstance(
   db: Db,
-  kind: WorkflowKind,
+  workflow: string,
   lease: WorkflowLease,
 ): Promise<ClaimedWorkflow | null> {
   const { now } = lease;
@@ -47,7 +45,7 @@ export async function claimWorkflowInstance(
         UPDATE workflow_instances SET leased_until = ${until}, lease_owner = ${lease.owner}, attempts = attempts + 1
         WHERE instance_id = (
           SELECT instance_id FROM workflow_instances
-          WHERE workflow = ${WORKFLOWS[kind]} AND status = 'running'
+          WHERE workflow = ${workflow} AND status = 'running'
             AND (leased_until IS NULL OR leased_until < ${now} OR ${deadHolder} OR ${orphan})
           ORDER BY started_at, instance_id
           FOR UPDATE SKIP LOCKED LIMIT 1)
@@ -71,15 +69,15 @@ export interface WorkflowRun {
 
 export function workflowRun(db: Db, instanceId: string, lease: { now: () => Date; leaseSeconds: number }): WorkflowRun {
   const stored = async <T>(name: string) => {
-    const row = await db.workflowStep.findUnique({ where: { instanceId_step: { instanceId, step: name } } });
+    const [row] = await db.$queryRaw<{ output: unknown }[]>`
+      SELECT output FROM workflow_steps WHERE instance_id = ${instanceId} AND step = ${name}`;
     return row ? { output: row.output as T } : null;
   };
   const renew = () =>
-    db.workflowInstance.updateMany({
-      where: { instanceId, status: "running" },
-      data: { leasedUntil: new Date(lease.now().getTime() + lease.leaseSeconds * 1000) },
-    });
-  const json = (v: unknown) => (v === undefined ? null : (JSON.parse(JSON.stringify(v)) as Prisma.InputJsonValue));
+    db.$executeRaw`
+      UPDATE workflow_instances SET leased_until = ${new Date(lease.now().getTime() + lease.leaseSeconds * 1000)}
+      WHERE instance_id = ${instanceId} AND status = 'running'`;
+  const json = (v: unknown) => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
   return {
     instanceId,
     done: stored,
@@ -105,7 +103,8 @@ export function workflowRun(db: Db, instanceId: string, lease: { now: () => Date
           VALUES (${instanceId}, ${name}, NULL, ${lease.now()})
           ON CONFLICT (instance_id, step) DO NOTHING`;
         if (inserted === 0) {
-          const row = await ctx.tx.workflowStep.findUnique({ where: { instanceId_step: { instanceId, step: name } } });
+          const [row] = await ctx.tx.$queryRaw<{ output: unknown }[]>`
+            SELECT output FROM workflow_steps WHERE instance_id = ${instanceId} AND step = ${name}`;
           return row?.output as Awaited<ReturnType<typeof fn>>;
         }
         const output = await fn(ctx);
@@ -120,29 +119,21 @@ export function workflowRun(db: Db, instanceId: string, lease: { now: () => Date
 
 /** Ends the instance (succeeded or failed) and drops its lease; a second finish changes nothing. */
 export async function finishWorkflowInstance(
-  db: Db | TxContext["tx"],
+  db: SqlClient,
   instanceId: string,
   outcome: { status: "succeeded" | "failed"; output?: unknown; error?: string | null },
   now: Date,
 ): Promise<boolean> {
-  const r = await db.workflowInstance.updateMany({
-    where: { instanceId, status: "running" },
-    data: {
-      status: outcome.status,
-      output: (outcome.output ?? {}) as Prisma.InputJsonValue,
-      error: outcome.error ?? null,
-      finishedAt: now,
-      leasedUntil: null,
-      leaseOwner: null,
-    },
-  });
-  return r.count > 0;
+  const count = await db.$executeRaw`
+    UPDATE workflow_instances SET status = ${outcome.status}, output = ${JSON.stringify(outcome.output ?? {})}::jsonb,
+      error = ${outcome.error ?? null}, finished_at = ${now}, leased_until = NULL, lease_owner = NULL
+    WHERE instance_id = ${instanceId} AND status = 'running'`;
+  return count > 0;
 }
 
 /** Lets another runner take the instance at once (a runner that hit a retryable failure). */
 export async function releaseWorkflowLease(db: Db, instanceId: string, retryAt: Date): Promise<void> {
-  await db.workflowInstance.updateMany({
-    where: { instanceId, status: "running" },
-    data: { leasedUntil: retryAt, leaseOwner: null },
-  });
+  await db.$executeRaw`
+    UPDATE workflow_instances SET leased_until = ${retryAt}, lease_owner = NULL
+    WHERE instance_id = ${instanceId} AND status = 'running'`;
 }

@@ -1,15 +1,22 @@
 import { commandIds, loadConfig } from "@rhumbatron/core";
+import {
+  claimWorkflowInstance,
+  consumeOnce,
+  doneWorking,
+  enqueueCommand,
+  leaseMessages,
+  markWorkerStopped,
+  reapDeadWorkersOnHost,
+  recordBeat,
+  type Subscription,
+  type WorkerBeat,
+  workingOn,
+} from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { consumeOnce, type Subscription } from "../events/consumer.ts";
-import { leaseMessages } from "../queues/consumer.ts";
-import { enqueueCommand } from "../queues/enqueue.ts";
-import { claimWorkflowInstance } from "../queues/workflow-runs.ts";
-import { WORKFLOWS } from "../queues/workflows.ts";
 import { seedChange, seedProjects, useTestDatabase } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { claimNextRun } from "../work-graph/runs.ts";
-import { markWorkerStopped, reapDeadWorkersOnHost, recordBeat, type WorkerBeat } from "./holders.ts";
-import { doneWorking, workingOn } from "./working.ts";
+import { WORKFLOWS } from "./workflows.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");
@@ -76,7 +83,12 @@ describe("a lease held by a dead worker is taken over within worker.takeoverSeco
       data: { id: "run_w", taskId: "tsk_w", changeId: "chg_w", agentId: "agt_w", wakeCommandId: "cmd_w", reason: "t" },
     });
     const claimWf = (owner: string, now: Date) =>
-      claimWorkflowInstance(t.db, "verification", { now, leaseSeconds: 3600, owner, takeoverSeconds: TAKEOVER });
+      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
+        now,
+        leaseSeconds: 3600,
+        owner,
+        takeoverSeconds: TAKEOVER,
+      });
     const claimRun = (runner: string, now: Date) =>
       claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
 
@@ -142,7 +154,12 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
       ),
     );
     const claimWf = (owner: string, now: Date) =>
-      claimWorkflowInstance(t.db, "verification", { now, leaseSeconds: 3600, owner, takeoverSeconds: TAKEOVER });
+      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
+        now,
+        leaseSeconds: 3600,
+        owner,
+        takeoverSeconds: TAKEOVER,
+      });
     const claimRun = (runner: string, now: Date) =>
       claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
     const lease = (owner: string, now: Date) =>

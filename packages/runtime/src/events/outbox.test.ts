@@ -1,10 +1,18 @@
 import { loadConfig, streamIndex } from "@rhumbatron/core";
+import { withProjectRoot, withResourceShard } from "@rhumbatron/db";
+import {
+  seedChange,
+  seedProjects,
+  testEvent,
+  useTestDatabase,
+  waitFor,
+  waitForLockWaiter,
+} from "@rhumbatron/db/testing";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { pgNotifyNudger } from "../nudge.ts";
-import { seedChange, seedProjects, testEvent, useTestDatabase, waitFor, waitForLockWaiter } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
-import { appendToOutbox, withProjectRoot, withResourceShard } from "./outbox.ts";
+import { appendToOutbox } from "./outbox.ts";
 
 const t = useTestDatabase();
 const config = loadConfig("dev");

@@ -1,5 +1,4 @@
-import { Prisma } from "../generated/prisma/client.ts";
-import type { Tx } from "../transaction.ts";
+import { type Sql, sql, type SqlClient as Tx } from "../sql.ts";
 
 /**
  * The stream store. Entries get gap-free offsets per stream, assigned under the stream's head row
@@ -31,8 +30,8 @@ export interface StreamSink {
  * two publishers cannot deadlock, and held until commit, so offsets become visible in offset
  * order); the entries take the consecutive offsets ending at the new head, in `sort` order.
  */
-export function streamAppendCtes(): Prisma.Sql {
-  return Prisma.sql`
+export function streamAppendCtes(): Sql {
+  return sql`
   numbered AS (
     SELECT s.*, row_number() OVER (PARTITION BY s.stream_index ORDER BY s.sort) AS k,
       count(*) OVER (PARTITION BY s.stream_index) AS n
@@ -64,17 +63,11 @@ export const postgresStreamSink: StreamSink = {
       RETURNING last_offset`;
     const last = head[0]?.last_offset ?? BigInt(n);
     const offsets = records.map((_, i) => last - BigInt(n - 1 - i));
-    await tx.streamEntry.createMany({
-      data: records.map((r, i) => ({
-        streamIndex: stream,
-        offset: offsets[i] as bigint,
-        eventId: r.eventId,
-        projectId: r.projectId,
-        eventType: r.eventType,
-        envelope: r.envelope as object,
-        publishedAt: now,
-      })),
-    });
+    await tx.$executeRaw`
+      INSERT INTO stream_entries (stream_index, "offset", event_id, project_id, event_type, envelope, published_at)
+      SELECT ${stream}, ${last}::bigint - ${n}::bigint + r.ord, r.j->>'eventId', r.j->>'projectId', r.j->>'eventType',
+        r.j->'envelope', ${now}
+      FROM jsonb_array_elements(${JSON.stringify(records)}::jsonb) WITH ORDINALITY AS r(j, ord)`;
     return offsets;
   },
 };
@@ -96,9 +89,26 @@ export async function readStream(
   afterOffset: bigint,
   limit: number,
 ): Promise<StreamEntryRow[]> {
-  return tx.streamEntry.findMany({
-    where: { streamIndex: stream, offset: { gt: afterOffset } },
-    orderBy: { offset: "asc" },
-    take: limit,
-  });
+  const rows = await tx.$queryRaw<
+    {
+      stream_index: number;
+      offset: bigint;
+      event_id: string;
+      project_id: string;
+      event_type: string;
+      envelope: unknown;
+      published_at: Date;
+    }[]
+  >`
+    SELECT stream_index, "offset", event_id, project_id, event_type, envelope, published_at FROM stream_entries
+    WHERE stream_index = ${stream} AND "offset" > ${afterOffset} ORDER BY "offset" LIMIT ${limit}`;
+  return rows.map((r) => ({
+    streamIndex: r.stream_index,
+    offset: r.offset,
+    eventId: r.event_id,
+    projectId: r.project_id,
+    eventType: r.event_type,
+    envelope: r.envelope,
+    publishedAt: r.published_at,
+  }));
 }

@@ -1,9 +1,7 @@
 import { type OutboxRowState, type RhumbatronConfig, transitionOutbox } from "@rhumbatron/core";
-import type { Db } from "../client.ts";
-import { Prisma } from "../generated/prisma/client.ts";
 import { type Nudger, pgNudgeChannel } from "../nudge.ts";
-import { type AfterCommit, type Tx, withTransaction } from "../transaction.ts";
-import { ANALYTICS_CHANNEL } from "./analytics.ts";
+import { type Database as Db, sql, type SqlClient as Tx } from "../sql.ts";
+import { type AfterCommit, type TxContext, withTransaction } from "../transaction.ts";
 import { type StreamSink, streamAppendCtes } from "./stream.ts";
 
 /**
@@ -46,6 +44,9 @@ export interface ProjectPublishResult {
 
 /** The event router's nudge channel; the payload names the stream, so each stream runs on its own. */
 export const EVENT_ROUTER_CHANNEL = "event_router";
+
+/** The analytics projector's nudge channel; the payload names the stream, as for the event router. */
+export const ANALYTICS_CHANNEL = "analytics";
 
 interface Row {
   id: bigint;
@@ -128,8 +129,8 @@ async function publishBatch(
   const notify = nudger.inStatement === true;
   const projects =
     "projectId" in which
-      ? Prisma.sql`SELECT ${which.projectId}::text AS project_id, 0::bigint AS ord`
-      : Prisma.sql`
+      ? sql`SELECT ${which.projectId}::text AS project_id, 0::bigint AS ord`
+      : sql`
         SELECT project_id, min(id) AS ord FROM outbox
         WHERE state = 'pending' OR (state = 'retry_wait' AND next_attempt_at <= ${now})
         GROUP BY project_id ORDER BY min(id) LIMIT ${which.maxProjects}`;
@@ -199,7 +200,8 @@ async function publishBatch(
     // Best effort, after the commit, once per stream (each consumer has a cron backstop).
     const streams = [...new Set(results.flatMap((r) => (r.stream === null ? [] : [r.stream])))];
     const hooks: AfterCommit[] = [];
-    const ctx = { tx: db, afterCommit: (h: AfterCommit) => void hooks.push(h) };
+    // Outside a transaction: the nudger's hooks run below, its SQL (if any) goes through the pool.
+    const ctx = { tx: db as unknown as TxContext["tx"], afterCommit: (h: AfterCommit) => void hooks.push(h) };
     for (const stream of streams) {
       await nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream)).catch(() => {});
       await nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream)).catch(() => {});

@@ -1,10 +1,10 @@
 import { loadConfig } from "@rhumbatron/core";
+import type { Db } from "@rhumbatron/db";
+import { seedChange, seedProjects, useTestDatabase, waitFor } from "@rhumbatron/db/testing";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import type { Db } from "../client.ts";
 import { recordBeat } from "../leases/holders.ts";
 import { type Nudger, pgNotifyNudger } from "../nudge.ts";
-import { seedChange, seedProjects, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { type CommandHandler, consumeQueue } from "./consumer.ts";
 import { enqueueCommand, type NewCommand } from "./enqueue.ts";

@@ -1,5 +1,5 @@
+import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { useTestDatabase } from "../testing/index.ts";
 import { releaseLease, renewLease, tryTakeLease, withLease } from "./resource-lease.ts";
 
 /**

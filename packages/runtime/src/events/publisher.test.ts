@@ -1,7 +1,14 @@
 import { loadConfig, streamIndex } from "@rhumbatron/core";
+import {
+  blockStreamOffset,
+  seedChange,
+  seedProjects,
+  testEvent,
+  useTestDatabase,
+  waitFor,
+} from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
 import type { Nudger } from "../nudge.ts";
-import { blockStreamOffset, seedChange, seedProjects, testEvent, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import { appendToOutbox } from "./outbox.ts";
 import { publishDue, publishProject } from "./publisher.ts";

@@ -1,8 +1,8 @@
 import { DomainError } from "@rhumbatron/core";
+import { useTestDatabase } from "@rhumbatron/db/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { afterCommitNudger, pgNotifyNudger } from "./nudge.ts";
-import { useTestDatabase } from "./testing/index.ts";
 import { withTransaction } from "./transaction.ts";
 
 const t = useTestDatabase();
