@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../lib/stack.ts";
 
 /**
- * The catalogues against the code that writes (README.md, Layout, "one catalogue"). Events are written
+ * The catalogues against the code that writes (ARCHITECTURE.md, "Where to add"). Events are written
  * only by packages/db, packages/api and apps/worker (core decides, it never writes), so a declared
  * type that none of their event-building calls names is declared and never written; a type they
  * write that the catalogue does not declare fails the type check already (EventType), and is

@@ -1,7 +1,7 @@
 import { prettyFactory } from "pino-pretty";
 
 /**
- * What `npm start` prints of its children's output (README.md, Logs). The worker writes pino's JSON
+ * What `npm start` prints of its children's output (README.md, "Run it": `LOG_FORMAT`, `LOG_LEVEL`). The worker writes pino's JSON
  * lines; at a terminal they read as `14:31:02 INFO: run failed {…}`, one line each, unless
  * `LOG_FORMAT=json` asks for the JSON itself (for a log collector). The web app's routine chatter
  * (Turbopack's "Compiling…/Compiled…" and one line per request in dev) is shown only with

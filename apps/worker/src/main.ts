@@ -23,6 +23,7 @@ import {
 import { installedAgentPrograms } from "./agents/programs/install.ts";
 import { agentProviderFromSettings, conflictReviewerFromSettings } from "./agents/provider-from-settings.ts";
 import { classifierFromSettings } from "./classifier/index.ts";
+import type { WorkerContext } from "./context.ts";
 import { createInngestExecutor, INNGEST_SPLIT_APP_IDS } from "./executors/inngest.ts";
 import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
@@ -103,24 +104,28 @@ async function main(): Promise<void> {
     sandbox.status,
     [...agentPrograms.values()].map((p) => ({ name: p.name, package: p.package, version: p.version })),
   );
-  const functions = buildFunctions({
+  // The worker's one context (context.ts): every part below takes its slice of it.
+  const ctx: WorkerContext = {
+    db,
     config,
     nudger,
+    now: () => new Date(),
     blobs,
+    source: store,
+    sandbox,
+    provider: agentProviderFromSettings(settings),
+    allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
     classifier: classifierFromSettings(settings),
-    source: {
-      db,
-      store,
-      sandbox,
-      provider: agentProviderFromSettings(settings),
-      reviewer: conflictReviewerFromSettings(settings),
-      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
-      browserCheck: runBrowserCheck,
-      releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),
-      credentialSecret: authSecret(settings),
-      agentPrograms,
-    },
-  });
+    reviewer: conflictReviewerFromSettings(settings),
+    credentialSecret: authSecret(settings),
+    browserCheck: runBrowserCheck,
+    releaseRoot: join(settings.RHUMBATRON_DATA_DIR, "releases"),
+    logger,
+    agentPrograms,
+    outage,
+    worker,
+  };
+  const functions = buildFunctions(ctx);
   if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
     fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
   }
@@ -144,7 +149,7 @@ async function main(): Promise<void> {
       `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,
     ),
   );
-  const deps = { db, config, logger, outage, worker, now: () => new Date(), functions: hosted };
+  const deps = { ...ctx, functions: hosted };
   const executor: Executor =
     settings.RHUMBATRON_EXECUTOR === "local"
       ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
@@ -157,8 +162,8 @@ async function main(): Promise<void> {
 
   // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
   // so what they held (leases, Agent runs, workflow instances) is picked up at once.
-  const beating = await startBeating({ db, config, worker, now: () => new Date(), logger, outage }).catch(
-    (err: unknown) => fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
+  const beating = await startBeating(ctx).catch((err: unknown) =>
+    fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
   );
 
   // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.

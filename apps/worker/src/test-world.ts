@@ -291,16 +291,14 @@ export async function startFullWorker(
     config: w.config,
     nudger: pgNotifyNudger,
     blobs: w.blobs,
-    source: {
-      db: w.db,
-      store: w.store,
-      sandbox: w.sandbox,
-      provider: scriptedProvider,
-      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
-      browserCheck: runBrowserCheck,
-      releaseRoot: joinPath(w.dir, "releases"),
-      ...(o.policy ? { policy: o.policy, projectChecks: o.projectChecks ?? policyOnlyChecks() } : {}),
-    },
+    db: w.db,
+    source: w.store,
+    sandbox: w.sandbox,
+    provider: scriptedProvider,
+    allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+    browserCheck: runBrowserCheck,
+    releaseRoot: joinPath(w.dir, "releases"),
+    ...(o.policy ? { policy: o.policy, projectChecks: o.projectChecks ?? policyOnlyChecks() } : {}),
   });
   return startNudgeOnlyExecutor({ db: w.db, databaseUrl, logs: w.logs, functions, config: w.config });
 }

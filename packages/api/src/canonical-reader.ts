@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BlobStore, canonicalRepo, type RhumbatronConfig, repoNamespace, sourceKeys } from "@rhumbatron/core";
-import { type CanonicalReader, type Db, withRepoToken } from "@rhumbatron/db";
+import { type CanonicalReader, type Db, generationAtCommit, withRepoToken } from "@rhumbatron/db";
 
 const run = promisify(execFile);
 const COMMIT = /^[0-9a-f]{40}$/;
@@ -60,7 +60,7 @@ export function localCanonicalReader(
 export function codeStoreCanonicalReader(db: Db, blobs: BlobStore): CanonicalReader {
   const codeOf = async (projectId: string, commit: string): Promise<Record<string, string> | null> => {
     if (!COMMIT.test(commit)) return null;
-    const generation = await db.canonicalGeneration.findFirst({ where: { projectId, commit }, select: { tree: true } });
+    const generation = await generationAtCommit(db, projectId, commit);
     if (!generation) return null;
     const code = await blobs.get(sourceKeys.code(projectId, generation.tree));
     return code ? (JSON.parse(new TextDecoder().decode(code.body)) as Record<string, string>) : null;

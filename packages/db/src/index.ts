@@ -34,6 +34,7 @@ export * from "./reviews/index.ts";
 export * from "./sandbox/budget.ts";
 export * from "./sandbox/meter.ts";
 export * from "./sandbox/resume.ts";
+export * from "./source/forks.ts";
 export * from "./source/generations.ts";
 export * from "./source/rows.ts";
 export * from "./source/tokens.ts";

@@ -1,7 +1,7 @@
 import { describeTranscriptStep, type TranscriptStep } from "@rhumbatron/core";
 
 /**
- * What the Change page shows of a program Agent's transcript (README: Choosing the Agent): the run's
+ * What the Change page shows of a program Agent's transcript (docs/coding-agents.md, "Transcripts"): the run's
  * summary as one header line, and each step as a row of the timeline. Pure, so the words and tones
  * are tested without a browser.
  */

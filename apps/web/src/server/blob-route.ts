@@ -1,6 +1,7 @@
 import { type Auth, hasAtLeast, membershipIn, resolveCaller } from "@rhumbatron/api";
 import { type BlobStore, isValidBlobKey } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
+import { tenantOfProject } from "@rhumbatron/db";
 
 /** The key prefixes the browser may read, each followed by the project that owns the blob. */
 const READABLE_ROOTS = ["evidence", "source"] as const;
@@ -53,8 +54,8 @@ export async function serveBlob(
   const options = deps.localUserEmail === undefined ? {} : { localUserEmail: deps.localUserEmail };
   const caller = await resolveCaller(deps.db, req.headers, { auth: deps.auth, ...options });
   if (!caller) return refuse(401, "no signed-in user");
-  const project = await deps.db.project.findUnique({ where: { id: projectId }, select: { tenantId: true } });
-  const membership = project ? membershipIn(caller, project.tenantId) : undefined;
+  const tenantId = await tenantOfProject(deps.db, projectId);
+  const membership = tenantId ? membershipIn(caller, tenantId) : undefined;
   if (!membership || !hasAtLeast(membership.role, "viewer")) return refuse(404, "not found");
   const key = segments.join("/");
   const blob = await deps.blobs.get(key);

@@ -120,16 +120,14 @@ beforeAll(async () => {
     config,
     nudger: pgNotifyNudger,
     blobs: localFolderBlobStore("/nonexistent/blobs"),
-    source: {
-      db: {} as never,
-      store: {} as never,
-      sandbox: {} as never,
-      provider: scriptedProvider,
-      allowlist: [],
-      releaseRoot: "/nonexistent/releases",
-      browserCheck: async () => {
-        throw new Error("not called");
-      },
+    db: {} as never,
+    source: {} as never,
+    sandbox: {} as never,
+    provider: scriptedProvider,
+    allowlist: [],
+    releaseRoot: "/nonexistent/releases",
+    browserCheck: async () => {
+      throw new Error("not called");
     },
   });
   worker = createInngestExecutor({
@@ -218,6 +216,14 @@ describe("the functions the deployment serves at /api/inngest", () => {
       nudger: pgNotifyNudger,
       blobs: localFolderBlobStore("/nonexistent/blobs"),
       source: {} as never,
+      db: {} as never,
+      sandbox: {} as never,
+      provider: scriptedProvider,
+      allowlist: [],
+      releaseRoot: "/nonexistent/releases",
+      browserCheck: async () => {
+        throw new Error("not called");
+      },
     }).map((f) => f.id);
     expect([...ids].sort()).toEqual([...registry].sort());
     expect(Object.fromEntries(served.map((s) => [s.id, s.served]))).toEqual(EXPECTED);

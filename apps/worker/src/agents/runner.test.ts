@@ -64,15 +64,13 @@ async function startWorker(w: TestWorld) {
     config: w.config,
     nudger: pgNotifyNudger,
     blobs: w.blobs,
-    source: {
-      db: t.db,
-      store: w.store,
-      sandbox: w.sandbox,
-      provider: scriptedProvider,
-      allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
-      browserCheck: runBrowserCheck,
-      releaseRoot: join(w.dir, "releases"),
-    },
+    db: t.db,
+    source: w.store,
+    sandbox: w.sandbox,
+    provider: scriptedProvider,
+    allowlist: [...DEFAULT_COMMAND_ALLOWLIST],
+    browserCheck: runBrowserCheck,
+    releaseRoot: join(w.dir, "releases"),
   });
   running.push(
     await startNudgeOnlyExecutor({ db: t.db, databaseUrl: t.url, logs: w.logs, functions, config: w.config }),

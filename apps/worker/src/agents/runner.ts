@@ -19,6 +19,8 @@ import {
 import {
   admitSandbox,
   blockTaskForLimit,
+  canonicalGenerationOf,
+  changeSetOfRun,
   finishAttempt,
   finishTask,
   loadRunContext,
@@ -36,10 +38,12 @@ import {
   START_FAILURE,
   settleSandbox,
   TenantSecretError,
+  taskCancelled,
   withRepoTokens,
 } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { storePatch } from "../source/code-store.ts";
+import { syncCanonical } from "../source/sync.ts";
 import { checksFileInCheckout } from "../verification/project-checks.ts";
 import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
@@ -96,11 +100,9 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   const run = await openRunStep(deps, runId, ctx, reserved.reservation);
   // A runner lost after its ChangeSet was published and before it finished the run: the work is
   // out, and running the Agent again would only be refused at its push. Finish with what it published.
-  const published = ctx.startCommit
-    ? await deps.db.changeSet.findFirst({ where: { runId }, select: { id: true } })
-    : null;
+  const published = ctx.startCommit ? await changeSetOfRun(deps.db, runId) : null;
   if (published) {
-    return run.finish("completed", "restored: its ChangeSet was published before its runner was lost", published.id);
+    return run.finish("completed", "restored: its ChangeSet was published before its runner was lost", published);
   }
   // Until the Agent starts, a failure is this system's own (fork, checkout, Context Packet).
   let agentStarted = false;
@@ -296,7 +298,13 @@ async function prepareStep(
   const restoring = ctx.startCommit !== null;
   if (restoring) await emptyRunDirectory(dir);
   // A ChangeSet recorded from the fork names the commit on its main: that commit is never moved back.
-  const published = restoring && (await deps.db.changeSet.count({ where: { runId } })) > 0;
+  const published = restoring && (await changeSetOfRun(deps.db, runId)) !== null;
+  // Main catches up with the last promotion first (its release or index build may not have moved
+  // it yet), so a new run starts from the current generation, not the one before it.
+  if (!restoring) {
+    const current = await canonicalGenerationOf(deps.db, ctx.projectId);
+    if (current !== null) await syncCanonical(deps, ctx.projectId, current);
+  }
   const start = await withRepoTokens(
     deps.db,
     [
@@ -470,10 +478,9 @@ function watchForCancel(
   const controller = new AbortController();
   let ticking: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    void deps.db.task
-      .findUnique({ where: { id: taskId }, select: { state: true, blockedLimit: true } })
-      .then((t) => {
-        if (t?.state === "blocked" && t.blockedLimit === "cancelled") controller.abort(new Error("cancelled"));
+    void taskCancelled(deps.db, taskId)
+      .then((cancelled) => {
+        if (cancelled) controller.abort(new Error("cancelled"));
       })
       .catch(() => {});
     // A failed take leaves the wake queued for the next tick (or the runner).

@@ -1,4 +1,5 @@
 import { commandCapWindow, commandIds, type RhumbatronConfig } from "@rhumbatron/core";
+import { projectIdsWithRepository } from "@rhumbatron/db";
 import { enqueueCommand, type Nudger, withTransaction } from "@rhumbatron/runtime";
 import type { WorkerFunction } from "./types.ts";
 
@@ -10,16 +11,13 @@ export function forksSweepTickFunction(config: RhumbatronConfig, nudger: Nudger)
     retries: 3,
     async handler({ db, now }) {
       // A project still provisioning, or whose provisioning failed, has no canonical repository to read.
-      const projects = await db.project.findMany({
-        where: { status: { notIn: ["provisioning", "failed", "awaiting_push"] } },
-        select: { id: true },
-      });
+      const projects = await projectIdsWithRepository(db);
       const day = commandCapWindow(now());
       await withTransaction(db, async (ctx) => {
-        for (const p of projects) {
+        for (const projectId of projects) {
           await enqueueCommand(
             ctx,
-            { commandId: commandIds.forksSweep(p.id, day), commandType: "forks.sweep", projectId: p.id, payload: {} },
+            { commandId: commandIds.forksSweep(projectId, day), commandType: "forks.sweep", projectId, payload: {} },
             { config, nudger, now },
           );
         }

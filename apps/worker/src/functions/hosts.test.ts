@@ -7,9 +7,9 @@ import { buildFunctions, functionsForHost, WORKER_HOST_FUNCTIONS } from "./index
 const config = loadConfig("dev");
 const blobs = localFolderBlobStore("/nonexistent/blobs");
 // The registry only keeps these references; nothing here is called.
-const source = {
+const host = {
   db: {} as never,
-  store: {} as never,
+  source: {} as never,
   sandbox: {} as never,
   provider: scriptedProvider,
   allowlist: [],
@@ -21,8 +21,8 @@ const source = {
 
 describe("where each function is served (RHUMBATRON_FUNCTION_HOST=split)", () => {
   it("puts every function on exactly one host, and the web's share needs no Sandbox or source store", () => {
-    const all = buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }).map((f) => f.id);
-    const worker = functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }), "worker").map(
+    const all = buildFunctions({ config, nudger: pgNotifyNudger, blobs, ...host }).map((f) => f.id);
+    const worker = functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, ...host }), "worker").map(
       (f) => f.id,
     );
     // The web app builds the registry without source deps and serves what is not the worker's.
@@ -32,7 +32,7 @@ describe("where each function is served (RHUMBATRON_FUNCTION_HOST=split)", () =>
     expect(worker.sort()).toEqual(all.filter((id) => WORKER_HOST_FUNCTIONS.has(id)).sort());
     expect(web).toContain("outbox-publisher");
     expect(worker).toContain("agent-runner");
-    expect(functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, source }), "all")).toHaveLength(
+    expect(functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, ...host }), "all")).toHaveLength(
       all.length,
     );
   });

@@ -25,30 +25,25 @@ export { DEFAULT_RUN_KEY, type FunctionContext, type RunTrigger, type WorkerFunc
 const MAX_RETRIES = 20;
 
 /**
- * What the registry needs: a slice of the worker's one context (context.ts). The classifier is
- * optional (abstain by default); `source` (git, Sandbox, Agents) too: when given, the worker
- * provisions and cleans up repositories, sweeps old forks, runs Agents, verifications and
- * releases. Tests of other parts leave it out. main.ts passes runBrowserCheck as browserCheck, so
+ * What the registry needs, as slices of the worker's one context (context.ts): every process gives
+ * the configuration, the nudger and the blobs (the web app, for its share with split hosting); a
+ * worker host also gives its git store, Sandbox and Agents (WorkerHostSlice), and then provisions
+ * and cleans up repositories, sweeps old forks, runs Agents, verifications and releases. The
+ * classifier is optional (abstain by default). main.ts passes runBrowserCheck as browserCheck, so
  * importing the registry never loads Playwright.
  */
-export type FunctionDeps = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
-  Partial<Pick<WorkerContext, "classifier">> & {
-    source?: Pick<
-      WorkerContext,
-      | "db"
-      | "sandbox"
-      | "provider"
-      | "allowlist"
-      | "templateDir"
-      | "releaseRoot"
-      | "browserCheck"
-      | "policy"
-      | "projectChecks"
-    > &
-      Partial<Pick<WorkerContext, "reviewer" | "credentialSecret" | "agentPrograms">> & {
-        store: WorkerContext["source"];
-      };
-  };
+export type RegistrySlice = Pick<WorkerContext, "config" | "nudger" | "blobs"> &
+  Partial<Pick<WorkerContext, "classifier">>;
+export type WorkerHostSlice = Pick<
+  WorkerContext,
+  "db" | "source" | "sandbox" | "provider" | "allowlist" | "releaseRoot" | "browserCheck"
+> &
+  Partial<
+    Pick<WorkerContext, "templateDir" | "policy" | "projectChecks" | "reviewer" | "credentialSecret" | "agentPrograms">
+  >;
+export type FunctionDeps = RegistrySlice | (RegistrySlice & WorkerHostSlice);
+
+const hostsSource = (deps: FunctionDeps): deps is RegistrySlice & WorkerHostSlice => "source" in deps;
 
 /**
  * Functions that need the Sandbox or the source store (git repositories on local disk): with
@@ -72,23 +67,12 @@ export function functionsForHost(functions: WorkerFunction[], host: FunctionHost
 }
 
 /** The registry both executors read: every background function, with triggers from config. */
-export function buildFunctions({
-  config,
-  nudger,
-  blobs,
-  classifier = abstainClassifier,
-  source,
-}: FunctionDeps): WorkerFunction[] {
-  const sourceHandlers = (deps: EnqueueDeps) => {
-    if (!source) return {};
-    const d = {
-      ...deps,
-      db: source.db,
-      source: source.store,
-      blobs,
-      ...(source.templateDir ? { templateDir: source.templateDir } : {}),
-      ...(source.credentialSecret ? { credentialSecret: source.credentialSecret } : {}),
-    };
+export function buildFunctions(deps: FunctionDeps): WorkerFunction[] {
+  const { config, nudger, blobs, classifier = abstainClassifier } = deps;
+  const host = hostsSource(deps) ? deps : null;
+  const sourceHandlers = (enqueue: EnqueueDeps) => {
+    if (!host) return {};
+    const d = { ...host, ...enqueue };
     return {
       integration: [provisionHandler(d), cleanupHandler(d), forksSweepHandler(d), landHandler(d), fixtureHandler(d)],
       indexing: indexingHandlers(d),
@@ -101,41 +85,12 @@ export function buildFunctions({
     analyticsProjectorFunction({ config, nudger }),
     maintenanceFunction(config, blobs, nudger),
     ...queueConsumerFunctions(config, nudger, sourceHandlers),
-    ...(source
+    ...(host
       ? [
-          agentRunnerFunction({
-            db: source.db,
-            config,
-            nudger,
-            source: source.store,
-            sandbox: source.sandbox,
-            blobs,
-            provider: source.provider,
-            allowlist: source.allowlist,
-            ...(source.agentPrograms ? { agentPrograms: source.agentPrograms } : {}),
-            ...(source.credentialSecret ? { credentialSecret: source.credentialSecret } : {}),
-          }),
+          agentRunnerFunction(host),
           forksSweepTickFunction(config, nudger),
-          verificationWorkflowFunction({
-            db: source.db,
-            config,
-            nudger,
-            source: source.store,
-            sandbox: source.sandbox,
-            blobs,
-            browserCheck: source.browserCheck,
-            ...(source.policy ? { policy: source.policy } : {}),
-            ...(source.projectChecks ? { projectChecks: source.projectChecks } : {}),
-            ...(source.reviewer ? { reviewer: source.reviewer } : {}),
-          }),
-          releaseWorkflowFunction({
-            db: source.db,
-            config,
-            nudger,
-            source: source.store,
-            blobs,
-            releaseRoot: source.releaseRoot,
-          }),
+          verificationWorkflowFunction(host),
+          releaseWorkflowFunction(host),
         ]
       : []),
   ]);

@@ -1,6 +1,9 @@
 import { canonicalRepo, DomainError } from "@rhumbatron/core";
 import {
   buildSearchIndex,
+  canonicalGenerationOf,
+  generationOf,
+  projectIndexRow,
   recordIndexBuilt,
   recordIndexesPurged,
   recordIndexFailure,
@@ -57,15 +60,14 @@ export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
       const payload = buildPayload.safeParse(command.payload);
       if (!payload.success) throw new DomainError("INVALID_INPUT", `index.build needs {generation}: ${payload.error}`);
       const { generation } = payload.data;
-      const project = await deps.db.project.findUnique({ where: { id: projectId } });
-      if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
+      const current = await canonicalGenerationOf(deps.db, projectId);
+      if (current === null) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
       // The source sync of every promotion up to now; a repeat finds main where it should be.
-      await syncCanonical(deps, projectId, Math.max(project.canonicalGeneration, generation));
-      const gen = await deps.db.canonicalGeneration.findUniqueOrThrow({
-        where: { projectId_generation: { projectId, generation } },
-      });
+      await syncCanonical(deps, projectId, Math.max(current, generation));
+      const gen = await generationOf(deps.db, projectId, generation);
+      if (!gen) throw new DomainError("NOT_FOUND", `project ${projectId} has no generation ${generation}`);
       const key = searchIndexKey(projectId, gen.tree);
-      const built = await deps.db.projectIndex.findFirst({ where: { projectId, tree: gen.tree, status: "built" } });
+      const built = await projectIndexRow(deps.db, projectId, { builtTree: gen.tree });
       if (built && (await deps.blobs.has(key))) return null;
       const index = buildSearchIndex(await readGeneration(deps, projectId, generation, gen.commit));
       const doc: SearchIndexDoc = { version: 1, projectId, generation, tree: gen.tree, commit: gen.commit, ...index };
@@ -96,13 +98,10 @@ export function indexingHandlers(deps: SourceHandlerDeps): CommandHandler[] {
     async onExhausted(ctx, message, error) {
       const env = message.envelope as { projectId?: string };
       if (!env.projectId) return;
-      const p = await ctx.tx.project.findUnique({
-        where: { id: env.projectId },
-        select: { canonicalGeneration: true },
-      });
+      const current = await canonicalGenerationOf(ctx.tx, env.projectId);
       await recordIndexFailure(ctx, {
         projectId: env.projectId,
-        generation: p?.canonicalGeneration ?? 0,
+        generation: current ?? 0,
         error: `index.purge: ${error}`,
       });
     },

@@ -6,6 +6,7 @@ import {
   type LoadedRelease,
   loadRelease,
   recordReleaseError,
+  releaseErrorOf,
   releaseEvent,
   WORKFLOWS,
   withRepoToken,
@@ -150,7 +151,7 @@ async function attemptSteps(r: ReleaseRun, rel: LoadedRelease, claim: ClaimedWor
   const { db, now } = deps;
   // An instance that kept crashing outside its steps (its lease lapsing each time) stops here.
   if (claim.attempts > retries + 1) {
-    const last = (await db.release.findUnique({ where: { id }, select: { error: true } }))?.error;
+    const last = await releaseErrorOf(db, id);
     throw new DomainError(
       "PRECONDITION_FAILED",
       `stopped after ${claim.attempts - 1} attempts${last ? `; last error: ${last}` : ""}`,

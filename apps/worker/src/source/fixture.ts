@@ -11,7 +11,15 @@ import {
   sourceKeys,
   workspaceFork,
 } from "@rhumbatron/core";
-import { type FixtureRecord, type FixtureTask, loadFixtureTask, recordFixture, withRepoTokens } from "@rhumbatron/db";
+import {
+  changeSetExists,
+  type FixtureRecord,
+  type FixtureTask,
+  loadFixtureTask,
+  recordFixture,
+  userIdentity,
+  withRepoTokens,
+} from "@rhumbatron/db";
 import type { CommandHandler, EnqueueDeps } from "@rhumbatron/runtime";
 import { storePatch } from "./code-store.ts";
 import type { Identity } from "./git-objects.ts";
@@ -43,8 +51,7 @@ export function fixtureHandler(deps: FixtureHandlerDeps): CommandHandler {
       if (!command.taskId || !command.changeId)
         throw new DomainError("INVALID_INPUT", `${command.commandId}: fixture.publish needs its Task and Change`);
       const { runId, changeSetId } = fixtureRecordIds(command.commandId);
-      if (await deps.db.changeSet.findUnique({ where: { id: changeSetId }, select: { id: true } }))
-        return { kind: "published" };
+      if (await changeSetExists(deps.db, changeSetId)) return { kind: "published" };
       const task = await loadFixtureTask(deps.db, command.taskId);
       const fork = workspaceFork(runId);
       const base = {
@@ -167,8 +174,7 @@ async function pushedBefore(
 
 /** The person who sent the fixture, as the commit's author. */
 async function authorOf(deps: FixtureHandlerDeps, actorId: string): Promise<Identity> {
-  const user = await deps.db.user.findUnique({ where: { id: actorId }, select: { name: true, email: true } });
-  return user ? { name: user.name, email: user.email } : { name: actorId, email: `${actorId}@users.rhumbatron.local` };
+  return (await userIdentity(deps.db, actorId)) ?? { name: actorId, email: `${actorId}@users.rhumbatron.local` };
 }
 
 /**

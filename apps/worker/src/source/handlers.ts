@@ -11,12 +11,16 @@ import {
 } from "@rhumbatron/core";
 import {
   type Db,
+  forkOwnersOf,
+  generationAtCommit,
+  projectSourceOf,
   pushQuarantineOf,
   readImportCredentials,
   recordCandidateForkDeleted,
   recordProjectProvisioned,
   recordProjectProvisionFailed,
   recordWorkspaceForkDeleted,
+  sweepableForks,
   withRepoToken,
 } from "@rhumbatron/db";
 import type { CommandHandler } from "@rhumbatron/runtime";
@@ -51,17 +55,7 @@ export function provisionHandler(deps: SourceHandlerDeps): CommandHandler {
     async prepare({ command, message }): Promise<Provisioned> {
       const projectId = command.projectId;
       const repo = canonicalRepo(projectId);
-      const project = await deps.db.project.findUnique({
-        where: { id: projectId },
-        select: {
-          id: true,
-          status: true,
-          sourceKind: true,
-          sourceUrl: true,
-          sourceBranch: true,
-          sourceSubmodules: true,
-        },
-      });
+      const project = await projectSourceOf(deps.db, projectId);
       if (!project) throw new DomainError("NOT_FOUND", `project ${projectId} not found`);
       if (project.status === "failed") return { alreadyFailed: true };
       let s0: { commit: string; tree: string };
@@ -174,16 +168,8 @@ async function pushedSource(
 
 /** The repository names one project's rows derive (never a listing of the namespace). */
 export async function repositoriesOf(db: Db, projectId: string): Promise<string[]> {
-  const runs = await db.agentRun.findMany({
-    where: { change: { projectId }, fork: { not: null } },
-    select: { id: true },
-  });
-  const candidates = await db.candidate.findMany({ where: { projectId }, select: { id: true } });
-  return [
-    canonicalRepo(projectId),
-    ...runs.map((r) => workspaceFork(r.id)),
-    ...candidates.map((c) => candidateFork(c.id)),
-  ];
+  const { runIds, candidateIds } = await forkOwnersOf(db, projectId);
+  return [canonicalRepo(projectId), ...runIds.map(workspaceFork), ...candidateIds.map(candidateFork)];
 }
 
 /**
@@ -220,12 +206,7 @@ async function mainGeneration(deps: SourceHandlerDeps, projectId: string): Promi
   const head = await withRepoToken(deps.db, { repo, mode: "read", purpose: "sweep" }, deps.config, deps.now, (t) =>
     deps.source.head(repo, t),
   );
-  const at = await deps.db.canonicalGeneration.findFirst({
-    where: { projectId, commit: head },
-    orderBy: { generation: "desc" },
-    select: { generation: true },
-  });
-  return at?.generation ?? -1;
+  return (await generationAtCommit(deps.db, projectId, head))?.generation ?? -1;
 }
 
 export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
@@ -235,35 +216,18 @@ export function forksSweepHandler(deps: SourceHandlerDeps): CommandHandler {
     async prepare({ command }) {
       const projectId = command.projectId;
       const cutoff = new Date(deps.now().getTime() - deps.config.source.forkRetentionDays * 86_400_000);
-      const runs = await deps.db.agentRun.findMany({
-        where: {
-          change: { projectId, status: { in: [...CHANGE_STATUS_SETS.final] } },
-          fork: { not: null },
-          forkDeletedAt: null,
-          createdAt: { lt: cutoff },
-          status: { in: [...AGENT_RUN_STATUS_SETS.ended] },
-        },
-        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        take: SWEEP_BATCH + 1,
-        select: { id: true },
-      });
       const synced = await mainGeneration(deps, projectId);
-      const candidates = await deps.db.candidate.findMany({
-        where: {
-          projectId,
-          forkDeletedAt: null,
-          createdAt: { lt: cutoff },
-          OR: [{ status: { in: ["rejected", "stale"] } }, { status: "promoted", promotedGeneration: { lte: synced } }],
-        },
-        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        take: SWEEP_BATCH + 1,
-        select: { id: true },
+      const found = await sweepableForks(deps.db, projectId, {
+        cutoff,
+        syncedGeneration: synced,
+        limit: SWEEP_BATCH + 1,
       });
-      const sweptRuns = runs.slice(0, SWEEP_BATCH).map((r) => r.id);
-      const sweptCandidates = candidates.slice(0, SWEEP_BATCH).map((c) => c.id);
+      const sweptRuns = found.runIds.slice(0, SWEEP_BATCH);
+      const sweptCandidates = found.candidateIds.slice(0, SWEEP_BATCH);
       for (const id of sweptCandidates) await deps.source.delete(candidateFork(id));
       for (const id of sweptRuns) await deps.source.delete(workspaceFork(id));
-      return { sweptRuns, sweptCandidates, more: runs.length > SWEEP_BATCH || candidates.length > SWEEP_BATCH };
+      const more = found.runIds.length > SWEEP_BATCH || found.candidateIds.length > SWEEP_BATCH;
+      return { sweptRuns, sweptCandidates, more };
     },
     async handle(ctx) {
       const p = ctx.prepared as { sweptRuns: string[]; sweptCandidates: string[]; more: boolean };

@@ -1,5 +1,13 @@
 import { candidateFork, canonicalRepo, DomainError, sourceKeys } from "@rhumbatron/core";
-import { type Db, type GenerationFacts, generationFacts, withRepoToken } from "@rhumbatron/db";
+import {
+  type Db,
+  type GenerationFacts,
+  generationAtCommit,
+  generationFacts,
+  generationOf,
+  generationsBetween,
+  withRepoToken,
+} from "@rhumbatron/db";
 import { withLease } from "@rhumbatron/runtime";
 import { withCanonicalCodeStore } from "./code-store.ts";
 import type { SourceHandlerDeps } from "./handlers.ts";
@@ -82,16 +90,10 @@ async function advanceMain(deps: SyncDeps, projectId: string, generation: number
     deps.now,
     async (token) => {
       const head = await deps.source.head(repo, token);
-      const at = await deps.db.canonicalGeneration.findFirst({
-        where: { projectId, commit: head },
-        orderBy: { generation: "desc" },
-      });
+      const at = await generationAtCommit(deps.db, projectId, head);
       if (!at) throw new DomainError("CONFLICT", `${repo} main is at ${head.slice(0, 12)}, which is no generation`);
       if (at.generation >= generation) return { from: at.generation, steps: [] as number[] };
-      const rows = await deps.db.canonicalGeneration.findMany({
-        where: { projectId, generation: { gte: at.generation, lte: generation } },
-        orderBy: { generation: "asc" },
-      });
+      const rows = await generationsBetween(deps.db, projectId, at.generation, generation);
       const steps: number[] = [];
       for (let i = 1; i < rows.length; i++) {
         const prev = rows[i - 1];
@@ -125,10 +127,7 @@ async function advanceMain(deps: SyncDeps, projectId: string, generation: number
 
 /** Publishes the code store of generations first..last that lack one (a crash may have left one out). */
 async function publishMissing(deps: SyncDeps, projectId: string, first: number, last: number): Promise<number[]> {
-  const rows = await deps.db.canonicalGeneration.findMany({
-    where: { projectId, generation: { gte: Math.max(0, first - 1), lte: last } },
-    orderBy: { generation: "asc" },
-  });
+  const rows = await generationsBetween(deps.db, projectId, Math.max(0, first - 1), last);
   const published: number[] = [];
   await withCanonicalCodeStore(deps, projectId, async (publish) => {
     for (const row of rows) {
@@ -143,9 +142,7 @@ async function publishMissing(deps: SyncDeps, projectId: string, first: number, 
 }
 
 export async function syncCanonical(deps: SyncDeps, projectId: string, generation: number): Promise<SyncResult> {
-  const target = await deps.db.canonicalGeneration.findUnique({
-    where: { projectId_generation: { projectId, generation } },
-  });
+  const target = await generationOf(deps.db, projectId, generation);
   if (!target) throw new DomainError("NOT_FOUND", `project ${projectId} has no generation ${generation}`);
   // The code store is published under the lock too: two syncs never write the same objects at once.
   return withSyncLock(deps.db, projectId, async () => {

@@ -1,5 +1,6 @@
 import { candidateStatusIn, type SandboxCommand, type SandboxWorkspace } from "@rhumbatron/core";
 import type { Db } from "@rhumbatron/db";
+import { candidateStatusOf } from "@rhumbatron/db";
 import { type CopyableWorkspace, canCopy } from "../sandbox/workspace.ts";
 
 /**
@@ -38,10 +39,9 @@ export function watchCandidateClosed(db: Db, candidateId: string, everyMs: numbe
   const timer = setInterval(() => {
     if (reading || closed) return;
     reading = true;
-    db.candidate
-      .findUnique({ where: { id: candidateId }, select: { status: true } })
-      .then((c) => {
-        const status = c?.status ?? "gone";
+    candidateStatusOf(db, candidateId)
+      .then((found) => {
+        const status = found ?? "gone";
         if (!candidateStatusIn(status, "inProgress")) {
           closed = new CandidateClosed(candidateId, status);
           controller.abort(closed);

@@ -10,7 +10,14 @@ import {
   type ReviewVersion,
   reviewOverlaps,
 } from "@rhumbatron/core";
-import { recordConflictReview, recordContextPacket, type VerificationInput, withRepoToken } from "@rhumbatron/db";
+import {
+  hasConflictReview,
+  recordConflictReview,
+  recordContextPacket,
+  taskTitlesOf,
+  type VerificationInput,
+  withRepoToken,
+} from "@rhumbatron/db";
 import type { WorkflowRun } from "@rhumbatron/runtime";
 import type { WorkerContext } from "../context.ts";
 
@@ -50,9 +57,7 @@ export async function conflictReviewStep(
   changed: () => Promise<ComposableChangeSet[]>,
 ) {
   const { deps, run, input, ids } = v;
-  if (await deps.db.conflictReview.findUnique({ where: { candidateId: ids.candidateId }, select: { id: true } })) {
-    return;
-  }
+  if (await hasConflictReview(deps.db, ids.candidateId)) return;
   const asked = await run.step("review", async (): Promise<Asked> => askForReview(v, composed, await changed()));
   if (!asked) return;
   await run.txStep("review:record", (ctx) =>
@@ -78,10 +83,7 @@ async function askForReview(
     projectId: input.project.id,
     candidateId: ids.candidateId,
   });
-  const tasks = await deps.db.task.findMany({
-    where: { changeId: input.change.id },
-    select: { key: true, title: true },
-  });
+  const tasks = await taskTitlesOf(deps.db, input.change.id);
   const involved = new Set(overlaps.flatMap((o) => o.changeSets));
   const reviewer = deps.reviewer;
   const answer = reviewer

@@ -20,6 +20,8 @@ import {
   listProjectIndexes,
   listProjects,
   listReleases,
+  projectIndexRow,
+  projectInTenant,
   projectName,
   projectOfTenant,
   reissuePushToken,
@@ -149,7 +151,7 @@ export const projectsRouter = router({
   cloneAccess: tenantProcedure("viewer")
     .input(z.object({ projectId }))
     .mutation(async ({ ctx, input }) => {
-      const project = await ctx.db.project.findFirst({ where: { id: input.projectId, tenantId: input.tenantId } });
+      const project = await projectInTenant(ctx.db, input.tenantId, input.projectId);
       if (!project) throw new DomainError("NOT_FOUND", `project ${input.projectId} not found`);
       if (project.status !== "active")
         throw new DomainError("PRECONDITION_FAILED", `the project is ${project.status}; its repository is not ready`);
@@ -228,7 +230,7 @@ function pushAccess(services: Services, projectId: string, issued: { token: stri
 
 /** Why a project has no index to search: never built, its last build failed, purged on archive, or unreadable. */
 async function notIndexedMessage(db: Db, projectId: string): Promise<string> {
-  const last = await db.projectIndex.findFirst({ where: { projectId }, orderBy: { createdAt: "desc" } });
+  const last = await projectIndexRow(db, projectId);
   if (last?.status === "failed") return `No search index: the last build (S${last.generation}) failed: ${last.error}`;
   if (last?.status === "purged") return "No search index: it was removed when the project was archived.";
   // Built, but its blob is not in this server's blob store (a web host that does not share the worker's folder).

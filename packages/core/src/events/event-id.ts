@@ -2,7 +2,7 @@ import { sha256, toHex } from "./hash.ts";
 
 /**
  * Deterministic Event IDs for Change events, so a retried step writes the same Event again and the
- * outbox ignores the repeat (docs/protocol.md, The transactional outbox; docs/idempotency.md, "Event publish").
+ * outbox ignores the repeat (docs/protocol.md, The transactional outbox; the "Event publish" row of docs/idempotency.md).
  *
  * Byte encoding (version 1), hashed with SHA-256; the ID is `evt_` + hex of the first 16 bytes:
  *

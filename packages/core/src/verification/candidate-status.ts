@@ -23,8 +23,9 @@ export const CANDIDATE_TRANSITIONS: Readonly<Record<CandidateStatus, readonly Ca
   created: ["verifying", "rejected", "stale", "cancelled"],
   verifying: ["verified", "rejected", "stale", "cancelled"],
   verified: ["promoted", "rejected", "stale", "cancelled"],
-  // A check rerun puts a rejected Candidate back to verifying (docs/landing.md, "Rerun a check").
-  rejected: ["verifying", "cancelled"],
+  // A check rerun puts a rejected Candidate back to verifying (docs/landing.md, "Rerun a check");
+  // otherwise its verdict stands, also when its Change is cancelled.
+  rejected: ["verifying"],
   stale: ["cancelled"],
   promoted: [],
   cancelled: [],
@@ -37,9 +38,12 @@ export const CANDIDATE_STATUS_SETS = {
   live: ["created", "verifying", "verified"],
   /** The verification workflow changes nothing more by itself (a person's rerun may). */
   settled: ["verified", "rejected", "stale", "promoted", "cancelled"],
-  /** What a cancel of its Change closes. */
-  cancellable: ["created", "verifying", "verified", "stale"],
 } as const satisfies Record<string, readonly CandidateStatus[]>;
+
+/** The statuses the table lets a Candidate leave for `to` (what a move to `to` may start from). */
+export function candidateStatusesInto(to: CandidateStatus): CandidateStatus[] {
+  return CANDIDATE_STATUSES.filter((s) => CANDIDATE_TRANSITIONS[s].includes(to));
+}
 
 export function candidateStatusIn(status: string, set: keyof typeof CANDIDATE_STATUS_SETS): boolean {
   return (CANDIDATE_STATUS_SETS[set] as readonly string[]).includes(status);

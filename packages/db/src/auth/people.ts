@@ -42,3 +42,8 @@ function splitActor(s: string): { kind?: string; id?: string } {
   const i = s.indexOf(":");
   return i < 0 ? { id: s } : { kind: s.slice(0, i), id: s.slice(i + 1) };
 }
+
+/** A user's name and email, or null when there is no such user. */
+export async function userIdentity(db: Db, userId: string): Promise<{ name: string; email: string } | null> {
+  return db.user.findUnique({ where: { id: userId }, select: { name: true, email: true } });
+}

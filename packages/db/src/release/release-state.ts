@@ -93,3 +93,8 @@ export async function completeRelease(
   await releaseEvent(ctx, rel, "release.completed", { releaseId: rel.id, outcome: result.status }, deps, now);
   return true;
 }
+
+/** The last error a release recorded, or null. */
+export async function releaseErrorOf(db: Db, releaseId: string): Promise<string | null> {
+  return (await db.release.findUnique({ where: { id: releaseId }, select: { error: true } }))?.error ?? null;
+}

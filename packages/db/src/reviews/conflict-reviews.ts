@@ -118,3 +118,8 @@ export async function conflictReviewOf(db: Db, candidateId: string) {
   };
 }
 export type ConflictReviewView = NonNullable<Awaited<ReturnType<typeof conflictReviewOf>>>;
+
+/** Whether the Candidate's one conflict review was recorded (a retried step writes none again). */
+export async function hasConflictReview(db: Db, candidateId: string): Promise<boolean> {
+  return (await db.conflictReview.count({ where: { candidateId } })) > 0;
+}

@@ -51,3 +51,44 @@ export async function generationFacts(
     };
   });
 }
+
+/** One generation's row as the source sync and the indexer read it. */
+export interface GenerationRow {
+  generation: number;
+  commit: string;
+  tree: string;
+  candidateId: string | null;
+}
+
+const GENERATION_ROW = { generation: true, commit: true, tree: true, candidateId: true } as const;
+
+/** Generation `generation` of a project, or null. */
+export async function generationOf(db: Db, projectId: string, generation: number): Promise<GenerationRow | null> {
+  return db.canonicalGeneration.findUnique({
+    where: { projectId_generation: { projectId, generation } },
+    select: GENERATION_ROW,
+  });
+}
+
+/** The newest generation whose commit is `commit` (main's head names one), or null. */
+export async function generationAtCommit(db: Db, projectId: string, commit: string): Promise<GenerationRow | null> {
+  return db.canonicalGeneration.findFirst({
+    where: { projectId, commit },
+    orderBy: { generation: "desc" },
+    select: GENERATION_ROW,
+  });
+}
+
+/** Generations first..last of a project, oldest first (a missing one is simply absent). */
+export async function generationsBetween(
+  db: Db,
+  projectId: string,
+  first: number,
+  last: number,
+): Promise<GenerationRow[]> {
+  return db.canonicalGeneration.findMany({
+    where: { projectId, generation: { gte: first, lte: last } },
+    orderBy: { generation: "asc" },
+    select: GENERATION_ROW,
+  });
+}

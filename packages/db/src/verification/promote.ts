@@ -19,6 +19,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { attemptPickBlock } from "../work-graph/attempts.ts";
+import { moveCandidates } from "../work-graph/candidate-moves.ts";
 import { markCandidateStale } from "../work-graph/candidate-stale.ts";
 import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
@@ -101,9 +102,8 @@ export async function decideCandidateApproval(
         }),
       );
     } else {
-      await ctx.tx.candidate.update({
-        where: { id: c.id },
-        data: { status: "rejected", rejectionReason: `approval rejected: ${d.note ?? ""}` },
+      await moveCandidates(ctx.tx, { id: c.id }, "rejected", {
+        data: { rejectionReason: `approval rejected: ${d.note ?? ""}` },
       });
       events.push(
         changeEvent(owner, "approval.rejected", {
@@ -310,11 +310,8 @@ async function advanceCanonical(
     data: { projectId: c.projectId, generation, ...composed, candidateId: c.id, createdAt: now },
   });
   await ctx.tx.project.update({ where: { id: c.projectId }, data: { canonicalGeneration: generation } });
-  const moved = await ctx.tx.candidate.updateMany({
-    where: { id: c.id, status: "verified" },
-    data: { status: "promoted", promotedGeneration: generation },
-  });
-  if (moved.count !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
+  const moved = await moveCandidates(ctx.tx, { id: c.id }, "promoted", { data: { promotedGeneration: generation } });
+  if (moved !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
   // The Change is done: its composed work is canonical now.
   await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
   const by = {

@@ -187,3 +187,8 @@ async function promotionBlocks(
   });
   return r.ok ? [] : r.blocks.filter((b) => b !== "approval is pending");
 }
+
+/** A Candidate's status, or null when there is no such Candidate. */
+export async function candidateStatusOf(db: Db, candidateId: string): Promise<string | null> {
+  return (await db.candidate.findUnique({ where: { id: candidateId }, select: { status: true } }))?.status ?? null;
+}

@@ -13,6 +13,7 @@ import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/owners.ts";
 import { startWorkflowInstance } from "../queues/workflows.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { moveCandidates } from "../work-graph/candidate-moves.ts";
 import { changeEvent } from "../work-graph/shared.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
 import { evidenceOf } from "./workflow-state.ts";
@@ -98,10 +99,8 @@ export async function requestCheckRerun(
         requestedAt: now,
       },
     });
-    await ctx.tx.candidate.update({
-      where: { id: q.candidateId },
-      data: { status: "verifying", rejectionReason: null },
-    });
+    const moved = await moveCandidates(ctx.tx, { id: q.candidateId }, "verifying", { data: { rejectionReason: null } });
+    if (moved !== 1) throw new DomainError("CONFLICT", `candidate ${q.candidateId} changed meanwhile; try again`);
     await appendToOutbox(
       ctx,
       [

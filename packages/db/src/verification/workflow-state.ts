@@ -16,6 +16,7 @@ import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { TxContext } from "../transaction.ts";
 import { pickByRule } from "../work-graph/attempts.ts";
+import { moveCandidates } from "../work-graph/candidate-moves.ts";
 import { earlierApproval } from "./interdiff.ts";
 
 /**
@@ -23,7 +24,8 @@ import { earlierApproval } from "./interdiff.ts";
  * resource shard), moves the status only from the states it may leave, and writes its Event with
  * a stable ID in the same transaction, so a replayed step writes nothing twice.
  */
-const OPEN: string[] = [...CANDIDATE_STATUS_SETS.inProgress];
+const IN_PROGRESS = CANDIDATE_STATUS_SETS.inProgress;
+const OPEN: string[] = [...IN_PROGRESS];
 
 export async function loadVerificationInput(db: Db, candidateId: string) {
   const candidate = await db.candidate.findUnique({ where: { id: candidateId } });
@@ -287,18 +289,14 @@ export async function finishCandidateVerification(
 ): Promise<boolean> {
   const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
   const now = deps.now();
-  const data: Prisma.CandidateUpdateManyMutationInput =
+  const data: Omit<Prisma.CandidateUpdateManyMutationInput, "status"> =
     o.status === "stale"
-      ? { status: "stale" }
+      ? {}
       : o.status === "rejected"
-        ? {
-            status: "rejected",
-            rejectionReason: o.reason,
-            ...(o.gate ? { gate: o.gate as unknown as Prisma.InputJsonValue } : {}),
-          }
-        : { status: "verified", gate: o.gate as unknown as Prisma.InputJsonValue };
-  const moved = await ctx.tx.candidate.updateMany({ where: { id: c.candidateId, status: { in: OPEN } }, data });
-  if (moved.count === 0) return false;
+        ? { rejectionReason: o.reason, ...(o.gate ? { gate: o.gate as unknown as Prisma.InputJsonValue } : {}) }
+        : { gate: o.gate as unknown as Prisma.InputJsonValue };
+  const moved = await moveCandidates(ctx.tx, { id: c.candidateId }, o.status, { data, among: IN_PROGRESS });
+  if (moved === 0) return false;
   // Its ChangeSets conflict on this generation: the Change waits for its Tasks to be re-run there.
   if (o.status === "rejected" && o.reason === "merge conflict") {
     await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "conflicted" } });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import {
   type AgentChoice,
   type AttemptPick,
-  CANDIDATE_STATUS_SETS,
+  candidateStatusesInto,
   commandIds,
   DomainError,
   type TaskAttempts,
@@ -12,6 +12,7 @@ import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { moveCandidates } from "./candidate-moves.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -146,7 +147,6 @@ export async function attemptedTask(
   return null;
 }
 
-const OPEN: string[] = [...CANDIDATE_STATUS_SETS.cancellable];
 type OutboxDeps = Parameters<typeof appendToOutbox>[2] & { now: () => Date };
 
 /**
@@ -161,12 +161,12 @@ export async function pickAttemptIn(
   deps: OutboxDeps,
 ): Promise<{ picked: number; cancelled: string[] }> {
   const others = await ctx.tx.candidate.findMany({
-    where: { changeId: owner.id, status: { in: OPEN }, alternative: { not: p.attempt } },
+    where: { changeId: owner.id, status: { in: candidateStatusesInto("cancelled") }, alternative: { not: p.attempt } },
     orderBy: { id: "asc" },
     select: { id: true },
   });
   const cancelled = others.map((c) => c.id);
-  await ctx.tx.candidate.updateMany({ where: { id: { in: cancelled } }, data: { status: "cancelled" } });
+  await moveCandidates(ctx.tx, { id: { in: cancelled } }, "cancelled");
   await ctx.tx.change.update({ where: { id: owner.id }, data: { pickedAttempt: p.attempt } });
   await appendToOutbox(
     ctx,

@@ -1,9 +1,10 @@
-import { CANDIDATE_STATUS_SETS, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
+import { candidateStatusesInto, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
 import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { moveCandidates } from "./candidate-moves.ts";
 import { loadTasks } from "./dispatch.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -90,7 +91,6 @@ export async function verificationIfGraphComplete(
 }
 
 /** A Candidate that can still move: cancelling its Change cancels it too. */
-const OPEN_CANDIDATE: string[] = [...CANDIDATE_STATUS_SETS.cancellable];
 
 /**
  * Cancels a Change in any state that is not final (open, verifying, conflicted): its Tasks that
@@ -135,14 +135,11 @@ export async function cancelChange(
       data: { state: "blocked", blockedLimit: "cancelled" },
     });
     const candidates = await ctx.tx.candidate.findMany({
-      where: { changeId: c.changeId, status: { in: OPEN_CANDIDATE } },
+      where: { changeId: c.changeId, status: { in: candidateStatusesInto("cancelled") } },
       orderBy: { id: "asc" },
       select: { id: true },
     });
-    await ctx.tx.candidate.updateMany({
-      where: { id: { in: candidates.map((x) => x.id) } },
-      data: { status: "cancelled" },
-    });
+    await moveCandidates(ctx.tx, { id: { in: candidates.map((x) => x.id) } }, "cancelled");
     const now = deps.now();
     const actor = { kind: "user" as const, id: c.actorId };
     await appendToOutbox(

@@ -12,6 +12,7 @@ import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { insertChangeSet } from "./changeset-row.ts";
 import { verificationIfGraphComplete } from "./complete-task.ts";
 import { dependencyStack, type RunContext } from "./runs.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
@@ -160,21 +161,17 @@ export async function recordFixture(
     return { result: "done", changeSetId: null, note: refusal };
   }
   await ctx.tx.agentRun.create({ data: { ...run, status: "completed" } });
-  await ctx.tx.changeSet.create({
-    data: {
-      id: changeSetId,
-      changeId: owner.id,
-      taskId: task.id,
-      runId,
-      agentId: r.actorId,
-      fork: r.fork,
-      baseCommit: r.baseCommit,
-      commit: r.commit,
-      paths: r.paths,
-      patchRef: r.patch?.key ?? null,
-      patchBytes: r.patch?.bytes ?? 0,
-      patchTruncated: r.patch?.truncated ?? false,
-    },
+  await insertChangeSet(ctx.tx, {
+    id: changeSetId,
+    changeId: owner.id,
+    taskId: task.id,
+    runId,
+    agentId: r.actorId,
+    fork: r.fork,
+    baseCommit: r.baseCommit,
+    commit: r.commit,
+    paths: r.paths,
+    patch: r.patch ?? null,
   });
   await ctx.tx.task.update({
     where: { id: task.id },

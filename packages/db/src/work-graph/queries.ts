@@ -53,3 +53,25 @@ export async function getChange(db: Db, q: { tenantId: string; changeId: string 
 export async function listTasks(db: Db, q: { tenantId: string; changeId: string }) {
   return (await getChange(db, q)).tasks;
 }
+
+/** The ChangeSet an Agent run published, or null. */
+export async function changeSetOfRun(db: Db, runId: string): Promise<string | null> {
+  const row = await db.changeSet.findFirst({ where: { runId }, select: { id: true } });
+  return row?.id ?? null;
+}
+
+/** Whether a ChangeSet with this ID was recorded. */
+export async function changeSetExists(db: Db, changeSetId: string): Promise<boolean> {
+  return (await db.changeSet.count({ where: { id: changeSetId } })) > 0;
+}
+
+/** A Change's Tasks by key and title, in no particular order. */
+export async function taskTitlesOf(db: Db, changeId: string): Promise<{ key: string; title: string }[]> {
+  return db.task.findMany({ where: { changeId }, select: { key: true, title: true } });
+}
+
+/** Whether a Task was cancelled (its Change was): a running Agent stops at its next look. */
+export async function taskCancelled(db: Db, taskId: string): Promise<boolean> {
+  const t = await db.task.findUnique({ where: { id: taskId }, select: { state: true, blockedLimit: true } });
+  return t?.state === "blocked" && t.blockedLimit === "cancelled";
+}

@@ -12,6 +12,7 @@ import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { lockResourceRow } from "../events/owners.ts";
 import { withTransaction } from "../transaction.ts";
+import { type ChangeSetRow, insertChangeSet } from "./changeset-row.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -191,22 +192,7 @@ export async function recordRunTranscript(db: Db, runId: string, t: RunTranscrip
  */
 export async function publishChangeSet(
   db: Db,
-  p: {
-    runId: string;
-    changeId: string;
-    taskId: string;
-    agentId: string;
-    fork: string;
-    baseCommit: string;
-    commit: string;
-    paths: string[];
-    /** Edits outside the Task's declared paths that count as a gate gap (core pathsOutside). */
-    outsidePaths?: string[];
-    patch: { key: string; bytes: number; truncated: boolean } | null;
-    changeSetId?: string;
-    /** Lines added plus lines removed. */
-    changedLines?: number;
-  },
+  p: Omit<ChangeSetRow, "id" | "alternative"> & { changeSetId?: string },
   deps: WorkGraphDeps,
 ): Promise<string> {
   return withTransaction(db, async (ctx) => {
@@ -220,25 +206,7 @@ export async function publishChangeSet(
       select: { alternative: true },
     });
     const id = p.changeSetId ?? `cs_${randomUUID()}`;
-    await ctx.tx.changeSet.create({
-      data: {
-        id,
-        changeId: p.changeId,
-        taskId: p.taskId,
-        runId: p.runId,
-        agentId: p.agentId,
-        fork: p.fork,
-        baseCommit: p.baseCommit,
-        commit: p.commit,
-        paths: p.paths,
-        outsidePaths: p.outsidePaths ?? [],
-        patchRef: p.patch?.key ?? null,
-        patchBytes: p.patch?.bytes ?? 0,
-        patchTruncated: p.patch?.truncated ?? false,
-        alternative,
-        changedLines: p.changedLines ?? 0,
-      },
-    });
+    await insertChangeSet(ctx.tx, { ...p, id, alternative });
     // Another attempt's ChangeSet is no news for the other Tasks (it wakes none): attempt.finished tells of it.
     if (alternative > 1) return id;
     await appendToOutbox(

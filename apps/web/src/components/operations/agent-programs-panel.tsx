@@ -3,7 +3,7 @@ import { Panel } from "../query-state.tsx";
 
 /**
  * The coding-agent programs the worker reports in its heartbeat (what a `program` Agent can be:
- * README, Choosing the Agent), with the package and version each runs.
+ * docs/coding-agents.md, "Claude Code, Codex, Gemini CLI and OpenCode"), with the package and version each runs.
  */
 export function AgentProgramsPanel({ worker }: { worker: HealthReport["worker"] }) {
   const programs = worker?.agentPrograms ?? [];

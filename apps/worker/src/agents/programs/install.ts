@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { AGENT_PROGRAM_NAMES, type AgentProgramName } from "@rhumbatron/core";
 
 /**
- * The coding-agent programs an Agent can be (docs/agents.md, "Agent programs (foundation)"),
+ * The coding-agent programs an Agent can be (docs/coding-agents.md, "Claude Code, Codex, Gemini CLI and OpenCode"),
  * installed from the npm registry into a content-addressed folder outside this repository: they are
  * hundreds of MB each and never dependencies of a package here.
  *

@@ -3,7 +3,7 @@ import { jsonLines, summarize, type TranscriptStep } from "./transcript.ts";
 
 /**
  * How to run each coding-agent program non-interactively inside the Sandbox, and how to read what
- * it prints (docs/agents.md, "Agent programs (foundation)"). What each switch is for was checked by
+ * it prints (docs/coding-agents.md, "Claude Code, Codex, Gemini CLI and OpenCode"). What each switch is for was checked by
  * running the programs against the stand-in model servers (packages/fixtures/src/*-stand-in.ts;
  * apps/worker/src/agents/programs/programs.test.ts).
  *
