@@ -13,7 +13,7 @@ const TEST_SUPPORT = "(\\.test\\.tsx?$|\\.testing\\.ts$|/testing/|/testing\\.ts$
  * import no area, except index.ts, which exports them all. Tests and test support are exempt.
  */
 const DB_LAYERS = [
-  ["auth", "blob", "schema"],
+  ["auth", "blob", "schema", "statuses"],
   ["events"],
   ["queues"],
   ["work-graph"],

@@ -17,6 +17,6 @@ export default defineConfig({
   // in (tsconfig.build.json maps them to their source; src/router.ts keeps the server's out).
   dts: {
     entry: { index: "src/index.ts" },
-    resolve: [/^@rhumbatron\//, /^@prisma\/client\/runtime\//],
+    resolve: [/^@rhumbatron\//, /^@prisma\/client\/runtime\//, /^@prisma\/client-runtime-utils/],
   },
 });

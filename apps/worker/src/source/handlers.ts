@@ -1,7 +1,5 @@
 import { rm } from "node:fs/promises";
 import {
-  AGENT_RUN_STATUS_SETS,
-  CHANGE_STATUS_SETS,
   candidateFork,
   canonicalRepo,
   DomainError,

@@ -1,3 +1,5 @@
+import { statusesInto } from "../work-graph/statuses.ts";
+
 /**
  * A Candidate's statuses and the moves between them, as data (docs/protocol.md, Candidates and their statuses). Every
  * list of statuses the code needs (what is live, what the workflow may still change, what a cancel
@@ -42,7 +44,7 @@ export const CANDIDATE_STATUS_SETS = {
 
 /** The statuses the table lets a Candidate leave for `to` (what a move to `to` may start from). */
 export function candidateStatusesInto(to: CandidateStatus): CandidateStatus[] {
-  return CANDIDATE_STATUSES.filter((s) => CANDIDATE_TRANSITIONS[s].includes(to));
+  return statusesInto(CANDIDATE_TRANSITIONS, to);
 }
 
 export function candidateStatusIn(status: string, set: keyof typeof CANDIDATE_STATUS_SETS): boolean {

@@ -5,6 +5,11 @@ import type { TaskState } from "./model.ts";
  * data (Candidates: verification/candidate-status.ts). The named sets are what the code asks
  * ("can this Change still move?", "may this Task be retried?"), each answered in one place.
  */
+/** The statuses a table lets an entity leave for `to` (what a move to `to` may start from). */
+export function statusesInto<S extends string>(table: Readonly<Record<S, readonly S[]>>, to: S): S[] {
+  return (Object.keys(table) as S[]).filter((s) => table[s].includes(to));
+}
+
 export const CHANGE_STATUSES = ["open", "verifying", "conflicted", "promoted", "cancelled"] as const;
 export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
 export const CHANGE_TRANSITIONS: Readonly<Record<ChangeStatus, readonly ChangeStatus[]>> = {
@@ -41,7 +46,8 @@ export const TASK_STATE_SETS = {
 export const AGENT_RUN_STATUSES = ["queued", "running", "completed", "failed", "blocked", "cancelled"] as const;
 export type AgentRunStatus = (typeof AGENT_RUN_STATUSES)[number];
 export const AGENT_RUN_TRANSITIONS: Readonly<Record<AgentRunStatus, readonly AgentRunStatus[]>> = {
-  queued: ["running"],
+  // A woken run (a wake for a Task whose run is working) is received without running (woken.ts).
+  queued: ["running", "completed"],
   // A running run whose runner died is claimed again (running -> running).
   running: ["running", "completed", "failed", "blocked", "cancelled"],
   completed: [],

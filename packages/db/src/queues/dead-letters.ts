@@ -6,6 +6,7 @@ import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { changeEvent, projectEvent } from "../events/factory.ts";
 import { lockProjectRow, lockResourceRow } from "../events/owners.ts";
+import { moveTasks } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 
 /**
@@ -116,11 +117,10 @@ async function blockTask(
   });
   if (!owner) return;
   const before = await ctx.tx.task.findFirst({ where: { id: taskId, changeId } });
-  const blocked = await ctx.tx.task.updateMany({
-    where: { id: taskId, changeId },
-    data: { state: "blocked", blockedLimit: "dead_letter" },
+  const blocked = await moveTasks(ctx.tx, { id: taskId, changeId }, "blocked", {
+    data: { blockedLimit: "dead_letter" },
   });
-  if (blocked.count === 0) return;
+  if (blocked === 0) return;
   const event = changeEvent(owner, "task.failed", {
     taskId,
     key: `dead_letter:${commandId}:${occurrence}`,

@@ -17,9 +17,9 @@ import { changeEvent, projectEvent } from "../events/factory.ts";
 import { type LockedProject, lockProjectRow, lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
+import { moveCandidates, moveChanges } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { attemptPickBlock } from "../work-graph/attempts.ts";
-import { moveCandidates } from "../work-graph/candidate-moves.ts";
 import { markCandidateStale } from "../work-graph/candidate-stale.ts";
 import { readGate } from "./gate-reading.ts";
 import { activeVerificationPolicy } from "./project-policy.ts";
@@ -313,7 +313,7 @@ async function advanceCanonical(
   const moved = await moveCandidates(ctx.tx, { id: c.id }, "promoted", { data: { promotedGeneration: generation } });
   if (moved !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
   // The Change is done: its composed work is canonical now.
-  await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "promoted" } });
+  await moveChanges(ctx.tx, { id: c.changeId }, "promoted");
   const by = {
     changeId: c.changeId,
     actor: { kind: q.actorKind ?? "user", id: q.actorId },

@@ -1,6 +1,7 @@
 import {
   type buildEvent,
   CANDIDATE_STATUS_SETS,
+  candidateStatusesInto,
   DomainError,
   type EventPayload,
   type EventType,
@@ -14,9 +15,9 @@ import { domainWrite } from "../events/domain-write.ts";
 import { changeEvent } from "../events/factory.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import { moveCandidates, moveChanges } from "../statuses/moves.ts";
 import type { TxContext } from "../transaction.ts";
 import { pickByRule } from "../work-graph/attempts.ts";
-import { moveCandidates } from "../work-graph/candidate-moves.ts";
 import { earlierApproval } from "./interdiff.ts";
 
 /**
@@ -25,7 +26,12 @@ import { earlierApproval } from "./interdiff.ts";
  * a stable ID in the same transaction, so a replayed step writes nothing twice.
  */
 const IN_PROGRESS = CANDIDATE_STATUS_SETS.inProgress;
-const OPEN: string[] = [...IN_PROGRESS];
+/** Where the composition step may record its tree from: the table's moves into verifying that are
+ * still in progress, and verifying itself (a retried step writes the same composition again). */
+const INTO_VERIFYING: string[] = [
+  ...candidateStatusesInto("verifying").filter((s) => (IN_PROGRESS as readonly string[]).includes(s)),
+  "verifying",
+];
 
 export async function loadVerificationInput(db: Db, candidateId: string) {
   const candidate = await db.candidate.findUnique({ where: { id: candidateId } });
@@ -102,7 +108,7 @@ export async function markCandidateComposed(
       id: c.candidateId,
       changeId: c.changeId,
       projectId: owner.projectId,
-      expect: { status: OPEN },
+      expect: { status: INTO_VERIFYING },
       set: {
         status: "verifying",
         composed_commit: c.commit,
@@ -299,7 +305,7 @@ export async function finishCandidateVerification(
   if (moved === 0) return false;
   // Its ChangeSets conflict on this generation: the Change waits for its Tasks to be re-run there.
   if (o.status === "rejected" && o.reason === "merge conflict") {
-    await ctx.tx.change.updateMany({ where: { id: c.changeId, status: "verifying" }, data: { status: "conflicted" } });
+    await moveChanges(ctx.tx, { id: c.changeId }, "conflicted");
   }
   const ev = <T extends EventType>(type: T, payload: EventPayload<T>) =>
     candidateEvent(owner, type, c.eventKey ?? c.candidateId, payload, now);

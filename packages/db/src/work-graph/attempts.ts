@@ -11,8 +11,8 @@ import {
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
+import { moveCandidates } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { moveCandidates } from "./candidate-moves.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**

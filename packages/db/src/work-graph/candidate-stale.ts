@@ -1,4 +1,4 @@
-import { CANDIDATE_STATUS_SETS } from "@rhumbatron/core";
+import { candidateStatusesInto } from "@rhumbatron/core";
 import type { EnqueueDeps } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { domainWrite } from "../events/domain-write.ts";
@@ -26,7 +26,7 @@ export async function markCandidateStale(
       id: c.id,
       changeId: c.changeId,
       projectId: c.projectId,
-      expect: { status: [...CANDIDATE_STATUS_SETS.live] },
+      expect: { status: candidateStatusesInto("stale") },
       set: { status: "stale" },
       events: [
         changeEvent(owner, "candidate.stale", {

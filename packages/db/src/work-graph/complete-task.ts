@@ -1,10 +1,17 @@
-import { candidateStatusesInto, DomainError, type EventEnvelope, isGraphComplete } from "@rhumbatron/core";
+import {
+  candidateStatusesInto,
+  DomainError,
+  type EventEnvelope,
+  isGraphComplete,
+  statusesInto,
+  TASK_TRANSITIONS,
+} from "@rhumbatron/core";
 import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
+import { moveCandidates, moveChanges, moveOne, moveRuns, moveTasks } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { moveCandidates } from "./candidate-moves.ts";
 import { loadTasks } from "./dispatch.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -40,8 +47,8 @@ export async function finishTask(
     }
     const now = deps.now();
     const actor = { kind: "agent" as const, id: f.agentId };
-    await ctx.tx.task.update({ where: { id: task.id }, data: { state: f.outcome } });
-    await ctx.tx.agentRun.updateMany({ where: { id: f.runId }, data: { status: f.outcome } });
+    await moveOne(`task ${task.id}`, f.outcome, moveTasks(ctx.tx, { id: task.id }, f.outcome));
+    await moveRuns(ctx.tx, { id: f.runId }, f.outcome);
     const events: EventEnvelope[] = [
       f.outcome === "completed"
         ? changeEvent(owner, "task.completed", {
@@ -81,7 +88,7 @@ export async function verificationIfGraphComplete(
   if (!isGraphComplete(all)) return null;
   // Each completion of the graph after a retry is a round of its own (round 1 keeps the old ID).
   const round = 1 + all.reduce((n, x) => n + x.attempt - 1, 0);
-  await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "verifying" } });
+  await moveOne(`change ${owner.id}`, "verifying", moveChanges(ctx.tx, { id: owner.id }, "verifying"));
   return changeEvent(owner, "verification.started", {
     attempt: round,
     actor: { kind: "system", id: "rhumbatron" },
@@ -123,16 +130,18 @@ export async function cancelChange(
         "PRECONDITION_FAILED",
         "the change is promoted: it is canonical now and cannot be cancelled",
       );
-    await ctx.tx.change.update({
-      where: { id: c.changeId },
-      data: { status: "cancelled", landWhenReady: false, landingSince: null },
-    });
+    await moveOne(
+      `change ${c.changeId}`,
+      "cancelled",
+      moveChanges(ctx.tx, { id: c.changeId }, "cancelled", {
+        data: { landWhenReady: false, landingSince: null },
+      }),
+    );
     const unfinished = await ctx.tx.task.findMany({
-      where: { changeId: c.changeId, state: { in: ["pending", "ready", "running"] } },
+      where: { changeId: c.changeId, state: { in: statusesInto(TASK_TRANSITIONS, "blocked") } },
     });
-    await ctx.tx.task.updateMany({
-      where: { id: { in: unfinished.map((t) => t.id) } },
-      data: { state: "blocked", blockedLimit: "cancelled" },
+    await moveTasks(ctx.tx, { id: { in: unfinished.map((t) => t.id) } }, "blocked", {
+      data: { blockedLimit: "cancelled" },
     });
     const candidates = await ctx.tx.candidate.findMany({
       where: { changeId: c.changeId, status: { in: candidateStatusesInto("cancelled") } },

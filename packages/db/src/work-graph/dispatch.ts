@@ -3,6 +3,7 @@ import { commandIds, type GraphTask, planDispatch, type TaskState } from "@rhumb
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import { intentDeclared } from "../events/claims.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
+import { moveOne, moveTasks } from "../statuses/moves.ts";
 import type { TxContext } from "../transaction.ts";
 import { agentIdForTask, changeEvent, SYSTEM, type WorkGraphDeps } from "./shared.ts";
 
@@ -55,7 +56,7 @@ export async function dispatchChange(
   for (const key of plan.markReady) {
     const t = byKey.get(key);
     if (!t) continue;
-    await ctx.tx.task.update({ where: { id: t.id }, data: { state: "ready" } });
+    await moveOne(`task ${t.id}`, "ready", moveTasks(ctx.tx, { id: t.id }, "ready"));
     events.push(
       changeEvent(owner, "task.ready", {
         taskId: t.id,

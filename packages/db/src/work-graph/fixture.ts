@@ -11,6 +11,7 @@ import {
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/owners.ts";
+import { moveOne, moveTasks } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { insertChangeSet } from "./changeset-row.ts";
 import { verificationIfGraphComplete } from "./complete-task.ts";
@@ -173,10 +174,13 @@ export async function recordFixture(
     paths: r.paths,
     patch: r.patch ?? null,
   });
-  await ctx.tx.task.update({
-    where: { id: task.id },
-    data: { state: "completed", agentId: r.actorId, blockedLimit: null, blockedCause: null },
-  });
+  await moveOne(
+    `task ${task.id}`,
+    "completed",
+    moveTasks(ctx.tx, { id: task.id }, "completed", {
+      data: { agentId: r.actorId, blockedLimit: null, blockedCause: null },
+    }),
+  );
   const actor = { kind: "user" as const, id: r.actorId };
   const events = [
     // Keyed apart from an Agent's ChangeSet of the same attempt (one a failed run may have published).

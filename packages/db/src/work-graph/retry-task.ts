@@ -2,6 +2,7 @@ import { type Actor, commandIds, completedTasksRerunnable, DomainError, TASK_STA
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/owners.ts";
+import { moveChanges, moveOne, moveTasks } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -60,11 +61,15 @@ export async function retryTaskIn(
   }
   const attempt = task.attempt + 1;
   const now = deps.now();
-  await ctx.tx.task.update({
-    where: { id: task.id },
-    data: { state: "pending", dispatched: false, agentId: null, blockedLimit: null, blockedCause: null, attempt },
-  });
-  if (change.status !== "open") await ctx.tx.change.update({ where: { id: owner.id }, data: { status: "open" } });
+  await moveOne(
+    `task ${task.id}`,
+    "pending",
+    moveTasks(ctx.tx, { id: task.id }, "pending", {
+      data: { dispatched: false, agentId: null, blockedLimit: null, blockedCause: null, attempt },
+    }),
+  );
+  if (change.status !== "open")
+    await moveOne(`change ${owner.id}`, "open", moveChanges(ctx.tx, { id: owner.id }, "open"));
   await appendToOutbox(
     ctx,
     [

@@ -11,6 +11,7 @@ import { appendToOutbox, claimWhileWorking, heldByDeadWorker, orphanedBy, takeov
 import type { Db } from "../client.ts";
 import { claimReleased } from "../events/claims.ts";
 import { lockResourceRow } from "../events/owners.ts";
+import { moveRuns, moveTasks } from "../statuses/moves.ts";
 import { withTransaction } from "../transaction.ts";
 import { type ChangeSetRow, insertChangeSet } from "./changeset-row.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
@@ -165,7 +166,7 @@ export async function markRun(
   error: string | null,
   now: Date,
 ) {
-  await db.agentRun.update({ where: { id: runId }, data: { status, error, updatedAt: now } });
+  await moveRuns(db, { id: runId }, status, { data: { error, updatedAt: now } });
 }
 
 /** What a program Agent's run reported, beside its steps in the blob store (`key`). */
@@ -239,12 +240,11 @@ export async function blockTaskForLimit(
   await withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${b.changeId}`);
     const before = await ctx.tx.task.findUniqueOrThrow({ where: { id: b.taskId } });
-    await ctx.tx.task.update({
-      where: { id: b.taskId },
-      data: { state: "blocked", blockedLimit: b.limit, blockedCause: b.cause ?? null },
+    await moveTasks(ctx.tx, { id: b.taskId }, "blocked", {
+      data: { blockedLimit: b.limit, blockedCause: b.cause ?? null },
     });
     const now = deps.now();
-    await ctx.tx.agentRun.update({ where: { id: b.runId }, data: { status: "blocked", error: b.reason } });
+    await moveRuns(ctx.tx, { id: b.runId }, "blocked", { data: { error: b.reason } });
     await appendToOutbox(
       ctx,
       [

@@ -4,6 +4,7 @@ import type { HandlerContext } from "@rhumbatron/runtime";
 import { appendToOutbox } from "@rhumbatron/runtime";
 import { claimAcquired } from "../events/claims.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
+import { moveOne, moveTasks } from "../statuses/moves.ts";
 import { queueAttemptRuns } from "./attempts.ts";
 import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -50,7 +51,7 @@ async function dispatchWake(w: Wake): Promise<{ outcome: WakeOutcome; result: Ha
   if (task.state !== "ready" || !task.dispatched)
     return { outcome: "stale", result: await falseWakeup(ctx, deps, `task is ${task.state}`) };
   const runId = `run_${randomUUID()}`;
-  await ctx.tx.task.update({ where: { id: task.id }, data: { state: "running", agentId } });
+  await moveOne(`task ${task.id}`, "running", moveTasks(ctx.tx, { id: task.id }, "running", { data: { agentId } }));
   await queueRun(w, runId);
   // A Task that asked for attempts starts them beside its own run (./attempts.ts).
   await queueAttemptRuns(ctx, { task, agentId, commandId: ctx.command.commandId }, deps);

@@ -2,6 +2,7 @@ import { DomainError, recheckWake, type WakeCause, type WakeRecheck } from "@rhu
 import { appendToOutbox } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { lockResourceRow } from "../events/owners.ts";
+import { moveRuns } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
@@ -64,10 +65,7 @@ export async function receiveWake(
       cause?.changeId === run.changeId,
     );
     const now = deps.now();
-    await ctx.tx.agentRun.update({
-      where: { id: run.id },
-      data: { status: "completed", note: decision.note, updatedAt: now },
-    });
+    await moveRuns(ctx.tx, { id: run.id }, "completed", { data: { note: decision.note, updatedAt: now } });
     await appendToOutbox(
       ctx,
       [
