@@ -23,6 +23,7 @@ const DB_LAYERS = [
   ["source"],
   ["verification"],
   ["landing", "notifications", "webhooks"],
+  ["backup"],
 ];
 const RUNTIME_LAYERS = [["leases"], ["events", "queues"]];
 

@@ -4,13 +4,25 @@
  *
  *   tenant add --slug <slug> --name <name>
  *   user add --tenant <slug> --email <email> --name <name> --role <role> --password-stdin
+ *   backup --to <folder>        the database, repositories and blobs (docs/production.md, "Backup and restore")
+ *   restore --from <folder>     into a fresh installation: its database migrated and holding no project
  *
  * The password is read from standard input (one line), never from the command line, where the
  * shell history and the process list would keep it. `--json` prints the result as one JSON value.
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DomainError, parseSettings } from "@rhumbatron/core";
-import { createDb, createTenant, type Db, provisionMember, type Role } from "@rhumbatron/db";
+import { configFromSettings, DomainError, parseSettings, repoNamespace } from "@rhumbatron/core";
+import {
+  blobStoreFromSettings,
+  createDb,
+  createTenant,
+  type Db,
+  migrate,
+  provisionMember,
+  type Role,
+} from "@rhumbatron/db";
+import { restoreBackup, takeBackup } from "./lib/backup.ts";
 import { checkReachable, type DatabaseHandle, openDatabase } from "./lib/database.ts";
 import { loadEnvFile } from "./lib/env-file.ts";
 import { exitWith } from "./lib/fail.ts";
@@ -20,11 +32,13 @@ import { ROOT } from "./lib/stack.ts";
 const USAGE = `usage:
   npm run admin -- tenant add --slug <slug> --name <name> [--json]
   npm run admin -- user add --tenant <slug> --email <email> --name <name> --role <role> --password-stdin [--json]
+  npm run admin -- backup --to <folder> [--json]
+  npm run admin -- restore --from <folder> [--json]
 roles: viewer, member, approver, operator, admin`;
 
 const usage = (why: string) => new DomainError("INVALID_INPUT", `${why}\n${USAGE}`);
 
-type Flags = Partial<Record<"slug" | "name" | "tenant" | "email" | "role", string>> & {
+type Flags = Partial<Record<"slug" | "name" | "tenant" | "email" | "role" | "to" | "from", string>> & {
   "password-stdin"?: boolean;
   json?: boolean;
   help?: boolean;
@@ -40,6 +54,8 @@ function parse(argv: string[]): { command: string; flags: Flags } {
       tenant: { type: "string" },
       email: { type: "string" },
       role: { type: "string" },
+      to: { type: "string" },
+      from: { type: "string" },
       "password-stdin": { type: "boolean" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -48,7 +64,7 @@ function parse(argv: string[]): { command: string; flags: Flags } {
   return { command: positionals.join(" "), flags: values };
 }
 
-function required(flags: Flags, ...names: ("slug" | "name" | "tenant" | "email" | "role")[]): string[] {
+function required(flags: Flags, ...names: ("slug" | "name" | "tenant" | "email" | "role" | "to" | "from")[]): string[] {
   const missing = names.filter((n) => !flags[n]);
   if (missing.length > 0) throw usage(`missing ${missing.map((n) => `--${n}`).join(", ")}`);
   return names.map((n) => flags[n] ?? "");
@@ -84,7 +100,7 @@ async function database(): Promise<DatabaseHandle> {
   });
 }
 
-type Action = (db: Db) => Promise<{ line: string; json: unknown }>;
+type Action = (db: Db, url: string) => Promise<{ line: string; json: unknown }>;
 
 /** What the command will do, once its flags (and the password) are read: nothing is opened before. */
 async function actionFor(command: string, flags: Flags): Promise<Action> {
@@ -113,7 +129,43 @@ async function actionFor(command: string, flags: Flags): Promise<Action> {
       return { line: `${m.email} (${m.userId}) in ${tenantSlug}: ${what.join(", ")}`, json: m };
     };
   }
+  if (command === "backup" || command === "restore") return backupAction(command, flags);
   throw usage(command ? `unknown command "${command}"` : "no command given");
+}
+
+/** The installation's blobs and repositories, from the same settings the worker reads. */
+function installation(db: Db) {
+  const settings = parseSettings(process.env);
+  const config = configFromSettings(settings);
+  const gitRoot = resolve(ROOT, settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
+  return { db, blobs: blobStoreFromSettings(settings), gitRoot };
+}
+
+function backupAction(command: "backup" | "restore", flags: Flags): Action {
+  if (command === "backup") {
+    const [to = ""] = required(flags, "to");
+    return async (db) => {
+      const m = await takeBackup(installation(db), resolve(to));
+      const rows = Object.values(m.tables).reduce((a, b) => a + b, 0);
+      return {
+        line: `backup in ${resolve(to)}: ${rows} rows of ${Object.keys(m.tables).length} tables, ${m.blobs} blobs`,
+        json: m,
+      };
+    };
+  }
+  const [from = ""] = required(flags, "from");
+  return async (db, url) => {
+    // A fresh installation's database gets its schema first (what npm start would apply).
+    await migrate(url);
+    const r = await restoreBackup(resolve(from), installation(db));
+    const problems = r.mains.filter((m) => m.problem).map((m) => m.problem);
+    const line = [
+      `restored ${Object.values(r.tables).reduce((a, b) => a + b, 0)} rows and ${r.blobs} blobs`,
+      `${r.mains.filter((m) => m.moved).length} of ${r.mains.length} mains moved back to their last generation`,
+      ...problems,
+    ].join("; ");
+    return { line, json: r };
+  };
 }
 
 async function main() {
@@ -127,7 +179,7 @@ async function main() {
   const handle = await database();
   const db = createDb(handle.url, { maxConnections: 2 });
   try {
-    const out = await act(db);
+    const out = await act(db, handle.url);
     console.log(flags.json ? JSON.stringify(out.json) : out.line);
   } finally {
     await db.$disconnect();

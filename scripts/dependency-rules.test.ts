@@ -89,10 +89,11 @@ function areaPlants(pkg: "db" | "runtime"): Plant[] {
       const to = areas(r.to.path);
       const from = areas(r.from.path);
       if (from.length === 0) return [{ from: `packages/${pkg}/src/p.ts`, to: `packages/${pkg}/src/${to[0]}/q.ts` }];
-      return from.map((f) => ({
-        from: `packages/${pkg}/src/${f}/p.ts`,
-        to: `packages/${pkg}/src/${to.find((t) => t !== f) ?? to[0]}/q.ts`,
-      }));
+      // The top layer's only area has no peer and nothing above it to import: no plant for it.
+      return from.flatMap((f) => {
+        const target = to.find((t) => t !== f);
+        return target ? [{ from: `packages/${pkg}/src/${f}/p.ts`, to: `packages/${pkg}/src/${target}/q.ts` }] : [];
+      });
     });
 }
 

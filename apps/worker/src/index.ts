@@ -19,3 +19,4 @@ export { productVersion, type WorkerIdentity, workerIdentity } from "./identity.
 export { createLogger, type Logger } from "./logger.ts";
 export { nudgerFor } from "./nudger.ts";
 export { startGitHttpServer } from "./source/git-http.ts";
+export { pointMainsAtGenerations } from "./source/repair-mains.ts";

@@ -1,4 +1,5 @@
 export * from "./auth/index.ts";
+export * from "./backup/tables.ts";
 export * from "./blob/index.ts";
 export { createDb, type Db } from "./client.ts";
 export * from "./commands/archive-project.ts";

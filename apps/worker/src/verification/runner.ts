@@ -10,6 +10,7 @@ import {
   claimWorkflowInstance,
   doneWorking,
   finishWorkflowInstance,
+  releaseWorkflowLease,
   type WorkflowRun,
   workflowRun,
 } from "@rhumbatron/runtime";
@@ -38,9 +39,16 @@ export async function drainVerifications(
       takeoverSeconds: deps.config.worker.takeoverSeconds,
     });
   const exhausted = (attempts: number) => attempts > deps.config.queues.policies.verification.maxRetries + 1;
+  const failures: string[] = [];
   const working = async (instanceId: string, run: () => Promise<VerificationRunResult>) => {
     try {
       results.push(await run());
+    } catch (err) {
+      // One instance that cannot run now does not hold up the rest of the drain: it is tried again
+      // after a while (its attempts count, and past its retries it is given up), and the drain
+      // still fails at its end, saying which.
+      failures.push(`${instanceId}: ${err instanceof Error ? err.message : String(err)}`);
+      await releaseWorkflowLease(deps.db, instanceId, new Date(deps.now().getTime() + RETRY_AFTER_MS));
     } finally {
       doneWorking(runner, "workflow", [instanceId], deps.now());
     }
@@ -69,8 +77,12 @@ export async function drainVerifications(
         : runCheckRerun(deps, claimed),
     );
   }
+  if (failures.length > 0) throw new Error(`verification could not run: ${failures.join("; ")}`);
   return results;
 }
+
+/** How long an instance whose run threw waits before it is claimed again. */
+const RETRY_AFTER_MS = 30_000;
 
 /**
  * A Candidate whose verification (or check rerun: instance ID = rerun ID) kept failing is rejected,
