@@ -116,20 +116,7 @@ beforeAll(async () => {
   delete process.env.INNGEST_DEV;
   // The worker host's share, built as main.ts builds it; nothing here runs, so its parts are stand-ins.
   const config = loadConfig("dev");
-  const all = buildFunctions({
-    config,
-    nudger: pgNotifyNudger,
-    blobs: localFolderBlobStore("/nonexistent/blobs"),
-    db: {} as never,
-    source: {} as never,
-    sandbox: {} as never,
-    provider: scriptedProvider,
-    allowlist: [],
-    releaseRoot: "/nonexistent/releases",
-    browserCheck: async () => {
-      throw new Error("not called");
-    },
-  });
+  const all = buildFunctions(workerHostRegistry(config));
   worker = createInngestExecutor({
     db: {} as never,
     config,
@@ -189,6 +176,24 @@ function asServed(reg: Registration, host: Served["host"], prefix: string) {
   });
 }
 
+/** The worker host's registry slices, as main.ts gives them; nothing here runs, so its parts are stand-ins. */
+function workerHostRegistry(config: ReturnType<typeof loadConfig>) {
+  return {
+    config,
+    nudger: pgNotifyNudger,
+    blobs: localFolderBlobStore("/nonexistent/blobs"),
+    db: {} as never,
+    source: {} as never,
+    sandbox: {} as never,
+    provider: scriptedProvider,
+    allowlist: [],
+    releaseRoot: "/nonexistent/releases",
+    browserCheck: async (): Promise<never> => {
+      throw new Error("not called");
+    },
+  };
+}
+
 describe("the functions the deployment serves at /api/inngest", () => {
   it("are the registry, each once, on its host, with the triggers config gives it and one run at a time", async () => {
     const { inngestRoute } = await import("./inngest.ts");
@@ -211,20 +216,7 @@ describe("the functions the deployment serves at /api/inngest", () => {
     // Every id once across both apps, and exactly the registry (the web app builds it without the source parts).
     const ids = served.map((s) => s.id);
     expect(new Set(ids).size).toBe(ids.length);
-    const registry = buildFunctions({
-      config: loadConfig("dev"),
-      nudger: pgNotifyNudger,
-      blobs: localFolderBlobStore("/nonexistent/blobs"),
-      source: {} as never,
-      db: {} as never,
-      sandbox: {} as never,
-      provider: scriptedProvider,
-      allowlist: [],
-      releaseRoot: "/nonexistent/releases",
-      browserCheck: async () => {
-        throw new Error("not called");
-      },
-    }).map((f) => f.id);
+    const registry = buildFunctions(workerHostRegistry(loadConfig("dev"))).map((f) => f.id);
     expect([...ids].sort()).toEqual([...registry].sort());
     expect(Object.fromEntries(served.map((s) => [s.id, s.served]))).toEqual(EXPECTED);
     for (const s of served) {
