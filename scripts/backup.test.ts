@@ -14,6 +14,7 @@ import {
   testWorld,
   WHOLE_WORKER_LIMIT,
   waitForPromoted,
+  waitUntil,
   wholeWorkerWithProject,
 } from "../apps/worker/src/test-world.ts";
 import { restoreBackup, takeBackup } from "./lib/backup.ts";
@@ -75,11 +76,14 @@ describe("backup and restore", () => {
       // A worker on the restored installation finishes what was in flight (or it is visibly failed).
       running.push(await startFullWorker(fresh, target.url, { policy: fastChecksPolicy() }));
       await waitForPromoted(fresh, [inFlight], "the Change in flight at the backup landed after the restore");
-      const landed = await fresh.db.canonicalGeneration.findMany({
-        where: { projectId },
-        orderBy: { generation: "asc" },
-      });
-      expect(gitMain(join(fresh.root, canonicalRepo(projectId)))).toBe(landed.at(-1)?.commit);
+      // main follows a promotion through the source sync (the release), a moment after the row.
+      const [last] = (await lastGenerations(fresh.db)).filter((g) => g.projectId === projectId);
+      await waitUntil(
+        "the restored main at the generation the in-flight Change landed",
+        async () => gitMain(join(fresh.root, canonicalRepo(projectId))),
+        (head) => head === last?.commit,
+        WHOLE_WORKER_LIMIT,
+      );
     },
     WHOLE_WORKER_LIMIT,
   );
