@@ -10,5 +10,7 @@ export function createLogger(level: Settings["RHUMBATRON_LOG_LEVEL"], destinatio
     base: { service: "rhumbatron-worker" },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  return destination ? pino(options, destination) : pino(options);
+  // Written synchronously: the worker's last line before it exits (why it could not stop cleanly,
+  // say) must reach stdout, and pino's flush at exit of a buffered stream gives up on a full pipe.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }

@@ -124,7 +124,7 @@ describe("the worker while its database is down", () => {
     expect(await w.exited).toBe(1);
     await startServer();
     const errors = w.lines.filter((l) => Number(l.level) >= 50);
-    expect(errors.map(msg)).toEqual([
+    expect(errors.map(msg), `the worker's stderr:\n${w.out.stderr}`).toEqual([
       expect.stringMatching(
         /^worker did not stop cleanly: the database does not answer \(.+\), so it could not record the stop; other workers take over its work after \d+ s$/,
       ),

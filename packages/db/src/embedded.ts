@@ -35,6 +35,11 @@ export async function startEmbeddedPostgres(options: {
     port: options.port,
     persistent: options.persistent ?? true,
     createPostgresUser: true,
+    // No parallel query: this server holds one installation's small tables on a machine of a few
+    // cores, where PostgreSQL 18 may plan a wide query (a UNION over every table, as the tests'
+    // whole-database fingerprint) as parallel and start worker processes for every run of it, which
+    // costs far more than the query itself.
+    postgresFlags: ["-c", "max_parallel_workers_per_gather=0"],
     onLog: (m: unknown) => options.onLog?.(String(m).trim()),
     onError: (m: unknown) => options.onLog?.(String(m).trim()),
   });
