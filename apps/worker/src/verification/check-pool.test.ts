@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { testConfig } from "../testing.ts";
 import { limiter, runPlannedChecks } from "./check-pool.ts";
+import { runCheck } from "./check-step.ts";
 import type { SerializedEvidence, VerificationDeps } from "./verification-run.ts";
-import { runCheck } from "./workflow.ts";
 
 const PROJECT = "proj_6f1c9f8e-0000-4000-8000-0000000000c7";
 const CANDIDATE = "cand_pool1";

@@ -1,8 +1,9 @@
 import { candidateFork, canonicalRepo, dirForCandidate, type VerificationPlan } from "@rhumbatron/core";
 import { finishCheckRerun, loadVerificationInput, withRepoToken } from "@rhumbatron/db";
 import { type ClaimedWorkflow, finishWorkflowInstance } from "@rhumbatron/runtime";
+import { merge } from "./composition.ts";
 import { type VerificationDeps, type VerificationRunResult, verificationRun } from "./verification-run.ts";
-import { checkAndRecordStep, gateStep, merge, reserveStep, settleStep } from "./workflow.ts";
+import { checkAndRecordStep, gateStep, reserveStep, settleStep } from "./workflow.ts";
 
 /**
  * A check rerun (docs/landing.md, "Rerun a check"): one planned check of a rejected Candidate runs
