@@ -30,7 +30,7 @@ import {
   testWorld,
   waitUntil,
 } from "../apps/worker/src/test-world.ts";
-import { closeWarmBrowser } from "../apps/worker/src/verification/browser-check.ts";
+import { closeWarmBrowser } from "../apps/worker/src/verification/warm-browser.ts";
 
 type Emit = (o: Record<string, unknown>) => void;
 type OpenDatabase = () => Promise<{ url: string; server: string; stop: () => Promise<void> }>;

@@ -13,29 +13,6 @@ import { ROOT } from "./lib/stack.ts";
 const FILE_LINES = 400;
 const FUNCTION_LINES = 80;
 
-/**
- * Files that still break a limit, being split one by one. The list only shrinks: a file not on it
- * may break no limit, and a file on it that no longer does must come off it.
- */
-const STILL_TO_SPLIT = new Set<string>([
-  "apps/web/src/components/metrics/chart-series.test.ts",
-  "apps/web/src/components/metrics/checks-panel.tsx",
-  "apps/web/src/components/metrics/landing-panel.tsx",
-  "apps/web/src/components/metrics/metrics-view.tsx",
-  "apps/web/src/components/notifications/inbox.tsx",
-  "apps/web/src/components/operations/sandbox-meter.tsx",
-  "apps/web/src/components/project/agent-choice-form.tsx",
-  "apps/web/src/components/project/clone-access.tsx",
-  "apps/web/src/components/project/event-feed.tsx",
-  "apps/web/src/components/project/generation-timeline.tsx",
-  "apps/web/src/components/project/landing-queue.tsx",
-  "apps/web/src/components/project/policy-editor.tsx",
-  "apps/web/src/components/project/project-overview.tsx",
-  "apps/web/src/components/project/release-target-form.tsx",
-  "apps/web/src/components/project/webhooks/delivery-log.tsx",
-  "apps/web/src/components/project/webhooks/webhook-list.tsx",
-]);
-
 function oversized(path: string, text: string): string[] {
   const found: string[] = [];
   const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
@@ -76,8 +53,6 @@ describe("sizes", () => {
 
   it(`no product file is over ${FILE_LINES} lines and no function over ${FUNCTION_LINES}`, () => {
     const found = productFiles().flatMap((f) => oversized(f, readFileSync(join(ROOT, f), "utf8")));
-    const files = new Set(found.map((line) => line.split(":")[0] ?? ""));
-    expect(found.filter((line) => !STILL_TO_SPLIT.has(line.split(":")[0] ?? ""))).toEqual([]);
-    expect([...STILL_TO_SPLIT].filter((f) => !files.has(f))).toEqual([]);
+    expect(found).toEqual([]);
   });
 });

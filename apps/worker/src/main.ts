@@ -30,6 +30,7 @@ import { errorMessage } from "./executors/run.ts";
 import type { Executor } from "./executors/types.ts";
 import { startBeating } from "./functions/heartbeat.ts";
 import { buildFunctions, functionsForHost } from "./functions/index.ts";
+import type { WorkerFunction } from "./functions/types.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { nudgerFor } from "./nudger.ts";
@@ -37,8 +38,9 @@ import { DatabaseOutage } from "./outage.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
 import { SourceStore } from "./source/store.ts";
-import { closeWarmBrowser, runBrowserCheck } from "./verification/browser-check.ts";
+import { runBrowserCheck } from "./verification/browser-check.ts";
 import { playwrightMounts } from "./verification/playwright-check.ts";
+import { closeWarmBrowser } from "./verification/warm-browser.ts";
 
 /** Startup problems an operator must fix: one line on stderr, no stack trace, exit 1. */
 function fail(message: string): never {
@@ -63,13 +65,55 @@ function settingsOrFail(): Settings & { DATABASE_URL: string } {
 
 async function main(): Promise<void> {
   const settings = settingsOrFail();
-  let config: RhumbatronConfig;
+  const config = configOrFail(settings);
+  const { ctx, gitRoot } = await workerContext(settings, config);
+  const functions = buildFunctions(ctx);
+  if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
+    fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
+  }
+  const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
+  const gitHttp = await serveGit(settings, ctx, gitRoot);
+  const executor = executorFor(settings, { ...ctx, functions: hosted });
+
+  // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
+  // so what they held (leases, Agent runs, workflow instances) is picked up at once.
+  const beating = await startBeating(ctx).catch((err: unknown) =>
+    fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
+  );
+
+  // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.
+  const starting = executor.start();
+  const stop = stopOnSignals({ ctx, executor, starting, beating, gitHttp });
+  const { logger, db, worker } = ctx;
+  try {
+    await starting;
+  } catch (err) {
+    if (stop.stopping()) return;
+    await db.$disconnect().catch(() => {});
+    fail(`cannot start the ${executor.kind} executor: ${errorMessage(err)}`);
+  }
+  if (!stop.stopping()) {
+    logger.info(
+      { executor: executor.kind, workerId: worker.workerId, version: worker.version, gitPort: gitHttp.port },
+      "worker started",
+    );
+  }
+}
+
+function configOrFail(settings: Settings): RhumbatronConfig {
   try {
     // With the deployment's Sandbox budget (RHUMBATRON_SANDBOX_MONTHLY_SECONDS), as the web app has it.
-    config = configFromSettings(settings);
+    return configFromSettings(settings);
   } catch (err) {
     fail(`invalid configuration: ${errorMessage(err)}`);
   }
+}
+
+/** The worker's one context (context.ts), built once: every part takes its slice of it. */
+async function workerContext(
+  settings: Settings & { DATABASE_URL: string },
+  config: RhumbatronConfig,
+): Promise<{ ctx: WorkerContext; gitRoot: string }> {
   const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
   const db = createDb(settings.DATABASE_URL);
   // Every loop below reports its failures here: a database outage is one line, and one when it is back.
@@ -104,7 +148,6 @@ async function main(): Promise<void> {
     sandbox.status,
     [...agentPrograms.values()].map((p) => ({ name: p.name, package: p.package, version: p.version })),
   );
-  // The worker's one context (context.ts): every part below takes its slice of it.
   const ctx: WorkerContext = {
     db,
     config,
@@ -125,12 +168,13 @@ async function main(): Promise<void> {
     outage,
     worker,
   };
-  const functions = buildFunctions(ctx);
-  if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
-    fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
-  }
-  const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
-  const gitHttp = await startGitHttpServer({
+  return { ctx, gitRoot };
+}
+
+/** The git HTTP endpoint: clones with a read token, and pushes into projects waiting for one. */
+function serveGit(settings: Settings, ctx: WorkerContext, gitRoot: string) {
+  const { db, config, nudger, logger } = ctx;
+  return startGitHttpServer({
     port: settings.RHUMBATRON_GIT_PORT,
     host: settings.HOST,
     repoRoot: gitRoot,
@@ -149,25 +193,40 @@ async function main(): Promise<void> {
       `cannot serve git on port ${settings.RHUMBATRON_GIT_PORT} (${errorMessage(err)}); set RHUMBATRON_GIT_PORT to a free port`,
     ),
   );
-  const deps = { ...ctx, functions: hosted };
-  const executor: Executor =
-    settings.RHUMBATRON_EXECUTOR === "local"
-      ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
-      : createInngestExecutor({
-          ...deps,
-          settings,
-          host: settings.HOST,
-          ...(settings.RHUMBATRON_FUNCTION_HOST === "split" ? { appId: INNGEST_SPLIT_APP_IDS.worker } : {}),
-        });
+}
 
-  // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
-  // so what they held (leases, Agent runs, workflow instances) is picked up at once.
-  const beating = await startBeating(ctx).catch((err: unknown) =>
-    fail(`cannot record the worker's heartbeat: ${errorMessage(err)}`),
-  );
+function executorFor(
+  settings: Settings & { DATABASE_URL: string },
+  deps: WorkerContext & { functions: WorkerFunction[] },
+): Executor {
+  return settings.RHUMBATRON_EXECUTOR === "local"
+    ? createLocalExecutor({ ...deps, databaseUrl: settings.DATABASE_URL })
+    : createInngestExecutor({
+        ...deps,
+        settings,
+        host: settings.HOST,
+        ...(settings.RHUMBATRON_FUNCTION_HOST === "split" ? { appId: INNGEST_SPLIT_APP_IDS.worker } : {}),
+      });
+}
 
-  // Signals are handled from before start, so a SIGTERM during startup still stops cleanly.
-  const starting = executor.start();
+/**
+ * SIGINT and SIGTERM stop the worker: its executor, the warm browser, the heartbeat, the git
+ * endpoint and the database, in that order; exit 0, or 1 with one line saying why not.
+ */
+function stopOnSignals({
+  ctx,
+  executor,
+  starting,
+  beating,
+  gitHttp,
+}: {
+  ctx: WorkerContext;
+  executor: Executor;
+  starting: Promise<unknown>;
+  beating: { stop(): Promise<void> };
+  gitHttp: { close(): Promise<void> };
+}): { stopping: () => boolean } {
+  const { logger, db, config } = ctx;
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -198,19 +257,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", (s) => void shutdown(s));
   process.on("SIGTERM", (s) => void shutdown(s));
 
-  try {
-    await starting;
-  } catch (err) {
-    if (stopping) return;
-    await db.$disconnect().catch(() => {});
-    fail(`cannot start the ${executor.kind} executor: ${errorMessage(err)}`);
-  }
-  if (!stopping) {
-    logger.info(
-      { executor: executor.kind, workerId: worker.workerId, version: worker.version, gitPort: gitHttp.port },
-      "worker started",
-    );
-  }
+  return { stopping: () => stopping };
 }
 
 /** What Sandbox commands may use, read-only: the node binary's folder and the TypeScript compiler. */

@@ -41,8 +41,6 @@ export function AccountForm() {
     setSaved(true);
   }
 
-  const input =
-    "w-full rounded border border-slate-300 bg-white px-3 py-2 text-sm focus:border-slate-500 focus:outline-none";
   return (
     <form
       data-testid="account-form"
@@ -51,41 +49,7 @@ export function AccountForm() {
       className="max-w-md space-y-4 rounded-lg border border-slate-200 bg-white p-6"
     >
       <h2 className="font-semibold">Change your password</h2>
-      <label className="block text-sm">
-        <span className="mb-1 block font-medium">Current password</span>
-        <input
-          data-testid="current-password"
-          name="currentPassword"
-          type="password"
-          autoComplete="current-password"
-          className={input}
-        />
-      </label>
-      <label className="block text-sm">
-        <span className="mb-1 block font-medium">New password</span>
-        <input
-          data-testid="new-password"
-          name="newPassword"
-          type="password"
-          autoComplete="new-password"
-          aria-describedby="new-password-rule"
-          className={input}
-        />
-        <span id="new-password-rule" className="mt-1 block text-xs text-slate-500">
-          At least {MIN_PASSWORD_LENGTH} characters. A few unrelated words make a long password that is easy to
-          remember.
-        </span>
-      </label>
-      <label className="block text-sm">
-        <span className="mb-1 block font-medium">Confirm new password</span>
-        <input
-          data-testid="confirm-password"
-          name="confirmPassword"
-          type="password"
-          autoComplete="new-password"
-          className={input}
-        />
-      </label>
+      <PasswordFields />
       {error && (
         <p data-testid="account-error" role="alert" className="rounded bg-red-50 px-3 py-2 text-sm text-red-800">
           {error}
@@ -109,5 +73,51 @@ export function AccountForm() {
         {pending ? "Changing…" : "Change password"}
       </button>
     </form>
+  );
+}
+
+const INPUT =
+  "w-full rounded border border-slate-300 bg-white px-3 py-2 text-sm focus:border-slate-500 focus:outline-none";
+
+/** The current password, the new one and the new one again. */
+function PasswordFields() {
+  return (
+    <>
+      <label className="block text-sm">
+        <span className="mb-1 block font-medium">Current password</span>
+        <input
+          data-testid="current-password"
+          name="currentPassword"
+          type="password"
+          autoComplete="current-password"
+          className={INPUT}
+        />
+      </label>
+      <label className="block text-sm">
+        <span className="mb-1 block font-medium">New password</span>
+        <input
+          data-testid="new-password"
+          name="newPassword"
+          type="password"
+          autoComplete="new-password"
+          aria-describedby="new-password-rule"
+          className={INPUT}
+        />
+        <span id="new-password-rule" className="mt-1 block text-xs text-slate-500">
+          At least {MIN_PASSWORD_LENGTH} characters. A few unrelated words make a long password that is easy to
+          remember.
+        </span>
+      </label>
+      <label className="block text-sm">
+        <span className="mb-1 block font-medium">Confirm new password</span>
+        <input
+          data-testid="confirm-password"
+          name="confirmPassword"
+          type="password"
+          autoComplete="new-password"
+          className={INPUT}
+        />
+      </label>
+    </>
   );
 }

@@ -69,30 +69,37 @@ export function AppHeader({ shell }: { shell: ShellState }) {
               Account
             </a>
           )}
-          {/* Who is signed in, and the way out, stay side by side when the row wraps. */}
-          <div className="flex min-w-0 items-center gap-3">
-            <div data-testid="current-user" className="min-w-0 text-sm sm:text-right">
-              {signedIn ? (
-                <>
-                  <div className="font-medium [overflow-wrap:anywhere] text-slate-900">{shell.caller.name}</div>
-                  <div className="[overflow-wrap:anywhere] text-slate-500">{shell.caller.email}</div>
-                </>
-              ) : (
-                <span className="text-slate-500">Not signed in</span>
-              )}
-            </div>
-            {signedIn ? (
-              <SignOutButton />
-            ) : (
-              shell.kind === "signed-out" && (
-                <a href="/sign-in" className="font-medium whitespace-nowrap text-slate-700 hover:underline">
-                  Sign in
-                </a>
-              )
-            )}
-          </div>
+          <CurrentUser shell={shell} />
         </div>
       </div>
     </header>
+  );
+}
+
+/** Who is signed in, and the way out, stay side by side when the row wraps. */
+function CurrentUser({ shell }: { shell: ShellState }) {
+  const signedIn = shell.kind === "ready" || shell.kind === "no-tenant";
+  return (
+    <div className="flex min-w-0 items-center gap-3">
+      <div data-testid="current-user" className="min-w-0 text-sm sm:text-right">
+        {signedIn ? (
+          <>
+            <div className="font-medium [overflow-wrap:anywhere] text-slate-900">{shell.caller.name}</div>
+            <div className="[overflow-wrap:anywhere] text-slate-500">{shell.caller.email}</div>
+          </>
+        ) : (
+          <span className="text-slate-500">Not signed in</span>
+        )}
+      </div>
+      {signedIn ? (
+        <SignOutButton />
+      ) : (
+        shell.kind === "signed-out" && (
+          <a href="/sign-in" className="font-medium whitespace-nowrap text-slate-700 hover:underline">
+            Sign in
+          </a>
+        )
+      )}
+    </div>
   );
 }

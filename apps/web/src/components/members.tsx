@@ -159,19 +159,8 @@ function MemberTable({
   currentUserId: string;
   onReset: (reset: Reset | null) => void;
 }) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const invalidate = useInvalidateList(tenantId);
-  const members = useQuery(trpc.members.list.queryOptions({ tenantId }));
-  // Changing your own role or leaving changes what this page may show: re-render it from the server.
-  const settled = (userId: string) => (userId === currentUserId ? router.refresh() : void invalidate());
-  const setRole = useMutation(trpc.members.setRole.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
-  const remove = useMutation(trpc.members.remove.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
-  const resetPassword = useMutation(trpc.members.resetPassword.mutationOptions({ onSuccess: onReset }));
-  // One error line for the table: the latest action's.
-  const only = (keep: { reset: () => void }) => {
-    for (const m of [setRole, remove, resetPassword]) if (m !== keep) m.reset();
-  };
+  const actions = useMemberActions(tenantId, currentUserId, onReset);
+  const { members, setRole, remove, resetPassword } = actions;
   if (!members.isSuccess)
     return <NotReady query={members} testId="members-table" what="members" label="Loading members…" />;
   if (members.data.length === 0) return <Empty testId="members-table">No members yet</Empty>;
@@ -185,63 +174,110 @@ function MemberTable({
       )}
       <DataTable testId="members-table" columns={["Name", "Email", "Role", "Joined", ""]}>
         {members.data.map((m) => (
-          <tr key={m.userId} data-testid="member-row" data-email={m.email} data-role={m.role}>
-            <td className="py-2 pr-3 font-medium">
-              {m.name}
-              {m.userId === currentUserId && <span className="ml-1 text-xs text-slate-500">(you)</span>}
-            </td>
-            <td className="py-2 pr-3 text-slate-600">{m.email}</td>
-            <td className="py-2 pr-3">
-              <OptionSelect
-                data-testid="member-role-select"
-                aria-label={`Role of ${m.email}`}
-                compact
-                options={ROLE_ORDER}
-                value={m.role}
-                disabled={setRole.isPending && setRole.variables?.userId === m.userId}
-                onChange={(role) => {
-                  only(setRole);
-                  setRole.mutate({ tenantId, userId: m.userId, role });
-                }}
-              />
-            </td>
-            <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
-            <td className="py-2">
-              <div className="flex flex-wrap items-center justify-end gap-2">
-                {m.userId !== currentUserId && (
-                  <ConfirmButton
-                    label="Reset password"
-                    pendingLabel="Resetting…"
-                    testId="member-reset-password"
-                    confirmTestId="member-reset-confirm"
-                    question={`Give ${m.email} a new temporary password and sign them out everywhere?`}
-                    tone="slate"
-                    pending={resetPassword.isPending && resetPassword.variables?.userId === m.userId}
-                    onConfirm={() => {
-                      only(resetPassword);
-                      onReset(null); // the previous password disappears before the next one is made
-                      resetPassword.mutate({ tenantId, userId: m.userId });
-                    }}
-                  />
-                )}
-                <ConfirmButton
-                  label="Remove"
-                  pendingLabel="Removing…"
-                  testId="member-remove"
-                  confirmTestId="member-remove-confirm"
-                  question={`Remove ${m.email} and revoke their API tokens here?`}
-                  tone="red"
-                  pending={remove.isPending && remove.variables?.userId === m.userId}
-                  onConfirm={() => {
-                    only(remove);
-                    remove.mutate({ tenantId, userId: m.userId });
-                  }}
-                />
-              </div>
-            </td>
-          </tr>
+          <MemberRow
+            key={m.userId}
+            m={m}
+            tenantId={tenantId}
+            currentUserId={currentUserId}
+            onReset={onReset}
+            actions={actions}
+          />
         ))}
       </DataTable>
     </Panel>
+  );
+}
+
+type MemberActions = ReturnType<typeof useMemberActions>;
+type Member = NonNullable<MemberActions["members"]["data"]>[number];
+
+/** The members list and what can be done to one member: change their role, reset their password, remove them. */
+function useMemberActions(tenantId: string, currentUserId: string, onReset: (reset: Reset | null) => void) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const invalidate = useInvalidateList(tenantId);
+  const members = useQuery(trpc.members.list.queryOptions({ tenantId }));
+  // Changing your own role or leaving changes what this page may show: re-render it from the server.
+  const settled = (userId: string) => (userId === currentUserId ? router.refresh() : void invalidate());
+  const setRole = useMutation(trpc.members.setRole.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
+  const remove = useMutation(trpc.members.remove.mutationOptions({ onSettled: (_d, _e, v) => settled(v.userId) }));
+  const resetPassword = useMutation(trpc.members.resetPassword.mutationOptions({ onSuccess: onReset }));
+  // One error line for the table: the latest action's.
+  const only = (keep: { reset: () => void }) => {
+    for (const m of [setRole, remove, resetPassword]) if (m !== keep) m.reset();
+  };
+  return { members, setRole, remove, resetPassword, only };
+}
+
+/** One member's row: name, email, role, when they joined, and the buttons to reset or remove them. */
+function MemberRow({
+  m,
+  tenantId,
+  currentUserId,
+  onReset,
+  actions: { setRole, remove, resetPassword, only },
+}: {
+  m: Member;
+  tenantId: string;
+  currentUserId: string;
+  onReset: (reset: Reset | null) => void;
+  actions: MemberActions;
+}) {
+  return (
+    <tr data-testid="member-row" data-email={m.email} data-role={m.role}>
+      <td className="py-2 pr-3 font-medium">
+        {m.name}
+        {m.userId === currentUserId && <span className="ml-1 text-xs text-slate-500">(you)</span>}
+      </td>
+      <td className="py-2 pr-3 text-slate-600">{m.email}</td>
+      <td className="py-2 pr-3">
+        <OptionSelect
+          data-testid="member-role-select"
+          aria-label={`Role of ${m.email}`}
+          compact
+          options={ROLE_ORDER}
+          value={m.role}
+          disabled={setRole.isPending && setRole.variables?.userId === m.userId}
+          onChange={(role) => {
+            only(setRole);
+            setRole.mutate({ tenantId, userId: m.userId, role });
+          }}
+        />
+      </td>
+      <td className="py-2 pr-3 text-slate-600">{m.joinedAt.toLocaleDateString()}</td>
+      <td className="py-2">
+        <div className="flex flex-wrap items-center justify-end gap-2">
+          {m.userId !== currentUserId && (
+            <ConfirmButton
+              label="Reset password"
+              pendingLabel="Resetting…"
+              testId="member-reset-password"
+              confirmTestId="member-reset-confirm"
+              question={`Give ${m.email} a new temporary password and sign them out everywhere?`}
+              tone="slate"
+              pending={resetPassword.isPending && resetPassword.variables?.userId === m.userId}
+              onConfirm={() => {
+                only(resetPassword);
+                onReset(null); // the previous password disappears before the next one is made
+                resetPassword.mutate({ tenantId, userId: m.userId });
+              }}
+            />
+          )}
+          <ConfirmButton
+            label="Remove"
+            pendingLabel="Removing…"
+            testId="member-remove"
+            confirmTestId="member-remove-confirm"
+            question={`Remove ${m.email} and revoke their API tokens here?`}
+            tone="red"
+            pending={remove.isPending && remove.variables?.userId === m.userId}
+            onConfirm={() => {
+              only(remove);
+              remove.mutate({ tenantId, userId: m.userId });
+            }}
+          />
+        </div>
+      </td>
+    </tr>
   );
 }

@@ -20,18 +20,7 @@ const STATUS_CLASSES: Record<string, string> = {
  * project is provisioning the list refreshes itself, so its status turns active without a reload.
  */
 export function ProjectList({ tenantId, canManage = false }: { tenantId: string; canManage?: boolean }) {
-  const trpc = useTRPC();
-  const projects = useQuery(
-    trpc.projects.list.queryOptions(
-      { tenantId },
-      {
-        refetchInterval: (q) =>
-          q.state.data?.some((p) => p.status === "provisioning" || p.status === "awaiting_push")
-            ? PROVISIONING_REFETCH_MS
-            : false,
-      },
-    ),
-  );
+  const projects = useProjects(tenantId);
 
   if (projects.isPending) {
     return (
@@ -77,45 +66,65 @@ export function ProjectList({ tenantId, canManage = false }: { tenantId: string;
       className="divide-y divide-slate-200 rounded-lg border border-slate-200 bg-white"
     >
       {projects.data.map((p) => (
-        <li
-          key={p.id}
-          data-testid="project-row"
-          data-project-id={p.id}
-          data-status={p.status}
-          className="flex items-center justify-between gap-4 px-4 py-3"
-        >
-          <div className="min-w-0">
-            <a
-              href={`/projects/${p.id}`}
-              data-testid="project-link"
-              className="font-medium text-sky-800 hover:underline"
-            >
-              <span data-testid="project-name">{p.name}</span>
-            </a>
-            <div data-testid="project-id" className="truncate font-mono text-xs text-slate-500">
-              {p.id}
-            </div>
-            {p.status === "failed" && (
-              <div data-testid="project-failure" className="text-sm text-red-800">
-                {p.failureReason ?? "Provisioning failed."}
-              </div>
-            )}
-          </div>
-          <div className="flex shrink-0 items-center gap-3 text-sm">
-            <span
-              data-testid="project-status"
-              className={`rounded-full px-2 py-0.5 ${STATUS_CLASSES[p.status] ?? "bg-slate-100 text-slate-700"}`}
-            >
-              {p.status}
-            </span>
-            <span data-testid="project-generation" className="font-mono text-slate-600" title="canonical generation">
-              S{p.canonicalGeneration}
-            </span>
-            {canManage && p.status === "active" && <ArchiveButton tenantId={tenantId} projectId={p.id} name={p.name} />}
-          </div>
-        </li>
+        <ProjectRow key={p.id} p={p} tenantId={tenantId} canManage={canManage} />
       ))}
     </ul>
+  );
+}
+
+type Project = NonNullable<ReturnType<typeof useProjects>["data"]>[number];
+
+/** The tenant's projects, refreshed while one of them is still being provisioned or awaits its push. */
+function useProjects(tenantId: string) {
+  const trpc = useTRPC();
+  return useQuery(
+    trpc.projects.list.queryOptions(
+      { tenantId },
+      {
+        refetchInterval: (q) =>
+          q.state.data?.some((p) => p.status === "provisioning" || p.status === "awaiting_push")
+            ? PROVISIONING_REFETCH_MS
+            : false,
+      },
+    ),
+  );
+}
+
+/** One project: its link, ID, failure reason if any, status, canonical generation and archive button. */
+function ProjectRow({ p, tenantId, canManage }: { p: Project; tenantId: string; canManage: boolean }) {
+  return (
+    <li
+      data-testid="project-row"
+      data-project-id={p.id}
+      data-status={p.status}
+      className="flex items-center justify-between gap-4 px-4 py-3"
+    >
+      <div className="min-w-0">
+        <a href={`/projects/${p.id}`} data-testid="project-link" className="font-medium text-sky-800 hover:underline">
+          <span data-testid="project-name">{p.name}</span>
+        </a>
+        <div data-testid="project-id" className="truncate font-mono text-xs text-slate-500">
+          {p.id}
+        </div>
+        {p.status === "failed" && (
+          <div data-testid="project-failure" className="text-sm text-red-800">
+            {p.failureReason ?? "Provisioning failed."}
+          </div>
+        )}
+      </div>
+      <div className="flex shrink-0 items-center gap-3 text-sm">
+        <span
+          data-testid="project-status"
+          className={`rounded-full px-2 py-0.5 ${STATUS_CLASSES[p.status] ?? "bg-slate-100 text-slate-700"}`}
+        >
+          {p.status}
+        </span>
+        <span data-testid="project-generation" className="font-mono text-slate-600" title="canonical generation">
+          S{p.canonicalGeneration}
+        </span>
+        {canManage && p.status === "active" && <ArchiveButton tenantId={tenantId} projectId={p.id} name={p.name} />}
+      </div>
+    </li>
   );
 }
 

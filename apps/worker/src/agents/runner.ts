@@ -3,17 +3,12 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AgentOutcome,
-  appendOnlyMatcher,
-  type CommandAgent,
+  type ContextPacket,
   canonicalRepo,
   DomainError,
   dirForAgentRun,
-  findSecretsIn,
-  type ProgramAgent,
-  pathsOutside,
   type SandboxWorkspace,
   scriptedProvider,
-  sourceKeys,
   workspaceFork,
 } from "@rhumbatron/core";
 import {
@@ -26,31 +21,27 @@ import {
   loadRunContext,
   markRun,
   openReservation,
-  publishChangeSet,
-  readTenantSecrets,
   receiveWake,
   recordRunStart,
-  recordRunTranscript,
   releaseSandboxAdmission,
   reserveSandboxSeconds,
   retryAfterStartFailure,
   type SandboxReservation,
   START_FAILURE,
   settleSandbox,
-  TenantSecretError,
   taskCancelled,
   withRepoTokens,
 } from "@rhumbatron/db";
-import type { WorkerContext } from "../context.ts";
-import { storePatch } from "../source/code-store.ts";
 import { syncCanonical } from "../source/sync.ts";
-import { checksFileInCheckout } from "../verification/project-checks.ts";
 import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
-import { runProgramAgent } from "./program-agent.ts";
-import { type InstalledProgram, PINNED } from "./programs/install.ts";
+import { composeDependencies, publishStep } from "./run-publish.ts";
+import { type AgentReady, failAttempt, readyStep, runProgramStep } from "./run-ready.ts";
+import type { RunContext, RunnerDeps, RunResult } from "./run-types.ts";
 import { workspaceTools } from "./toolbox.ts";
 import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
+
+export type { RunnerDeps, RunResult } from "./run-types.ts";
 
 /**
  * One Agent run, end to end (docs/workflows.md, Agent run): admit, reserve, fork canonical as
@@ -60,22 +51,6 @@ import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
  * meter, remove the run directory, complete the Task. Wakes for the Task reach the run while it
  * works (wakes.ts); a woken run that no running work took is received here.
  */
-export type RunnerDeps = Pick<
-  WorkerContext,
-  "db" | "config" | "nudger" | "now" | "source" | "sandbox" | "blobs" | "provider" | "allowlist"
-> &
-  Partial<Pick<WorkerContext, "agentPrograms" | "credentialSecret">> & {
-    /** Test hook: called after the agent's tool loop, before the publish. */
-    afterTools?: (workspacePath: string) => Promise<void>;
-  };
-
-export type RunResult = {
-  /** `woken`: a woken run, received (its detail says whether the Agent went on or stopped, and why). */
-  outcome: "completed" | "failed" | "blocked" | "skipped" | "woken";
-  detail: string;
-  changeSetId?: string;
-};
-
 const RUN_MARKER = "rhumbatron-run";
 
 export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
@@ -136,30 +111,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     }
     const provider = agent?.kind === "scripted" ? scriptedProvider : deps.provider;
     const stack = ctx.stack.map((s) => ({ taskKey: s.taskKey, paths: s.paths }));
-    const outcome =
-      agent?.kind === "command"
-        ? await runCommandAgent(run.ws, agent, { ...task, context: context.packet }, stack, {
-            secrets,
-            signal: run.cancel.signal,
-          })
-        : agent?.kind === "program" && ready?.ok && ready.installed
-          ? await runProgramStep(
-              deps,
-              runId,
-              ctx,
-              agent,
-              { installed: ready.installed, secrets },
-              run.ws,
-              { ...task, context: context.packet },
-              stack,
-              run.cancel.signal,
-            )
-          : await provider.run(
-              { ...task, context: context.packet },
-              run.wakes.tools(tools),
-              run.cancel.signal,
-              run.wakes.inbox,
-            );
+    const outcome = await agentOutcome({ deps, runId, ctx, run, ready, secrets, context, stack, tools, provider });
     if (run.cancel.signal.aborted) return await run.finish("failed", "cancelled");
     await deps.afterTools?.(run.ws.path);
     if (outcome.status === "failed") return await run.finish("failed", outcome.summary);
@@ -175,21 +127,9 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
     if (typeof published !== "string") return await run.finish("failed", published.refused);
     return await run.finish("completed", outcome.summary, published);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
-    const result = await run.finish("failed", `${START_FAILURE} ${message}`);
-    if (
-      ctx.alternative === 1 &&
-      result.outcome === "failed" &&
-      (await retryAfterStartFailure(deps.db, { taskId: ctx.task.taskId, changeId: ctx.changeId }, deps))
-    ) {
-      return { ...result, detail: `${result.detail} (the Task is retried by itself)` };
-    }
-    return result;
+    return failedRun(deps, ctx, run, agentStarted, err);
   }
 }
-
-type RunContext = Awaited<ReturnType<typeof loadRunContext>>;
 
 /**
  * Step `reserve`: admission and the run's Sandbox seconds. One reservation per run (sbxres_<run>):
@@ -350,118 +290,6 @@ async function emptyRunDirectory(dir: string): Promise<void> {
   await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
 }
 
-/** The folder of the project's checks file (core checks-file.ts): what a command Agent may not edit. */
-const GATE_FOLDER = ".rhumbatron";
-
-/**
- * Step `publish`: commit the Agent's work, push it to the fork and read its diff (one token
- * bundle), store the patch, publish the ChangeSet. Returns the ChangeSet's ID, or null when the
- * diff is refused (a command Agent's edit of the checks file): nothing is published then.
- */
-async function publishStep(
-  deps: RunnerDeps,
-  runId: string,
-  ctx: RunContext,
-  dir: string,
-  base: string,
-  secrets: Readonly<Record<string, string>>,
-): Promise<string | { refused: string }> {
-  const { task } = ctx;
-  const fork = workspaceFork(runId);
-  const who = { name: ctx.agentId, email: `${ctx.agentId}@agents.rhumbatron.local` };
-  const commit = (await deps.source.commitAll(dir, `${task.key}: ${task.title}\n\nRun ${runId}`, who)) ?? base;
-  const diff = await withRepoTokens(
-    deps.db,
-    [{ repo: fork, mode: "write", purpose: `push ${runId}` }],
-    deps.config,
-    deps.now,
-    async ([token = ""]) => {
-      await deps.source.push(dir, fork, token);
-      return deps.source.diff(fork, token, base, commit);
-    },
-  );
-  // A command Agent runs a program nobody reviewed: it may not edit the gate that judges its work.
-  const unreviewed = ctx.agent?.kind === "command" || ctx.agent?.kind === "program";
-  if (unreviewed && diff.paths.some((p) => p === GATE_FOLDER || p.startsWith(`${GATE_FOLDER}/`))) {
-    return {
-      refused: `refused: the Agent edited the checks file (${GATE_FOLDER}), which a command or program Agent may not; nothing was published`,
-    };
-  }
-  // A secret the run was given never leaves it in the tree: the commit stays on the run's own fork.
-  const leaked = await secretsInFiles(dir, diff.paths, secrets);
-  if (leaked.length) {
-    return {
-      refused: `refused: the Agent wrote the value of the secret ${leaked.join(", ")} into ${leaked.length === 1 ? "a file" : "files"} of its diff; nothing was published`,
-    };
-  }
-  const changeSetId = `cs_${runId.slice(4)}`;
-  const patch = diff.patch
-    ? await storePatch(
-        deps.blobs,
-        sourceKeys.changesetPatch(ctx.projectId, changeSetId),
-        diff.patch,
-        deps.config.source.patchMaxBytes,
-      )
-    : null;
-  await publishChangeSet(
-    deps.db,
-    {
-      runId,
-      changeId: ctx.changeId,
-      taskId: task.taskId,
-      agentId: ctx.agentId,
-      fork,
-      baseCommit: base,
-      commit,
-      paths: diff.paths,
-      // An unreviewed program's edits outside the Task's paths are a gate gap unless it was allowed them.
-      outsidePaths: outsideAllowed(ctx.agent) ? [] : pathsOutside(diff.paths, task.intents),
-      changeSetId,
-      patch: patch ? { key: patch.key, bytes: patch.fullBytes, truncated: patch.truncated } : null,
-      changedLines: changedLines(diff.patch),
-    },
-    deps,
-  );
-  return changeSetId;
-}
-
-/** Lines a unified diff adds and removes (its file headers not counted). */
-export function changedLines(patch: string): number {
-  let n = 0;
-  for (const line of patch.split("\n")) {
-    if ((line.startsWith("+") && !line.startsWith("+++ ")) || (line.startsWith("-") && !line.startsWith("--- "))) n++;
-  }
-  return n;
-}
-
-async function composeDependencies(
-  deps: RunnerDeps,
-  stack: { changeSetId: string; taskKey: string; fork: string; baseCommit: string; commit: string }[],
-  dir: string,
-  start: string,
-  taskKey: string,
-): Promise<string> {
-  if (stack.length === 0) return start;
-  return withRepoTokens(
-    deps.db,
-    stack.map((s) => ({ repo: s.fork, mode: "read" as const, purpose: "stack" })),
-    deps.config,
-    deps.now,
-    async (tokens) =>
-      deps.source.compose(
-        dir,
-        start,
-        stack.map((s, i) => ({ ...s, repo: s.fork, token: tokens[i] ?? "" })),
-        {
-          message: `Start of ${taskKey}: ${stack.map((s) => s.taskKey).join(", ")} composed`,
-          at: deps.now(),
-          // The checkout is the base: its checks file names the files everyone appends to.
-          appendOnly: appendOnlyMatcher(await checksFileInCheckout(dir)),
-        },
-      ),
-  );
-}
-
 /** How often a running Agent checks whether its Change was cancelled, and takes the wakes sent to it. */
 const CANCEL_POLL_MS = 1000;
 
@@ -496,128 +324,69 @@ function watchForCancel(
   };
 }
 
-type AgentReady =
-  | { ok: true; installed: InstalledProgram | null; secrets: Record<string, string> }
-  | { ok: false; result: RunResult };
+/** Runs the Task's Agent: a command, an installed program, or the tool loop of a model or the scripted plan. */
+function agentOutcome({
+  deps,
+  runId,
+  ctx,
+  run,
+  ready,
+  secrets,
+  context,
+  stack,
+  tools,
+  provider,
+}: {
+  deps: RunnerDeps;
+  runId: string;
+  ctx: RunContext;
+  run: OpenRun;
+  ready: AgentReady | null;
+  secrets: Record<string, string>;
+  context: { packet: ContextPacket };
+  stack: { taskKey: string; paths: string[] }[];
+  tools: ReturnType<typeof workspaceTools>;
+  provider: RunnerDeps["provider"];
+}): Promise<AgentOutcome> {
+  const { task } = ctx;
+  const agent = ctx.agent;
+  return agent?.kind === "command"
+    ? runCommandAgent(run.ws, agent, { ...task, context: context.packet }, stack, {
+        secrets,
+        signal: run.cancel.signal,
+      })
+    : agent?.kind === "program" && ready?.ok && ready.installed
+      ? runProgramStep(
+          deps,
+          runId,
+          ctx,
+          agent,
+          { installed: ready.installed, secrets },
+          run.ws,
+          { ...task, context: context.packet },
+          stack,
+          run.cancel.signal,
+        )
+      : provider.run({ ...task, context: context.packet }, run.wakes.tools(tools), run.cancel.signal, run.wakes.inbox);
+}
 
-/**
- * Before a command or program Agent's run takes a Sandbox: a program Agent's program must be
- * installed on this worker, and the tenant secrets the Agent is given (a program's key, a command's
- * `secrets`) set and readable. Anything missing blocks the Task with what to do (not a failure:
- * nothing was tried), and retrying the Task once it is fixed goes on.
- */
-async function readyStep(
+/** A run that threw: before its Agent started the failure is this system's own, and a first attempt is retried. */
+async function failedRun(
   deps: RunnerDeps,
-  runId: string,
   ctx: RunContext,
-  agent: ProgramAgent | CommandAgent,
-): Promise<AgentReady> {
-  const installed = agent.kind === "program" ? (deps.agentPrograms?.get(agent.program) ?? null) : null;
-  const names = agent.kind === "program" ? [agent.keySecret] : agent.secrets;
-  const who = agent.kind === "program" ? agent.program : agent.argv[0];
-  let reason: string | null = null;
-  let secrets: Record<string, string> = {};
-  if (agent.kind === "program" && !installed) {
-    const pinned = PINNED[agent.program];
-    reason = `this worker has no ${agent.program} (${pinned.package}@${pinned.version}): install the agent programs on its host (npm run setup -- --agent-programs), restart the worker, then retry the Task`;
-  } else if (names.length > 0) {
-    try {
-      secrets = await readTenantSecrets(deps.db, ctx.tenantId, names, deps.credentialSecret);
-    } catch (err) {
-      if (!(err instanceof TenantSecretError)) throw err;
-      const list = err.names.join(", ");
-      reason =
-        err.kind === "missing"
-          ? `the tenant secret ${list} (given to ${who}) is not set: an admin sets it (rhumbatron secrets set ${err.names[0]} --value-stdin), then retry the Task`
-          : `the tenant secret ${list} cannot be read with this server's RHUMBATRON_AUTH_SECRET (it changed): an admin sets it again, then retry the Task`;
-    }
+  run: OpenRun,
+  agentStarted: boolean,
+  err: unknown,
+): Promise<RunResult> {
+  const message = err instanceof Error ? err.message : String(err);
+  if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
+  const result = await run.finish("failed", `${START_FAILURE} ${message}`);
+  if (
+    ctx.alternative === 1 &&
+    result.outcome === "failed" &&
+    (await retryAfterStartFailure(deps.db, { taskId: ctx.task.taskId, changeId: ctx.changeId }, deps))
+  ) {
+    return { ...result, detail: `${result.detail} (the Task is retried by itself)` };
   }
-  if (reason === null) return { ok: true, installed, secrets };
-  if (ctx.alternative > 1) return { ok: false, result: await failAttempt(deps, runId, ctx, reason) };
-  await blockTaskForLimit(
-    deps.db,
-    { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "agent_unavailable", cause: who, reason },
-    deps,
-  );
-  return { ok: false, result: { outcome: "blocked", detail: reason } };
-}
-
-/** Another attempt that cannot run ends failed with the reason; its Task is not held back by it. */
-async function failAttempt(deps: RunnerDeps, runId: string, ctx: RunContext, reason: string): Promise<RunResult> {
-  await markRun(deps.db, runId, "failed", reason, deps.now());
-  await finishAttempt(
-    deps.db,
-    {
-      runId,
-      changeId: ctx.changeId,
-      taskId: ctx.task.taskId,
-      agentId: ctx.agentId,
-      attempt: ctx.alternative,
-      outcome: "failed",
-      changeSetId: null,
-      reason,
-    },
-    deps,
-  );
-  return { outcome: "failed", detail: reason };
-}
-
-/**
- * Runs the program Agent and keeps its transcript: the steps (secrets cleared) in the blob store,
- * what it reported (tokens, cost, where it reached) on the run.
- */
-async function runProgramStep(
-  deps: RunnerDeps,
-  runId: string,
-  ctx: RunContext,
-  agent: ProgramAgent,
-  ready: { installed: InstalledProgram; secrets: Record<string, string> },
-  ws: SandboxWorkspace,
-  task: Parameters<typeof runProgramAgent>[3],
-  stack: Parameters<typeof runProgramAgent>[4],
-  signal: AbortSignal,
-): Promise<AgentOutcome> {
-  const apiKey = ready.secrets[agent.keySecret] ?? "";
-  const r = await runProgramAgent(ws, agent, ready.installed, task, stack, { apiKey, signal });
-  const key = sourceKeys.agentTranscript(ctx.projectId, runId);
-  await deps.blobs.put(key, new TextEncoder().encode(JSON.stringify(r.steps)), {
-    "content-type": "application/json",
-  });
-  await recordRunTranscript(
-    deps.db,
-    runId,
-    {
-      key,
-      program: agent.program,
-      version: ready.installed.version,
-      steps: r.steps.length,
-      inputTokens: r.usage.inputTokens,
-      outputTokens: r.usage.outputTokens,
-      costUsd: r.usage.costUsd,
-      reached: r.network.reached,
-      refused: r.network.refused,
-    },
-    deps.now(),
-  );
-  return r.outcome;
-}
-
-/** Names of the secrets whose value is in one of `paths` as the checkout holds them. */
-async function secretsInFiles(
-  dir: string,
-  paths: readonly string[],
-  secrets: Readonly<Record<string, string>>,
-): Promise<string[]> {
-  if (Object.keys(secrets).length === 0) return [];
-  const found = new Set<string>();
-  for (const path of paths) {
-    const bytes = await readFile(join(dir, path)).catch(() => null); // a deleted file holds nothing
-    if (bytes) for (const name of findSecretsIn(bytes, secrets)) found.add(name);
-  }
-  return [...found].sort();
-}
-
-/** Whether the Agent may edit outside its Task's declared paths: any but an unallowed command or program Agent. */
-function outsideAllowed(agent: RunContext["agent"]): boolean {
-  return agent?.kind === "command" || agent?.kind === "program" ? agent.allowOutsidePaths : true;
+  return result;
 }

@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -121,101 +121,14 @@ export async function startRegistryProxy(options: RegistryProxyOptions): Promise
     return address;
   }
 
-  function refuse(res: ServerResponse, status: number, body: string) {
-    res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(body);
-  }
-
-  async function forward(req: IncomingMessage, res: ServerResponse) {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? "");
-    } catch {
-      return refuse(res, 400, "rhumbatron: this is a proxy: send absolute-form requests or CONNECT\n");
-    }
-    const target = splitHostPort(url.host);
-    if (url.protocol !== "http:" || !target) return refuse(res, 400, `rhumbatron: cannot proxy ${url.protocol}\n`);
-    const port = target.port ?? 80;
-    const address = await decide(target.host, port);
-    if (!address) return refuse(res, 403, refusalBody(target.host, port));
-    const upstream = request(
-      {
-        host: address,
-        port,
-        method: req.method,
-        path: `${url.pathname}${url.search}`,
-        headers: passOn(req.headers),
-        agent: false,
-      },
-      (answer) => {
-        const headers = passOn(answer.headers);
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on("error", (err) => {
-      if (!res.headersSent) refuse(res, 502, `rhumbatron: ${target.host}:${port}: ${err.message}\n`);
-      else res.destroy();
-    });
-    res.on("close", () => upstream.destroy());
-    req.pipe(upstream);
-  }
-
-  async function tunnel(req: IncomingMessage, client: Duplex, head: Buffer) {
-    tunnels.add(client);
-    client.on("close", () => tunnels.delete(client));
-    client.on("error", () => client.destroy());
-    const target = splitHostPort(req.url ?? "");
-    if (!target || target.port === null) {
-      client.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-      return;
-    }
-    const address = await decide(target.host, target.port);
-    if (!address) {
-      const body = refusalBody(target.host, target.port);
-      client.end(
-        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-      );
-      return;
-    }
-    const upstream: Socket = connect(target.port, address);
-    let connected = false;
-    tunnels.add(upstream);
-    upstream.on("close", () => {
-      tunnels.delete(upstream);
-      if (connected) client.destroy();
-    });
-    client.on("close", () => upstream.destroy());
-    upstream.on("error", (err) => {
-      if (connected) client.destroy();
-      else client.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\nrhumbatron: ${err.message}\n`);
-    });
-    upstream.on("connect", () => {
-      connected = true;
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-  }
-
-  const server = createServer((req, res) => void forward(req, res));
-  server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(req, client, head));
+  const server = createServer((req, res) => void forward(decide, req, res));
+  server.on(
+    "connect",
+    (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(decide, tunnels, req, client, head),
+  );
   server.on("clientError", (_err, socket) => socket.destroy());
 
-  const listen = () =>
-    new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.socketPath, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-  await listen().catch(async (err: NodeJS.ErrnoException) => {
-    // A socket left by a worker that died: nobody answers it, so it is ours to replace.
-    if (err.code !== "EADDRINUSE" || (await answers(options.socketPath))) throw err;
-    await rm(options.socketPath, { force: true });
-    await listen();
-  });
+  await listenOn(server, options.socketPath);
   // Only the worker's user (which the Sandbox's uid maps to) may connect.
   await chmod(options.socketPath, 0o600);
 
@@ -231,6 +144,105 @@ export async function startRegistryProxy(options: RegistryProxyOptions): Promise
       await rm(options.socketPath, { force: true });
     },
   };
+}
+
+/** The address to connect to for host:port, or null when refused. */
+type Decide = (host: string, port: number) => Promise<string | null>;
+
+function refuse(res: ServerResponse, status: number, body: string) {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(body);
+}
+
+/** A plain-HTTP request in absolute form, sent on to an allowed host. */
+async function forward(decide: Decide, req: IncomingMessage, res: ServerResponse) {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "");
+  } catch {
+    return refuse(res, 400, "rhumbatron: this is a proxy: send absolute-form requests or CONNECT\n");
+  }
+  const target = splitHostPort(url.host);
+  if (url.protocol !== "http:" || !target) return refuse(res, 400, `rhumbatron: cannot proxy ${url.protocol}\n`);
+  const port = target.port ?? 80;
+  const address = await decide(target.host, port);
+  if (!address) return refuse(res, 403, refusalBody(target.host, port));
+  const upstream = request(
+    {
+      host: address,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: passOn(req.headers),
+      agent: false,
+    },
+    (answer) => {
+      const headers = passOn(answer.headers);
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", (err) => {
+    if (!res.headersSent) refuse(res, 502, `rhumbatron: ${target.host}:${port}: ${err.message}\n`);
+    else res.destroy();
+  });
+  res.on("close", () => upstream.destroy());
+  req.pipe(upstream);
+}
+
+/** A CONNECT to an allowed host and port: the bytes pass both ways untouched (TLS stays end to end). */
+async function tunnel(decide: Decide, tunnels: Set<Duplex>, req: IncomingMessage, client: Duplex, head: Buffer) {
+  tunnels.add(client);
+  client.on("close", () => tunnels.delete(client));
+  client.on("error", () => client.destroy());
+  const target = splitHostPort(req.url ?? "");
+  if (!target || target.port === null) {
+    client.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    return;
+  }
+  const address = await decide(target.host, target.port);
+  if (!address) {
+    const body = refusalBody(target.host, target.port);
+    client.end(
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    return;
+  }
+  const upstream: Socket = connect(target.port, address);
+  let connected = false;
+  tunnels.add(upstream);
+  upstream.on("close", () => {
+    tunnels.delete(upstream);
+    if (connected) client.destroy();
+  });
+  client.on("close", () => upstream.destroy());
+  upstream.on("error", (err) => {
+    if (connected) client.destroy();
+    else client.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\n\r\nrhumbatron: ${err.message}\n`);
+  });
+  upstream.on("connect", () => {
+    connected = true;
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  });
+}
+
+/** Listens on the Unix socket; a socket left by a worker that died (nobody answers it) is replaced. */
+async function listenOn(server: Server, socketPath: string): Promise<void> {
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  await listen().catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EADDRINUSE" || (await answers(socketPath))) throw err;
+    await rm(socketPath, { force: true });
+    await listen();
+  });
 }
 
 /**

@@ -11,7 +11,9 @@ import {
 } from "@rhumbatron/core";
 import { checkRepoToken, type Db } from "@rhumbatron/db";
 import git from "isomorphic-git";
-import { type ComposeConflict, composeChangeSets } from "./compose.ts";
+import { buildBareRepository, MAIN } from "./canonical-build.ts";
+import { composeChangeSets } from "./compose.ts";
+import { describeConflict } from "./conflict-text.ts";
 import {
   copyObjects,
   copyRepoFolder,
@@ -26,6 +28,8 @@ import {
 import { type ImportLimits, ImportRefused, importHistory, importPushedHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
 import { type Gitlink, materializeSubmodules } from "./submodules.ts";
+
+export { describeConflict } from "./conflict-text.ts";
 
 /**
  * The source store (docs/agents.md, Cloning a project's source): bare repositories in one namespace folder
@@ -45,7 +49,7 @@ export interface SourceStoreDeps {
   privateRoots?: readonly string[];
 }
 
-export const MAIN = "refs/heads/main";
+export { MAIN } from "./canonical-build.ts";
 
 export class SourceStore {
   constructor(private readonly deps: SourceStoreDeps) {}
@@ -101,8 +105,7 @@ export class SourceStore {
 
   /**
    * Creates the canonical repository from a push received into `quarantine` (docs/repositories.md,
-   * Pushing into an
-   * empty project), read like a local import: main is the pushed branch's head as it is.
+   * Pushing into an empty project), read like a local import: main is the pushed branch's head as it is.
    */
   importPushed(
     repo: string,
@@ -115,11 +118,7 @@ export class SourceStore {
     });
   }
 
-  /**
-   * A new bare repository whose main is the commit `build` writes into it. Built in a temporary
-   * folder and moved into place, so a crash or a failure never leaves half a repository; when the
-   * repository exists already (a repeat), main's commit is returned and nothing is built.
-   */
+  /** The canonical repository `repo`, built by `build` (canonical-build.ts) unless it exists already. */
   private async createCanonical(
     repo: string,
     token: string,
@@ -127,23 +126,7 @@ export class SourceStore {
     build: (tmp: string) => Promise<string>,
   ): Promise<{ commit: string; tree: string }> {
     const gitdir = await this.allow(token, repo, "write");
-    if (await this.exists(repo)) {
-      const commit = await git.resolveRef({ fs, gitdir, ref: MAIN });
-      return { commit, tree: (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree };
-    }
-    await mkdir(this.deps.root, { recursive: true });
-    const tmp = `${gitdir}.${tag}-${process.pid}`;
-    await rm(tmp, { recursive: true, force: true });
-    try {
-      await git.init({ fs, gitdir: tmp, bare: true, defaultBranch: "main" });
-      const commit = await build(tmp);
-      await git.writeRef({ fs, gitdir: tmp, ref: MAIN, value: commit, force: true });
-      const tree = (await git.readCommit({ fs, gitdir: tmp, oid: commit })).commit.tree;
-      await fs.promises.rename(tmp, gitdir);
-      return { commit, tree };
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-    }
+    return buildBareRepository(this.deps.root, gitdir, await this.exists(repo), tag, build);
   }
 
   /** A local import must not read this server's own repositories (another tenant's among them). */
@@ -413,20 +396,4 @@ export class SourceStore {
     const gitdir = await this.allow(token, repo, "read");
     return (await git.readCommit({ fs, gitdir, oid: commit })).commit.tree;
   }
-}
-
-const CONFLICT_KIND: Record<ComposeConflict["kind"], string> = {
-  content: "both changed the same lines",
-  delete_edit: "one deleted what another changed",
-  add_add: "both added it differently",
-  rename: "a rename collides",
-  binary: "both changed a binary file",
-  mode: "both changed its file mode",
-};
-
-/** `src/a.ts: Task b and Task a both changed the same lines` (one line per conflicting path). */
-export function describeConflict(c: ComposeConflict): string {
-  const others = c.with.map((w) => `Task ${w.taskKey}`);
-  const who = others.length ? `Task ${c.taskKey} and ${others.join(", ")}` : `Task ${c.taskKey} and the base`;
-  return `${c.path}: ${who}: ${CONFLICT_KIND[c.kind]}`;
 }

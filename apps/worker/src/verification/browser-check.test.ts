@@ -17,7 +17,8 @@ import { type BrowserServer, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { testConfig } from "../testing.ts";
-import { type BrowserCheckInput, runBrowserCheck, warmBrowser } from "./browser-check.ts";
+import { type BrowserCheckInput, runBrowserCheck } from "./browser-check.ts";
+import { warmBrowser } from "./warm-browser.ts";
 
 const TEMPLATE = fileURLToPath(new URL("../../../../templates/shop", import.meta.url));
 const typescriptDir = dirname(createRequire(import.meta.url).resolve("typescript/package.json"));

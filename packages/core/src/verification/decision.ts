@@ -62,47 +62,8 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
         actions: [],
       };
     }
-    case "verified": {
-      if (f.promotionBlocks.length > 0) {
-        return {
-          state: "blocked",
-          headline: "Blocked: promotion would be refused now",
-          reasons: f.promotionBlocks,
-          actions: [],
-        };
-      }
-      if (f.approval.required && f.approval.state === "pending") {
-        return {
-          state: "ready_to_approve",
-          headline: "Ready to approve: every required check passed",
-          reasons: [
-            ...(f.approval.reasons?.length
-              ? f.approval.reasons.map((r) => `a person approves this exact tree: ${r}`)
-              : ["the policy asks a person to approve this exact tree"]),
-            ...(f.landsByQueue ? ["once approved, the landing queue promotes it (its Change lands when ready)"] : []),
-          ],
-          actions: ["approve", "reject"],
-        };
-      }
-      if (f.landsByQueue) {
-        return {
-          state: "ready_to_promote",
-          headline: f.approval.required
-            ? `Approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}: the landing queue promotes it`
-            : "Verified: the landing queue promotes it; no approval needed",
-          reasons: ["its Change lands when ready, so the landing queue promotes it in its turn"],
-          actions: [],
-        };
-      }
-      return {
-        state: "ready_to_promote",
-        headline: f.approval.required
-          ? `Ready to promote: approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}`
-          : "Ready to promote: every required check passed; no approval needed",
-        reasons: [],
-        actions: ["promote"],
-      };
-    }
+    case "verified":
+      return verifiedDecision(f);
     case "rejected":
       return {
         state: "rejected",
@@ -132,4 +93,47 @@ export function candidateDecision(f: DecisionFacts): CandidateDecision {
     default:
       return { state: "cancelled", headline: "Cancelled with its Change", reasons: [], actions: [] };
   }
+}
+
+/** A verified Candidate: blocked by promotion's rules, waiting for approval, or ready to promote. */
+function verifiedDecision(f: DecisionFacts): CandidateDecision {
+  if (f.promotionBlocks.length > 0) {
+    return {
+      state: "blocked",
+      headline: "Blocked: promotion would be refused now",
+      reasons: f.promotionBlocks,
+      actions: [],
+    };
+  }
+  if (f.approval.required && f.approval.state === "pending") {
+    return {
+      state: "ready_to_approve",
+      headline: "Ready to approve: every required check passed",
+      reasons: [
+        ...(f.approval.reasons?.length
+          ? f.approval.reasons.map((r) => `a person approves this exact tree: ${r}`)
+          : ["the policy asks a person to approve this exact tree"]),
+        ...(f.landsByQueue ? ["once approved, the landing queue promotes it (its Change lands when ready)"] : []),
+      ],
+      actions: ["approve", "reject"],
+    };
+  }
+  if (f.landsByQueue) {
+    return {
+      state: "ready_to_promote",
+      headline: f.approval.required
+        ? `Approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}: the landing queue promotes it`
+        : "Verified: the landing queue promotes it; no approval needed",
+      reasons: ["its Change lands when ready, so the landing queue promotes it in its turn"],
+      actions: [],
+    };
+  }
+  return {
+    state: "ready_to_promote",
+    headline: f.approval.required
+      ? `Ready to promote: approved${f.approval.byName ? ` by ${f.approval.byName}` : ""}`
+      : "Ready to promote: every required check passed; no approval needed",
+    reasons: [],
+    actions: ["promote"],
+  };
 }

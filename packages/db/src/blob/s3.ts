@@ -40,6 +40,40 @@ const RETRY_BASE_MS = 100;
  * Anything else the bucket answers, and a bucket that cannot be reached, is UNAVAILABLE.
  */
 export function s3BlobStore(o: S3BlobStoreOptions): BlobStore {
+  const c = connect(o);
+  return {
+    async put(key, body, metadata = {}) {
+      await putObject(c, key, body, metadata);
+    },
+    async get(key): Promise<BlobObject | null> {
+      return await getObject(c, key);
+    },
+    async has(key) {
+      // HEAD answers carry no body, so a missing bucket reads as "not there" here; get and list say more.
+      return (await send(c, label(c, "HEAD", key), "HEAD", objectUrl(c, key), { notFound: true })) !== null;
+    },
+    async delete(key) {
+      // S3 answers 204 for a key that is not there; R2 and MinIO too.
+      await drain(await send(c, label(c, "DELETE", key), "DELETE", objectUrl(c, key)));
+    },
+    async list(listPrefix) {
+      return await listKeys(c, listPrefix);
+    },
+  };
+}
+
+/** One bucket as the store reaches it: where it is, the folder inside it, the signer and the transport. */
+interface S3Connection {
+  endpoint: string;
+  bucket: string;
+  prefix: string;
+  bucketUrl: string;
+  client: AwsClient;
+  doFetch: typeof fetch;
+  timeoutMs: number;
+}
+
+function connect(o: S3BlobStoreOptions): S3Connection {
   const endpoint = o.endpoint.replace(/\/+$/, "");
   const prefix = normalizePrefix(o.prefix);
   const bucketUrl = `${endpoint}/${encodeURIComponent(o.bucket)}`;
@@ -51,126 +85,122 @@ export function s3BlobStore(o: S3BlobStoreOptions): BlobStore {
   });
   const doFetch = o.fetch ?? fetch;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return { endpoint, bucket: o.bucket, prefix, bucketUrl, client, doFetch, timeoutMs };
+}
 
-  const objectUrl = (key: string) => {
-    if (!isValidBlobKey(key)) throw new DomainError("INVALID_INPUT", `invalid blob key ${key}`);
-    return `${bucketUrl}/${`${prefix}${key}`.split("/").map(encodeURIComponent).join("/")}`;
-  };
+function objectUrl(c: S3Connection, key: string): string {
+  if (!isValidBlobKey(key)) throw new DomainError("INVALID_INPUT", `invalid blob key ${key}`);
+  return `${c.bucketUrl}/${`${c.prefix}${key}`.split("/").map(encodeURIComponent).join("/")}`;
+}
 
-  /** One signed request; `notFound` lets a 404 for a missing key (not a missing bucket) through as null. */
-  async function send(
-    what: string,
-    method: string,
-    url: string,
-    init: { headers?: Record<string, string>; body?: Uint8Array; notFound?: boolean } = {},
-  ): Promise<Response | null> {
-    const headers = { ...init.headers, "x-amz-content-sha256": sha256Hex(init.body ?? new Uint8Array()) };
-    for (let attempt = 0; ; attempt++) {
-      // The port's bodies are plain Uint8Arrays; the DOM typing only wants to rule out shared memory.
-      const body = (init.body ?? null) as Uint8Array<ArrayBuffer> | null;
-      const request = await client.sign(url, { method, headers, body });
-      let res: Response;
-      try {
-        res = await doFetch(request, { signal: AbortSignal.timeout(timeoutMs) });
-      } catch (err) {
-        if (isTimeout(err)) throw unavailable(`${what}: no answer from ${endpoint} within ${timeoutMs} ms`);
-        if (attempt < RETRIES) {
-          await sleep(attempt);
-          continue;
-        }
-        throw unavailable(`${what}: cannot reach the S3 endpoint ${endpoint} (${causeOf(err)})`);
-      }
-      if (res.ok) return res;
-      const text = await readText(res);
-      const error = parseErrorBody(text);
-      // A 404 for the key is an answer; NoSuchBucket is a configuration problem, never "not there".
-      if (res.status === 404 && init.notFound && error?.code !== "NoSuchBucket") return null;
-      if ((res.status >= 500 || res.status === 429) && attempt < RETRIES) {
+const label = (c: S3Connection, verb: string, key: string) => `S3 ${verb} ${c.bucket}/${c.prefix}${key}`;
+
+/** One signed request; `notFound` lets a 404 for a missing key (not a missing bucket) through as null. */
+async function send(
+  c: S3Connection,
+  what: string,
+  method: string,
+  url: string,
+  init: { headers?: Record<string, string>; body?: Uint8Array; notFound?: boolean } = {},
+): Promise<Response | null> {
+  const { endpoint, timeoutMs } = c;
+  const headers = { ...init.headers, "x-amz-content-sha256": sha256Hex(init.body ?? new Uint8Array()) };
+  for (let attempt = 0; ; attempt++) {
+    // The port's bodies are plain Uint8Arrays; the DOM typing only wants to rule out shared memory.
+    const body = (init.body ?? null) as Uint8Array<ArrayBuffer> | null;
+    const request = await c.client.sign(url, { method, headers, body });
+    let res: Response;
+    try {
+      res = await c.doFetch(request, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      if (isTimeout(err)) throw unavailable(`${what}: no answer from ${endpoint} within ${timeoutMs} ms`);
+      if (attempt < RETRIES) {
         await sleep(attempt);
         continue;
       }
-      const detail = error ? `${error.code}${error.message ? `: ${error.message}` : ""}` : res.statusText;
-      throw unavailable(`${what}: ${endpoint} answered ${res.status} ${detail}`.trimEnd(), {
-        status: res.status,
-        s3Code: error?.code,
-      });
+      throw unavailable(`${what}: cannot reach the S3 endpoint ${endpoint} (${causeOf(err)})`);
     }
+    if (res.ok) return res;
+    const text = await readText(res);
+    const error = parseErrorBody(text);
+    // A 404 for the key is an answer; NoSuchBucket is a configuration problem, never "not there".
+    if (res.status === 404 && init.notFound && error?.code !== "NoSuchBucket") return null;
+    if ((res.status >= 500 || res.status === 429) && attempt < RETRIES) {
+      await sleep(attempt);
+      continue;
+    }
+    const detail = error ? `${error.code}${error.message ? `: ${error.message}` : ""}` : res.statusText;
+    throw unavailable(`${what}: ${endpoint} answered ${res.status} ${detail}`.trimEnd(), {
+      status: res.status,
+      s3Code: error?.code,
+    });
   }
+}
 
-  /** Reads a body under the same timeout; a connection dropped mid-body is UNAVAILABLE too. */
-  async function read<T>(what: string, body: () => Promise<T>): Promise<T> {
+/** Reads a body under the same timeout; a connection dropped mid-body is UNAVAILABLE too. */
+async function read<T>(c: S3Connection, what: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    throw unavailable(`${what}: reading the answer from ${c.endpoint} failed (${causeOf(err)})`);
+  }
+}
+
+async function putObject(c: S3Connection, key: string, body: Uint8Array, metadata: Record<string, string>) {
+  const url = objectUrl(c, key);
+  const headers: Record<string, string> = { "content-type": "application/octet-stream" };
+  for (const [name, value] of Object.entries(metadata)) {
     try {
-      return await body();
-    } catch (err) {
-      throw unavailable(`${what}: reading the answer from ${endpoint} failed (${causeOf(err)})`);
+      if (name === "") throw new Error("empty name");
+      headers[`${META_PREFIX}${encodeMetaName(name)}`] = encodeMetaValue(value);
+    } catch {
+      throw new DomainError("INVALID_INPUT", `metadata ${JSON.stringify(name)} of blob ${key} cannot be stored`);
     }
   }
+  await drain(await send(c, label(c, "PUT", key), "PUT", url, { headers, body }));
+}
 
-  const label = (verb: string, key: string) => `S3 ${verb} ${o.bucket}/${prefix}${key}`;
+async function getObject(c: S3Connection, key: string): Promise<BlobObject | null> {
+  const what = label(c, "GET", key);
+  const res = await send(c, what, "GET", objectUrl(c, key), { notFound: true });
+  if (!res) return null;
+  const body = new Uint8Array(await read(c, what, () => res.arrayBuffer()));
+  const metadata: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (!name.startsWith(META_PREFIX)) return;
+    try {
+      metadata[decodeMetaName(name.slice(META_PREFIX.length))] = decodeMetaValue(value);
+    } catch {
+      metadata[name.slice(META_PREFIX.length)] = value; // written by another tool: keep it as it came
+    }
+  });
+  return { body, metadata };
+}
 
-  return {
-    async put(key, body, metadata = {}) {
-      const url = objectUrl(key);
-      const headers: Record<string, string> = { "content-type": "application/octet-stream" };
-      for (const [name, value] of Object.entries(metadata)) {
-        try {
-          if (name === "") throw new Error("empty name");
-          headers[`${META_PREFIX}${encodeMetaName(name)}`] = encodeMetaValue(value);
-        } catch {
-          throw new DomainError("INVALID_INPUT", `metadata ${JSON.stringify(name)} of blob ${key} cannot be stored`);
-        }
-      }
-      await drain(await send(label("PUT", key), "PUT", url, { headers, body }));
-    },
-    async get(key): Promise<BlobObject | null> {
-      const what = label("GET", key);
-      const res = await send(what, "GET", objectUrl(key), { notFound: true });
-      if (!res) return null;
-      const body = new Uint8Array(await read(what, () => res.arrayBuffer()));
-      const metadata: Record<string, string> = {};
-      res.headers.forEach((value, name) => {
-        if (!name.startsWith(META_PREFIX)) return;
-        try {
-          metadata[decodeMetaName(name.slice(META_PREFIX.length))] = decodeMetaValue(value);
-        } catch {
-          metadata[name.slice(META_PREFIX.length)] = value; // written by another tool: keep it as it came
-        }
-      });
-      return { body, metadata };
-    },
-    async has(key) {
-      // HEAD answers carry no body, so a missing bucket reads as "not there" here; get and list say more.
-      return (await send(label("HEAD", key), "HEAD", objectUrl(key), { notFound: true })) !== null;
-    },
-    async delete(key) {
-      // S3 answers 204 for a key that is not there; R2 and MinIO too.
-      await drain(await send(label("DELETE", key), "DELETE", objectUrl(key)));
-    },
-    async list(listPrefix) {
-      const what = label("LIST", listPrefix);
-      const keys: string[] = [];
-      let token: string | null = null;
-      do {
-        const url = new URL(bucketUrl);
-        url.searchParams.set("list-type", "2");
-        url.searchParams.set("prefix", `${prefix}${listPrefix}`);
-        if (token) url.searchParams.set("continuation-token", token);
-        const res = (await send(what, "GET", url.toString())) as Response;
-        const page = parseListPage(await read(what, () => res.text()));
-        if (page.nextToken !== null && page.nextToken === token) {
-          throw unavailable(`${what}: ${endpoint} returned the same continuation token twice`);
-        }
-        keys.push(...page.keys);
-        token = page.nextToken;
-      } while (token);
-      // Only keys this store could have written (a console's `folder/` marker is not one).
-      return keys
-        .filter((k) => k.startsWith(prefix))
-        .map((k) => k.slice(prefix.length))
-        .filter(isValidBlobKey)
-        .sort();
-    },
-  };
+async function listKeys(c: S3Connection, listPrefix: string): Promise<string[]> {
+  const { endpoint, prefix } = c;
+  const what = label(c, "LIST", listPrefix);
+  const keys: string[] = [];
+  let token: string | null = null;
+  do {
+    const url = new URL(c.bucketUrl);
+    url.searchParams.set("list-type", "2");
+    url.searchParams.set("prefix", `${prefix}${listPrefix}`);
+    if (token) url.searchParams.set("continuation-token", token);
+    const res = (await send(c, what, "GET", url.toString())) as Response;
+    const page = parseListPage(await read(c, what, () => res.text()));
+    if (page.nextToken !== null && page.nextToken === token) {
+      throw unavailable(`${what}: ${endpoint} returned the same continuation token twice`);
+    }
+    keys.push(...page.keys);
+    token = page.nextToken;
+  } while (token);
+  // Only keys this store could have written (a console's `folder/` marker is not one).
+  return keys
+    .filter((k) => k.startsWith(prefix))
+    .map((k) => k.slice(prefix.length))
+    .filter(isValidBlobKey)
+    .sort();
 }
 
 /** `a/b`, `/a/b/` -> `a/b/`; unset or empty -> the bucket's root. */

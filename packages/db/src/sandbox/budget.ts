@@ -83,27 +83,7 @@ export async function sandboxMeter(
       FROM sandbox_charges
       WHERE tenant_id = ${tenantId} AND env = ${config.env} AND "window" = ${window} AND settled_at IS NOT NULL
       GROUP BY kind ORDER BY kind`,
-    db.$queryRaw<
-      {
-        change_id: string | null;
-        title: string | null;
-        project_id: string | null;
-        project_name: string | null;
-        seconds: number;
-        runs: number;
-      }[]
-    >`
-      SELECT s.change_id, c.title, s.project_id, p.name AS project_name, s.seconds, s.runs
-      FROM (
-        SELECT change_id, project_id, SUM(charged_seconds)::int AS seconds, COUNT(*)::int AS runs
-        FROM sandbox_charges
-        WHERE tenant_id = ${tenantId} AND env = ${config.env} AND "window" = ${window} AND settled_at IS NOT NULL
-        GROUP BY change_id, project_id
-      ) s
-      LEFT JOIN changes c ON c.id = s.change_id
-      LEFT JOIN projects p ON p.id = s.project_id
-      ORDER BY s.seconds DESC, s.runs DESC, s.change_id
-      LIMIT ${options.topChanges ?? 5}`,
+    topChangesQuery(db, tenantId, config.env, window, options.topChanges ?? 5),
     db.$queryRaw<{ n: number }[]>`
       SELECT COUNT(*)::int AS n FROM sandbox_charges
       WHERE tenant_id = ${tenantId} AND env = ${config.env} AND "window" = ${window} AND settled_at IS NULL`,
@@ -141,6 +121,31 @@ export async function sandboxMeter(
     })),
     openReservations: open[0]?.n ?? 0,
   };
+}
+
+interface TopChangeRow {
+  change_id: string | null;
+  title: string | null;
+  project_id: string | null;
+  project_name: string | null;
+  seconds: number;
+  runs: number;
+}
+
+/** The Changes that used the most settled seconds of the tenant in this window, most first. */
+function topChangesQuery(db: Db, tenantId: string, env: string, window: string, limit: number) {
+  return db.$queryRaw<TopChangeRow[]>`
+      SELECT s.change_id, c.title, s.project_id, p.name AS project_name, s.seconds, s.runs
+      FROM (
+        SELECT change_id, project_id, SUM(charged_seconds)::int AS seconds, COUNT(*)::int AS runs
+        FROM sandbox_charges
+        WHERE tenant_id = ${tenantId} AND env = ${env} AND "window" = ${window} AND settled_at IS NOT NULL
+        GROUP BY change_id, project_id
+      ) s
+      LEFT JOIN changes c ON c.id = s.change_id
+      LEFT JOIN projects p ON p.id = s.project_id
+      ORDER BY s.seconds DESC, s.runs DESC, s.change_id
+      LIMIT ${limit}`;
 }
 
 export interface SetSandboxBudgetResult {

@@ -8,7 +8,7 @@ import {
 import type { CommandHandler, EnqueueDeps } from "@rhumbatron/runtime";
 import { appendToOutbox } from "@rhumbatron/runtime";
 import { changeEvent } from "../events/factory.ts";
-import { lockResourceRow } from "../events/owners.ts";
+import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
 import { requestAttemptCandidate } from "../work-graph/attempts.ts";
@@ -56,18 +56,7 @@ export async function createCandidate(
     }
     reason = await recomposeReason(ctx, owner.projectId, owner.canonicalGeneration);
   }
-  const tasks = await ctx.tx.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
-  if (tasks.some((t) => t.state !== "completed"))
-    throw new DomainError("PRECONDITION_FAILED", `change ${changeId} has unfinished Tasks`);
-  const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies })));
-  const sets = await ctx.tx.changeSet.findMany({ where: { changeId }, orderBy: { createdAt: "desc" } });
-  const byTask = new Map<string, string>();
-  for (const cs of sets) if (cs.alternative === 1 && !byTask.has(cs.taskId)) byTask.set(cs.taskId, cs.id);
-  if (attempt.replace) byTask.set(attempt.replace.taskId, attempt.replace.id);
-  const changeSetIds = order.flatMap((k) => {
-    const id = byTask.get(tasks.find((t) => t.key === k)?.id ?? "");
-    return id ? [id] : [];
-  });
+  const changeSetIds = await changeSetsInOrder(ctx, changeId, attempt.replace);
   const base = await ctx.tx.canonicalGeneration.findUnique({
     where: { projectId_generation: { projectId: owner.projectId, generation: owner.canonicalGeneration } },
   });
@@ -105,17 +94,49 @@ export async function createCandidate(
     deps,
   );
   // The graph's first composition: the other attempts finished by now get their Candidates too.
-  if (!recompose && !attemptChangeSetId && attempt.alternative === 1) {
-    const others = await ctx.tx.changeSet.findMany({
-      where: { changeId, alternative: { gt: 1 } },
-      orderBy: { createdAt: "desc" },
-      select: { id: true, alternative: true },
-    });
-    const newest = new Map<number, string>();
-    for (const cs of others) if (!newest.has(cs.alternative)) newest.set(cs.alternative, cs.id);
-    for (const id of newest.values()) await requestAttemptCandidate(ctx, owner, id, deps);
-  }
+  if (!recompose && !attemptChangeSetId && attempt.alternative === 1)
+    await requestOtherAttemptCandidates(ctx, owner, changeId, deps);
   return { candidateId, created: true };
+}
+
+/**
+ * The ChangeSets to compose, in Work Graph order: each Task's newest ChangeSet of attempt 1, or the
+ * attempt's own for the Task it replaces. Every Task must be completed.
+ */
+async function changeSetsInOrder(
+  ctx: TxContext,
+  changeId: string,
+  replace: { id: string; taskId: string } | null,
+): Promise<string[]> {
+  const tasks = await ctx.tx.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });
+  if (tasks.some((t) => t.state !== "completed"))
+    throw new DomainError("PRECONDITION_FAILED", `change ${changeId} has unfinished Tasks`);
+  const order = topologicalOrder(tasks.map((t) => ({ key: t.key, dependsOn: t.dependencies })));
+  const sets = await ctx.tx.changeSet.findMany({ where: { changeId }, orderBy: { createdAt: "desc" } });
+  const byTask = new Map<string, string>();
+  for (const cs of sets) if (cs.alternative === 1 && !byTask.has(cs.taskId)) byTask.set(cs.taskId, cs.id);
+  if (replace) byTask.set(replace.taskId, replace.id);
+  return order.flatMap((k) => {
+    const id = byTask.get(tasks.find((t) => t.key === k)?.id ?? "");
+    return id ? [id] : [];
+  });
+}
+
+/** Asks for a Candidate of each other attempt's newest ChangeSet. */
+async function requestOtherAttemptCandidates(
+  ctx: TxContext,
+  owner: LockedChange,
+  changeId: string,
+  deps: EnqueueDeps,
+): Promise<void> {
+  const others = await ctx.tx.changeSet.findMany({
+    where: { changeId, alternative: { gt: 1 } },
+    orderBy: { createdAt: "desc" },
+    select: { id: true, alternative: true },
+  });
+  const newest = new Map<number, string>();
+  for (const cs of others) if (!newest.has(cs.alternative)) newest.set(cs.alternative, cs.id);
+  for (const id of newest.values()) await requestAttemptCandidate(ctx, owner, id, deps);
 }
 
 /**

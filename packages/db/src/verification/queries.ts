@@ -45,20 +45,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   if (!c || !project) throw new DomainError("NOT_FOUND", `candidate ${q.candidateId} not found`);
   const changeSets = await db.changeSet.findMany({ where: { id: { in: c.changeSetIds } } });
   const workflow = await db.workflowInstance.findUnique({ where: { instanceId: c.id } });
-  const rows = await db.evidence.findMany({ where: { candidateId: c.id }, orderBy: [{ completedAt: "asc" }] });
-  // A reused record names the pass it copies and that pass's Candidate (docs/checks-file.md,
-  // Reused Evidence).
-  const sources = await db.evidence.findMany({
-    where: { id: { in: rows.flatMap((e) => e.reusedFrom ?? []) } },
-    select: { id: true, candidateId: true },
-  });
-  const sourceCandidate = new Map(sources.map((e) => [e.id, e.candidateId]));
-  const evidence = rows.map((e) => ({
-    ...e,
-    reusedFrom: e.reusedFrom
-      ? { evidenceId: e.reusedFrom, candidateId: sourceCandidate.get(e.reusedFrom) ?? null }
-      : null,
-  }));
+  const evidence = await evidenceOf(db, c.id);
   const approval = await db.approval.findUnique({ where: { candidateId: c.id } });
   const plan = c.plan as VerificationPlan | null;
   // The gate from the rows as they are now (the same reading promotion makes, review findings included).
@@ -67,11 +54,7 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
   const rerunOptions = await candidateRerunOptions(db, c.id, config);
   const people = await namesOf(db, [approval?.decidedBy]);
   const promotion = c.status === "promoted" ? await promotionOf(db, c.projectId, c.id) : null;
-  const replacedBy = await db.candidate.findFirst({
-    where: { recomposedFrom: c.id },
-    orderBy: { createdAt: "desc" },
-    select: { id: true },
-  });
+  const replacedBy = await replacementOf(db, c.id);
   const change = await db.change.findUnique({
     where: { id: c.changeId },
     select: { title: true, landWhenReady: true },
@@ -123,6 +106,33 @@ export async function getCandidate(db: Db, q: { tenantId: string; candidateId: s
     promotion,
     replacedBy: replacedBy?.id ?? null,
   };
+}
+
+/** A Candidate's Evidence, oldest first. */
+async function evidenceOf(db: Db, candidateId: string) {
+  const rows = await db.evidence.findMany({ where: { candidateId }, orderBy: [{ completedAt: "asc" }] });
+  // A reused record names the pass it copies and that pass's Candidate (docs/checks-file.md,
+  // Reused Evidence).
+  const sources = await db.evidence.findMany({
+    where: { id: { in: rows.flatMap((e) => e.reusedFrom ?? []) } },
+    select: { id: true, candidateId: true },
+  });
+  const sourceCandidate = new Map(sources.map((e) => [e.id, e.candidateId]));
+  return rows.map((e) => ({
+    ...e,
+    reusedFrom: e.reusedFrom
+      ? { evidenceId: e.reusedFrom, candidateId: sourceCandidate.get(e.reusedFrom) ?? null }
+      : null,
+  }));
+}
+
+/** The newest Candidate recomposed from this one, if any. */
+async function replacementOf(db: Db, candidateId: string) {
+  return await db.candidate.findFirst({
+    where: { recomposedFrom: candidateId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
 }
 
 /** When, as which generation and by whom a Candidate was promoted (the landing queue when no person). */

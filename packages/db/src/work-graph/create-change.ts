@@ -10,8 +10,8 @@ import {
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import { z } from "zod";
 import type { Db } from "../client.ts";
-import { lockProjectRow } from "../events/owners.ts";
-import { withTransaction } from "../transaction.ts";
+import { type LockedProject, lockProjectRow } from "../events/owners.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 export interface CreateChangeRequest {
@@ -40,24 +40,7 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
   const input = changeInput.parse(req.input);
   validateWorkGraph(input.tasks);
   return withTransaction(db, async (ctx) => {
-    const project = await lockProjectRow(ctx, req.projectId).catch((err: unknown) => {
-      if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
-      throw err;
-    });
-    if (!project || project.tenantId !== req.tenantId)
-      throw new DomainError("NOT_FOUND", `project ${req.projectId} not found`);
-    const status = await ctx.tx.project.findUniqueOrThrow({
-      where: { id: project.id },
-      select: { status: true, failureReason: true },
-    });
-    if (status.status === "archived")
-      throw new DomainError("PRECONDITION_FAILED", "the project is archived; changes cannot be added");
-    // A failed project has no repository to change (docs/repositories.md).
-    if (status.status === "failed")
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `the project failed to provision (${status.failureReason ?? "no reason recorded"}); changes cannot be added`,
-      );
+    const project = await lockOpenProject(ctx, req);
 
     const changeId = `chg_${randomUUID()}`;
     const inserted = await ctx.tx.$queryRaw<{ id: string }[]>`
@@ -74,56 +57,95 @@ export async function createChange(db: Db, req: CreateChangeRequest, deps: WorkG
       });
       return { changeId: existing.id, created: false };
     }
-    const tasks = input.tasks.map((t, position) => ({ id: `task_${randomUUID()}`, t, position }));
-    await ctx.tx.task.createMany({
-      data: tasks.map(({ id, t, position }) => ({
-        id,
-        changeId,
-        key: t.key,
-        title: t.title,
-        dependencies: t.dependsOn,
-        position,
-        intents: t.intents,
-        ...(t.editPlan ? { editPlan: t.editPlan } : {}),
-        ...(t.agent ? { agent: t.agent } : {}),
-        // The first attempt is the Task's own run, with the first Agent listed (./attempts.ts).
-        ...(t.attempts ? { attempts: t.attempts, agent: t.attempts.agents[0] } : {}),
-      })),
-    });
-    const owner = {
-      id: changeId,
-      projectId: project.id,
-      tenantId: project.tenantId,
-      canonicalGeneration: project.canonicalGeneration,
-    };
-    const now = deps.now();
-    await appendToOutbox(
-      ctx,
-      [
-        changeEvent(owner, "change.created", {
-          actor: req.createdBy,
-          now,
-          payload: {
-            title: input.title,
-            riskTier: input.riskTier,
-            clientRequestId: req.clientRequestId,
-            taskIds: tasks.map((x) => x.id),
-          },
-        }),
-      ],
-      deps,
-    );
-    await enqueueCommand(
-      ctx,
-      {
-        commandId: commandIds.dispatchCreated(changeId),
-        commandType: "change.dispatch",
-        projectId: project.id,
-        changeId,
-        payload: { reason: "created" },
-      },
-      deps,
-    );
+    const tasks = await insertTasks(ctx, changeId, input.tasks);
+    await announceChange(ctx, { req, input, project, changeId, taskIds: tasks.map((x) => x.id) }, deps);
     return { changeId, created: true };
   });
+}
+
+/** Locks the project row; a project of another tenant is NOT_FOUND, an archived or failed one takes no Change. */
+async function lockOpenProject(ctx: TxContext, req: CreateChangeRequest): Promise<LockedProject> {
+  const project = await lockProjectRow(ctx, req.projectId).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === "NOT_FOUND") return null;
+    throw err;
+  });
+  if (!project || project.tenantId !== req.tenantId)
+    throw new DomainError("NOT_FOUND", `project ${req.projectId} not found`);
+  const status = await ctx.tx.project.findUniqueOrThrow({
+    where: { id: project.id },
+    select: { status: true, failureReason: true },
+  });
+  if (status.status === "archived")
+    throw new DomainError("PRECONDITION_FAILED", "the project is archived; changes cannot be added");
+  // A failed project has no repository to change (docs/repositories.md).
+  if (status.status === "failed")
+    throw new DomainError(
+      "PRECONDITION_FAILED",
+      `the project failed to provision (${status.failureReason ?? "no reason recorded"}); changes cannot be added`,
+    );
+  return project;
+}
+
+/** Writes the Change's Tasks in the order given, each with a new ID. */
+async function insertTasks(ctx: TxContext, changeId: string, input: ChangeInput["tasks"]) {
+  const tasks = input.map((t, position) => ({ id: `task_${randomUUID()}`, t, position }));
+  await ctx.tx.task.createMany({
+    data: tasks.map(({ id, t, position }) => ({
+      id,
+      changeId,
+      key: t.key,
+      title: t.title,
+      dependencies: t.dependsOn,
+      position,
+      intents: t.intents,
+      ...(t.editPlan ? { editPlan: t.editPlan } : {}),
+      ...(t.agent ? { agent: t.agent } : {}),
+      // The first attempt is the Task's own run, with the first Agent listed (./attempts.ts).
+      ...(t.attempts ? { attempts: t.attempts, agent: t.attempts.agents[0] } : {}),
+    })),
+  });
+  return tasks;
+}
+
+/** Writes change.created and sends the first change.dispatch. */
+async function announceChange(
+  ctx: TxContext,
+  c: { req: CreateChangeRequest; input: ChangeInput; project: LockedProject; changeId: string; taskIds: string[] },
+  deps: WorkGraphDeps,
+): Promise<void> {
+  const { req, input, project, changeId } = c;
+  const owner = {
+    id: changeId,
+    projectId: project.id,
+    tenantId: project.tenantId,
+    canonicalGeneration: project.canonicalGeneration,
+  };
+  const now = deps.now();
+  await appendToOutbox(
+    ctx,
+    [
+      changeEvent(owner, "change.created", {
+        actor: req.createdBy,
+        now,
+        payload: {
+          title: input.title,
+          riskTier: input.riskTier,
+          clientRequestId: req.clientRequestId,
+          taskIds: c.taskIds,
+        },
+      }),
+    ],
+    deps,
+  );
+  await enqueueCommand(
+    ctx,
+    {
+      commandId: commandIds.dispatchCreated(changeId),
+      commandType: "change.dispatch",
+      projectId: project.id,
+      changeId,
+      payload: { reason: "created" },
+    },
+    deps,
+  );
 }

@@ -1,6 +1,6 @@
 import { type OutboxRowState, type RhumbatronConfig, transitionOutbox } from "@rhumbatron/core";
 import { type Nudger, pgNudgeChannel } from "../nudge.ts";
-import { type Database as Db, sql, type SqlClient as Tx } from "../sql.ts";
+import { type Database as Db, type Sql, sql, type SqlClient as Tx } from "../sql.ts";
 import { type AfterCommit, type TxContext, withTransaction } from "../transaction.ts";
 import { type StreamSink, streamAppendCtes } from "./stream.ts";
 
@@ -127,13 +127,7 @@ async function publishBatch(
   const now = deps.now();
   const { config, nudger } = deps;
   const notify = nudger.inStatement === true;
-  const projects =
-    "projectId" in which
-      ? sql`SELECT ${which.projectId}::text AS project_id, 0::bigint AS ord`
-      : sql`
-        SELECT project_id, min(id) AS ord FROM outbox
-        WHERE state = 'pending' OR (state = 'retry_wait' AND next_attempt_at <= ${now})
-        GROUP BY project_id ORDER BY min(id) LIMIT ${which.maxProjects}`;
+  const projects = batchProjects(which, now);
   const rows = await db.$queryRaw<BatchRow[]>`
     WITH now_at AS (SELECT ${now}::timestamp(3) AS at),
     projects AS (${projects}),
@@ -196,19 +190,32 @@ async function publishBatch(
     heldBack: r.held_back,
     stream: r.published > 0 ? r.stream : null,
   }));
-  if (!notify) {
-    // Best effort, after the commit, once per stream (each consumer has a cron backstop).
-    const streams = [...new Set(results.flatMap((r) => (r.stream === null ? [] : [r.stream])))];
-    const hooks: AfterCommit[] = [];
-    // Outside a transaction: the nudger's hooks run below, its SQL (if any) goes through the pool.
-    const ctx = { tx: db as unknown as TxContext["tx"], afterCommit: (h: AfterCommit) => void hooks.push(h) };
-    for (const stream of streams) {
-      await nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream)).catch(() => {});
-      await nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream)).catch(() => {});
-    }
-    for (const h of hooks) await Promise.resolve(h()).catch(() => {});
-  }
+  if (!notify) await nudgeAfterBatch(db, nudger, results);
   return results;
+}
+
+/** The projects of a batched run: the one asked for, or those with due rows, oldest first. */
+function batchProjects(which: { projectId: string } | { maxProjects: number }, now: Date): Sql {
+  return "projectId" in which
+    ? sql`SELECT ${which.projectId}::text AS project_id, 0::bigint AS ord`
+    : sql`
+        SELECT project_id, min(id) AS ord FROM outbox
+        WHERE state = 'pending' OR (state = 'retry_wait' AND next_attempt_at <= ${now})
+        GROUP BY project_id ORDER BY min(id) LIMIT ${which.maxProjects}`;
+}
+
+/** Wakes the event router and the analytics projector for each stream a batch appended to. */
+async function nudgeAfterBatch(db: Db, nudger: Nudger, results: ProjectPublishResult[]): Promise<void> {
+  // Best effort, after the commit, once per stream (each consumer has a cron backstop).
+  const streams = [...new Set(results.flatMap((r) => (r.stream === null ? [] : [r.stream])))];
+  const hooks: AfterCommit[] = [];
+  // Outside a transaction: the nudger's hooks run below, its SQL (if any) goes through the pool.
+  const ctx = { tx: db as unknown as TxContext["tx"], afterCommit: (h: AfterCommit) => void hooks.push(h) };
+  for (const stream of streams) {
+    await nudger.nudge(ctx, EVENT_ROUTER_CHANNEL, String(stream)).catch(() => {});
+    await nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream)).catch(() => {});
+  }
+  for (const h of hooks) await Promise.resolve(h()).catch(() => {});
 }
 
 /** One project in one transaction, sent through `sink.append` (any sink; the fallback of the batch). */
@@ -238,56 +245,12 @@ async function publishProjectRowByRow(db: Db, projectId: string, deps: Publisher
       ORDER BY project_seq LIMIT ${deps.config.outbox.maxRowsPerProjectPerPublish}
       FOR UPDATE SKIP LOCKED`;
     const now = deps.now();
-    const toSend: Row[] = [];
-    for (const row of rows) {
-      let state = asState(row);
-      if (row.stream_index >= deps.config.streams.count) {
-        await saveState(
-          tx,
-          row.id,
-          transitionOutbox(state, { kind: "no_binding", stream: row.stream_index }, now, deps.config.outbox),
-          null,
-        );
-        result.failedRows++;
-        continue;
-      }
-      if (state.state === "retry_wait") {
-        if (!state.nextAttemptAt || state.nextAttemptAt.getTime() > now.getTime()) {
-          result.heldBack = true;
-          break;
-        }
-        state = transitionOutbox(state, { kind: "due" }, now, deps.config.outbox);
-        row.state = state.state;
-      }
-      toSend.push(row);
-    }
+    const toSend = await rowsToSend(tx, rows, now, deps, result);
     const first = toSend[0];
     if (!first) return;
     const stream = first.stream_index;
     result.stream = stream;
-    await tx.$executeRaw`SAVEPOINT publish_send`;
-    try {
-      await deps.sink.append(
-        tx,
-        stream,
-        toSend.map((r) => ({
-          eventId: r.event_id,
-          projectId: r.project_id,
-          eventType: r.event_type,
-          envelope: r.envelope,
-        })),
-        now,
-      );
-      await tx.$executeRaw`RELEASE SAVEPOINT publish_send`;
-    } catch (err) {
-      await tx.$executeRaw`ROLLBACK TO SAVEPOINT publish_send`;
-      const message = err instanceof Error ? err.message : String(err);
-      const next = transitionOutbox(asState(first), { kind: "send_failed", error: message }, now, deps.config.outbox);
-      await saveState(tx, first.id, next, null);
-      result.failedSend = true;
-      if (next.state === "failed") result.failedRows++;
-      return;
-    }
+    if (!(await sendRows(tx, toSend, first, now, deps, result))) return;
     const ids = toSend.map((r) => r.id);
     await tx.$executeRaw`
       UPDATE outbox SET state = 'published', published_at = ${now}, next_attempt_at = NULL WHERE id = ANY(${ids})`;
@@ -298,6 +261,82 @@ async function publishProjectRowByRow(db: Db, projectId: string, deps: Publisher
     await deps.nudger.nudge(ctx, ANALYTICS_CHANNEL, String(stream));
   });
   return result;
+}
+
+/**
+ * The rows sent in this run, in order: a row whose stream has no binding fails on the way, and the
+ * first retry_wait row not due yet holds back the rest.
+ */
+async function rowsToSend(
+  tx: Tx,
+  rows: Row[],
+  now: Date,
+  deps: PublisherDeps,
+  result: ProjectPublishResult,
+): Promise<Row[]> {
+  const toSend: Row[] = [];
+  for (const row of rows) {
+    let state = asState(row);
+    if (row.stream_index >= deps.config.streams.count) {
+      await saveState(
+        tx,
+        row.id,
+        transitionOutbox(state, { kind: "no_binding", stream: row.stream_index }, now, deps.config.outbox),
+        null,
+      );
+      result.failedRows++;
+      continue;
+    }
+    if (state.state === "retry_wait") {
+      if (!state.nextAttemptAt || state.nextAttemptAt.getTime() > now.getTime()) {
+        result.heldBack = true;
+        break;
+      }
+      state = transitionOutbox(state, { kind: "due" }, now, deps.config.outbox);
+      row.state = state.state;
+    }
+    toSend.push(row);
+  }
+  return toSend;
+}
+
+/**
+ * Sends the rows through `sink.append` inside a savepoint; a failed send rolls back to it and puts
+ * the first row into retry_wait (or failed). False when the send failed.
+ */
+async function sendRows(
+  tx: Tx,
+  toSend: Row[],
+  first: Row,
+  now: Date,
+  deps: PublisherDeps,
+  result: ProjectPublishResult,
+): Promise<boolean> {
+  const stream = first.stream_index;
+  await tx.$executeRaw`SAVEPOINT publish_send`;
+  try {
+    await deps.sink.append(
+      tx,
+      stream,
+      toSend.map((r) => ({
+        eventId: r.event_id,
+        projectId: r.project_id,
+        eventType: r.event_type,
+        envelope: r.envelope,
+      })),
+      now,
+    );
+    await tx.$executeRaw`RELEASE SAVEPOINT publish_send`;
+  } catch (err) {
+    await tx.$executeRaw`ROLLBACK TO SAVEPOINT publish_send`;
+    const message = err instanceof Error ? err.message : String(err);
+    const next = transitionOutbox(asState(first), { kind: "send_failed", error: message }, now, deps.config.outbox);
+    await saveState(tx, first.id, next, null);
+    result.failedSend = true;
+    if (next.state === "failed") result.failedRows++;
+    return false;
+  }
+  return true;
 }
 
 export interface PublishDueResult {

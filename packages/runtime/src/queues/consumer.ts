@@ -9,9 +9,17 @@ import {
 } from "@rhumbatron/core";
 import { heldByDeadWorker, takeoverCutoff } from "../leases/holders.ts";
 import { claimWhileWorking, doneWorking, orphanedBy } from "../leases/working.ts";
-import { type Database as Db, join, type Sql, sql } from "../sql.ts";
+import type { Database as Db } from "../sql.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { type EnqueueDeps, putOnQueue, queueChannel } from "./enqueue.ts";
+import type {
+  CommandHandler,
+  HandlerContext,
+  LeasedMessage,
+  QueueConsumerDeps,
+  QueueRunResult,
+} from "./consumer-types.ts";
+import { type EnqueueDeps, putOnQueue } from "./enqueue.ts";
+import { LeaseLost, type Settlement, settle } from "./settle.ts";
 
 /**
  * A queue consumer (config.queues.policies). It leases up to a batch of available messages
@@ -21,59 +29,16 @@ import { type EnqueueDeps, putOnQueue, queueChannel } from "./enqueue.ts";
  * effect and the ack commit together: a consumer killed mid-batch leaves no half-handled message.
  * Slow outside work (git, blobs) goes in the handler's prepare, before that transaction opens.
  */
-export interface LeasedMessage {
-  id: bigint;
-  queue: QueuePurpose;
-  commandId: string;
-  commandType: string;
-  envelope: unknown;
-  deliveries: number;
-  originQueue: string | null;
-  lastError: string | null;
-}
 
-export interface HandlerContext extends TxContext {
-  message: LeasedMessage;
-  command: CommandEnvelope;
-  now: Date;
-  /** What the handler's prepare returned (undefined without one). */
-  prepared?: unknown;
-}
-
-/** What a handler's prepare gets: the command, outside any transaction. */
-export interface PrepareContext {
-  /** For reads, and for short transactions of its own (never one that waits on the outside work). */
-  db: Db;
-  message: LeasedMessage;
-  command: CommandEnvelope;
-  now: Date;
-}
-
-export interface CommandHandler {
-  /** Command types this handler accepts; "*" accepts every type (the dead-letter consumer). */
-  commandTypes: readonly string[] | "*";
-  handle(ctx: HandlerContext): Promise<HandlerResult>;
-  /**
-   * Slow outside work (git, blobs, a promotion's own transactions), done before the ack's
-   * transaction opens, so no transaction waits on it; its result is handed to handle as
-   * ctx.prepared. A redelivery runs it again, so it must be idempotent (every such step is keyed).
-   */
-  prepare?(ctx: PrepareContext): Promise<unknown>;
-  /** Each message gets a transaction of its own instead of sharing the batch's. */
-  ownTransaction?: boolean;
-  /** For queues whose exhaustion rule records the failure somewhere (indexing). */
-  onExhausted?(ctx: TxContext, message: LeasedMessage, error: string): Promise<void>;
-}
-
-export interface QueueConsumerDeps extends EnqueueDeps {
-  owner: string;
-}
-
-export interface QueueRunResult {
-  queue: QueuePurpose;
-  leased: number;
-  actions: Record<DeliveryAction["action"], number>;
-}
+export type {
+  CommandHandler,
+  HandlerContext,
+  LeasedMessage,
+  PrepareContext,
+  QueueConsumerDeps,
+  QueueRunResult,
+} from "./consumer-types.ts";
+export { LeaseLost } from "./settle.ts";
 
 /**
  * Leases up to one batch of available messages (exported for tests that stop a consumer mid-batch).
@@ -163,12 +128,6 @@ function route(m: LeasedMessage, handlers: readonly CommandHandler[]): Routed {
   return { kind: "run", m, handler, command: parsed.data };
 }
 
-/** What a delivery decided for one message; a batch's decisions are written together (settle). */
-interface Settlement {
-  m: LeasedMessage;
-  a: DeliveryAction;
-}
-
 /**
  * Delivers one leased message in a transaction of its own (after its handler's prepare) and settles
  * it. Throws LeaseLost, with nothing of the handler's committed, if another delivery has it now.
@@ -206,167 +165,6 @@ export async function deliverMessage(
     await settle(ctx, [{ m, a }], deps);
   });
   return a;
-}
-
-/**
- * Another delivery has these messages now (this one's lease ran out, or they were taken over or
- * expired): whatever this delivery did for them must not commit.
- */
-export class LeaseLost extends Error {
-  constructor(readonly messageIds: bigint[]) {
-    super(`lease lost on queue message ${messageIds.join(", ")}: another delivery has it`);
-  }
-}
-
-/**
- * Writes a batch's decisions in one statement: acks and terminal outcomes are deleted, retries
- * and redeliveries released with their new availability, deferrals kept and dead letters put on
- * their dead-letter queue (a command is there at most once). Each message is settled only as the
- * delivery it was leased for (its delivery count is the fencing token); if one was leased again
- * since, nothing may commit (LeaseLost). Then the nudges, once per queue.
- */
-async function settle(ctx: TxContext, settled: readonly Settlement[], deps: QueueConsumerDeps): Promise<void> {
-  if (settled.length === 0) return;
-  const done = { id: [] as bigint[], deliveries: [] as number[] };
-  const redeliver = { id: [] as bigint[], deliveries: [] as number[] };
-  const retry = { id: [] as bigint[], deliveries: [] as number[], at: [] as Date[], error: [] as string[] };
-  const defer = { commandId: [] as string[], queue: [] as string[], envelope: [] as string[] };
-  const dead = {
-    queue: [] as string[],
-    commandId: [] as string[],
-    commandType: [] as string[],
-    projectId: [] as string[],
-    changeId: [] as (string | null)[],
-    taskId: [] as (string | null)[],
-    envelope: [] as string[],
-    origin: [] as string[],
-    error: [] as string[],
-  };
-  const nudge = new Set<string>();
-  const logs: [Record<string, unknown>, string][] = [];
-  const finish = (m: LeasedMessage) => {
-    done.id.push(m.id);
-    done.deliveries.push(m.deliveries);
-  };
-  for (const { m, a } of settled) {
-    switch (a.action) {
-      case "ack":
-        finish(m);
-        break;
-      case "ack_and_defer":
-        finish(m);
-        defer.commandId.push(m.commandId);
-        defer.queue.push(m.queue);
-        defer.envelope.push(JSON.stringify(m.envelope));
-        break;
-      case "redeliver":
-        redeliver.id.push(m.id);
-        redeliver.deliveries.push(m.deliveries);
-        nudge.add(m.queue);
-        break;
-      case "retry":
-        retry.id.push(m.id);
-        retry.deliveries.push(m.deliveries);
-        retry.at.push(a.availableAt);
-        retry.error.push(a.error);
-        break;
-      case "dead_letter": {
-        finish(m);
-        const envelope = commandEnvelopeSchema.safeParse(m.envelope);
-        if (envelope.success) {
-          const e = envelope.data;
-          dead.queue.push(deps.config.queues.policies[m.queue].deadLetterQueue ?? "dead-letter");
-          dead.commandId.push(e.commandId);
-          dead.commandType.push(e.commandType);
-          dead.projectId.push(e.projectId);
-          dead.changeId.push(e.changeId);
-          dead.taskId.push(e.taskId);
-          dead.envelope.push(JSON.stringify(e));
-          dead.origin.push(m.queue);
-          dead.error.push(a.error);
-        } else {
-          logs.push([{ commandId: m.commandId, queue: m.queue, error: a.error }, "malformed command dropped"]);
-        }
-        logs.push([
-          { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
-          "command dead-lettered",
-        ]);
-        break;
-      }
-      case "record_failure":
-        finish(m);
-        logs.push([{ commandId: m.commandId, queue: m.queue, error: a.error }, "command failed; failure recorded"]);
-        break;
-      case "drop":
-        finish(m);
-        logs.push([
-          { commandId: m.commandId, queue: m.queue, deliveries: m.deliveries, error: a.error },
-          "command dropped after its last retry",
-        ]);
-        break;
-    }
-  }
-  const parts: Sql[] = [];
-  const results: Sql[] = [];
-  if (done.id.length) {
-    parts.push(sql`done AS (
-      DELETE FROM queue_messages q USING unnest(${done.id}::bigint[], ${done.deliveries}::int[]) AS k(id, deliveries)
-      WHERE q.id = k.id AND q.deliveries = k.deliveries
-      RETURNING q.id)`);
-    results.push(sql`SELECT id, NULL::text AS queue FROM done`);
-  }
-  if (retry.id.length) {
-    parts.push(sql`retried AS (
-      UPDATE queue_messages q SET available_at = r.at, lease_owner = NULL, leased_until = NULL, last_error = r.error
-      FROM unnest(${retry.id}::bigint[], ${retry.deliveries}::int[], ${retry.at}::timestamp(3)[], ${retry.error}::text[])
-        AS r(id, deliveries, at, error)
-      WHERE q.id = r.id AND q.deliveries = r.deliveries
-      RETURNING q.id)`);
-    results.push(sql`SELECT id, NULL::text AS queue FROM retried`);
-  }
-  if (redeliver.id.length) {
-    parts.push(sql`redelivered AS (
-      UPDATE queue_messages q SET lease_owner = NULL, leased_until = NULL, available_at = ${new Date(0)}::timestamp(3)
-      FROM unnest(${redeliver.id}::bigint[], ${redeliver.deliveries}::int[]) AS k(id, deliveries)
-      WHERE q.id = k.id AND q.deliveries = k.deliveries
-      RETURNING q.id)`);
-    results.push(sql`SELECT id, NULL::text AS queue FROM redelivered`);
-  }
-  if (defer.commandId.length) {
-    parts.push(sql`deferred AS (
-      INSERT INTO deferred_commands (command_id, queue, envelope, deferred_at)
-      SELECT d.command_id, d.queue, d.envelope::jsonb, ${new Date()}::timestamp(3)
-      FROM unnest(${defer.commandId}::text[], ${defer.queue}::text[], ${defer.envelope}::text[]) AS d(command_id, queue, envelope)
-      ON CONFLICT (command_id) DO UPDATE SET envelope = EXCLUDED.envelope)`);
-  }
-  if (dead.queue.length) {
-    const now = deps.now();
-    const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
-    parts.push(sql`dead AS (
-      INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
-        available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
-      SELECT d.queue, d.command_id, d.command_type, d.project_id, d.change_id, d.task_id, d.envelope::jsonb,
-        ${now}::timestamp(3), ${now}::timestamp(3), ${expiresAt}::timestamp(3), d.origin, d.error, 0
-      FROM unnest(${dead.queue}::text[], ${dead.commandId}::text[], ${dead.commandType}::text[],
-        ${dead.projectId}::text[], ${dead.changeId}::text[], ${dead.taskId}::text[], ${dead.envelope}::text[],
-        ${dead.origin}::text[], ${dead.error}::text[])
-        AS d(queue, command_id, command_type, project_id, change_id, task_id, envelope, origin, error)
-      ON CONFLICT (queue, command_id) DO NOTHING
-      RETURNING queue)`);
-    // A dead-letter queue that got a message is nudged.
-    results.push(sql`SELECT DISTINCT NULL::bigint AS id, queue FROM dead`);
-  }
-  const rows = await ctx.tx.$queryRaw<{ id: bigint | null; queue: string | null }[]>`
-    WITH ${join(parts, ", ")} ${join(results, " UNION ALL ")}`;
-  const mine = new Set<bigint>();
-  for (const r of rows) {
-    if (r.id !== null) mine.add(r.id);
-    if (r.queue !== null) nudge.add(r.queue);
-  }
-  const lost = settled.map(({ m }) => m.id).filter((id) => !mine.has(id));
-  if (lost.length) throw new LeaseLost(lost);
-  for (const q of nudge) await deps.nudger.nudge(ctx, queueChannel(q as QueuePurpose));
-  for (const [fields, message] of logs) deps.log?.(fields, message);
 }
 
 /** A handler threw in a batch delivered without savepoints: the batch is delivered again with them. */

@@ -70,19 +70,10 @@ export function ApprovalPanel({ candidate }: { candidate: CandidateDetail }) {
 }
 
 /**
- * Approve or reject, bound to the exact composed tree shown: the tree hash the buttons send is the
- * one on the screen, so a Candidate recomposed since cannot be approved by a stale page. Shown only
- * while the decision offers it.
+ * The state behind the approval actions: the note, the approve and reject requests (each refreshes
+ * the Candidate when it settles), and what changed since another Candidate of the Change was approved.
  */
-export function ApprovalActions({
-  tenantId,
-  candidate,
-  canDecide,
-}: {
-  tenantId: string;
-  candidate: CandidateDetail;
-  canDecide: boolean;
-}) {
+function useApprovalActions(tenantId: string, candidate: CandidateDetail) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [note, setNote] = useState("");
@@ -96,6 +87,24 @@ export function ApprovalActions({
   const again = interdiff.data ?? null;
   const busy = approve.isPending || reject.isPending;
   const error = approve.error ?? reject.error;
+  return { note, setNote, approve, reject, tree, ready, again, busy, error };
+}
+
+/**
+ * Approve or reject, bound to the exact composed tree shown: the tree hash the buttons send is the
+ * one on the screen, so a Candidate recomposed since cannot be approved by a stale page. Shown only
+ * while the decision offers it.
+ */
+export function ApprovalActions({
+  tenantId,
+  candidate,
+  canDecide,
+}: {
+  tenantId: string;
+  candidate: CandidateDetail;
+  canDecide: boolean;
+}) {
+  const { note, setNote, approve, reject, tree, ready, again, busy, error } = useApprovalActions(tenantId, candidate);
   if (!canDecide) {
     return (
       <p data-testid="approval-waiting" className="text-sm">

@@ -83,55 +83,9 @@ export function CandidateView(props: {
   const live = followsLive(c);
   return (
     <div data-testid="candidate-view" data-state="ready" className="space-y-4">
-      <header className="flex flex-wrap items-start justify-between gap-3">
-        <div className="min-w-0">
-          <p className="text-sm text-slate-500">
-            <a className="underline" href={`/projects/${projectId}/candidates`}>
-              Candidates
-            </a>{" "}
-            · Change{" "}
-            <a className="font-mono underline" href={`/projects/${projectId}/changes/${c.changeId}`}>
-              {c.changeId}
-            </a>
-          </p>
-          <h1 data-testid="candidate-title" className="text-lg font-semibold break-words">
-            {c.changeTitle ?? "A Change that no longer exists"}
-          </h1>
-          <p className="font-mono text-xs text-slate-500 break-all">{c.id}</p>
-        </div>
-        <div className="flex items-center gap-2">
-          {live && (
-            <span data-testid="candidate-live" className="text-xs text-sky-700" aria-live="polite">
-              live · updating every {LIVE_REFETCH_MS / 1000} s
-            </span>
-          )}
-          <Badge tone={candidateTone(c.status)} testId="candidate-status-badge">
-            <span data-testid="candidate-status" data-status={c.status}>
-              {c.status}
-            </span>
-          </Badge>
-        </div>
-      </header>
+      <CandidateHeader c={c} projectId={projectId} live={live} />
       <DecisionHeader tenantId={tenantId} candidate={c} canDecide={canDecide} canRerun={canRerun} />
-      <p data-testid="candidate-verification" className="text-sm text-slate-600">
-        Verification workflow:{" "}
-        {c.verification ? (
-          <>
-            {c.verification.status}
-            {c.verification.finishedAt ? (
-              <>
-                , finished <Time value={c.verification.finishedAt} />
-              </>
-            ) : c.verification.startedAt ? (
-              <>
-                , started <Time value={c.verification.startedAt} />
-              </>
-            ) : null}
-          </>
-        ) : (
-          "not started"
-        )}
-      </p>
+      <VerificationLine verification={c.verification} />
       <GapsPanel candidate={c} />
       <CompositionPanel tenantId={tenantId} candidate={c} live={live} />
       <PlanPanel candidate={c} />
@@ -140,5 +94,65 @@ export function CandidateView(props: {
       <ApprovalPanel candidate={c} />
       <PromotePanel candidate={c} />
     </div>
+  );
+}
+
+/** The page's heading: where the Candidate sits, its Change's title, its ID, and its status. */
+function CandidateHeader({ c, projectId, live }: { c: CandidateDetail; projectId: string; live: boolean }) {
+  return (
+    <header className="flex flex-wrap items-start justify-between gap-3">
+      <div className="min-w-0">
+        <p className="text-sm text-slate-500">
+          <a className="underline" href={`/projects/${projectId}/candidates`}>
+            Candidates
+          </a>{" "}
+          · Change{" "}
+          <a className="font-mono underline" href={`/projects/${projectId}/changes/${c.changeId}`}>
+            {c.changeId}
+          </a>
+        </p>
+        <h1 data-testid="candidate-title" className="text-lg font-semibold break-words">
+          {c.changeTitle ?? "A Change that no longer exists"}
+        </h1>
+        <p className="font-mono text-xs text-slate-500 break-all">{c.id}</p>
+      </div>
+      <div className="flex items-center gap-2">
+        {live && (
+          <span data-testid="candidate-live" className="text-xs text-sky-700" aria-live="polite">
+            live · updating every {LIVE_REFETCH_MS / 1000} s
+          </span>
+        )}
+        <Badge tone={candidateTone(c.status)} testId="candidate-status-badge">
+          <span data-testid="candidate-status" data-status={c.status}>
+            {c.status}
+          </span>
+        </Badge>
+      </div>
+    </header>
+  );
+}
+
+/** The verification workflow's status, with when it finished or started. */
+function VerificationLine({ verification }: { verification: CandidateDetail["verification"] }) {
+  return (
+    <p data-testid="candidate-verification" className="text-sm text-slate-600">
+      Verification workflow:{" "}
+      {verification ? (
+        <>
+          {verification.status}
+          {verification.finishedAt ? (
+            <>
+              , finished <Time value={verification.finishedAt} />
+            </>
+          ) : verification.startedAt ? (
+            <>
+              , started <Time value={verification.startedAt} />
+            </>
+          ) : null}
+        </>
+      ) : (
+        "not started"
+      )}
+    </p>
   );
 }

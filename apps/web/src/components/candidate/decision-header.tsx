@@ -72,42 +72,71 @@ export function DecisionHeader({
         </ul>
       )}
       {(d.actions.length > 0 || promote.data || promote.error) && (
-        <div data-testid="decision-actions" className="mt-3 flex flex-wrap items-start gap-3">
-          {d.actions.includes("approve") && (
-            <ApprovalActions tenantId={tenantId} candidate={candidate} canDecide={canDecide} />
-          )}
-          {d.actions.includes("promote") &&
-            (canDecide ? (
-              <PromoteButton
-                pending={promote.isPending}
-                onPromote={() => promote.mutate({ tenantId, candidateId: candidate.id })}
-              />
-            ) : (
-              <p className="text-sm">Only an approver can promote.</p>
-            ))}
-          {reruns.length > 0 &&
-            (canRerun ? (
-              <div data-testid="decision-action-rerun" className="flex w-full flex-col gap-1">
-                {reruns.map((o) => (
-                  <RerunCheck key={o.checkId} tenantId={tenantId} candidateId={candidate.id} option={o} />
-                ))}
-              </div>
-            ) : (
-              <p className="text-sm">A member can rerun {reruns.map((o) => o.checkId).join(", ")}.</p>
-            ))}
-          {d.actions.includes("retry_tasks") && (
-            // The Tasks, their attempts and the Retry buttons live on the Change page.
-            <a
-              data-testid="decision-action-retry_tasks"
-              className="text-sm underline"
-              href={`/projects/${candidate.projectId}/changes/${candidate.changeId}`}
-            >
-              Retry its Tasks on the Change page
-            </a>
-          )}
-          <PromoteOutcome result={promote.data} error={promote.error?.message ?? null} />
-        </div>
+        <DecisionActions
+          tenantId={tenantId}
+          candidate={candidate}
+          canDecide={canDecide}
+          canRerun={canRerun}
+          promote={promote}
+          reruns={reruns}
+        />
       )}
     </section>
+  );
+}
+
+/** The actions the decision's state allows, each for who may take it, and the last promotion's outcome. */
+function DecisionActions({
+  tenantId,
+  candidate,
+  canDecide,
+  canRerun,
+  promote,
+  reruns,
+}: {
+  tenantId: string;
+  candidate: CandidateDetail;
+  canDecide: boolean;
+  canRerun: boolean;
+  promote: ReturnType<typeof usePromote>;
+  reruns: CandidateDetail["rerunOptions"];
+}) {
+  const d = candidate.decision;
+  return (
+    <div data-testid="decision-actions" className="mt-3 flex flex-wrap items-start gap-3">
+      {d.actions.includes("approve") && (
+        <ApprovalActions tenantId={tenantId} candidate={candidate} canDecide={canDecide} />
+      )}
+      {d.actions.includes("promote") &&
+        (canDecide ? (
+          <PromoteButton
+            pending={promote.isPending}
+            onPromote={() => promote.mutate({ tenantId, candidateId: candidate.id })}
+          />
+        ) : (
+          <p className="text-sm">Only an approver can promote.</p>
+        ))}
+      {reruns.length > 0 &&
+        (canRerun ? (
+          <div data-testid="decision-action-rerun" className="flex w-full flex-col gap-1">
+            {reruns.map((o) => (
+              <RerunCheck key={o.checkId} tenantId={tenantId} candidateId={candidate.id} option={o} />
+            ))}
+          </div>
+        ) : (
+          <p className="text-sm">A member can rerun {reruns.map((o) => o.checkId).join(", ")}.</p>
+        ))}
+      {d.actions.includes("retry_tasks") && (
+        // The Tasks, their attempts and the Retry buttons live on the Change page.
+        <a
+          data-testid="decision-action-retry_tasks"
+          className="text-sm underline"
+          href={`/projects/${candidate.projectId}/changes/${candidate.changeId}`}
+        >
+          Retry its Tasks on the Change page
+        </a>
+      )}
+      <PromoteOutcome result={promote.data} error={promote.error?.message ?? null} />
+    </div>
   );
 }

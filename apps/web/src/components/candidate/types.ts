@@ -6,3 +6,4 @@ export type CandidateDetail = Outputs["candidate"]["get"];
 export type CandidateEvidence = CandidateDetail["evidence"][number];
 export type PromoteResult = Outputs["candidate"]["promote"];
 export type CandidateInterdiff = Outputs["candidate"]["interdiff"];
+export type CandidateListItem = Outputs["candidate"]["list"][number];

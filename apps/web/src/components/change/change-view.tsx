@@ -9,6 +9,7 @@ import { Empty, LoadError, Loading, Panel } from "../query-state.tsx";
 import { AgentRuns } from "./agent-runs.tsx";
 import { AttemptsPanel } from "./attempts-panel.tsx";
 import { ChangeActions } from "./change-actions.tsx";
+import { ChangeHeader } from "./change-header.tsx";
 import { ChangeSets } from "./change-sets.tsx";
 import { WorkGraph } from "./work-graph.tsx";
 
@@ -21,18 +22,10 @@ function isSettled(status: string | undefined, candidates: { status: string }[] 
 }
 
 /**
- * A Change: its Work Graph coloured by Task state, the Agents and their runs, the ChangeSets with
- * their patches, and the Candidates composed from it. Refreshes itself until the Change settles.
+ * The Change and its Candidates, each asked again every CHANGE_REFETCH_MS until the Change settles,
+ * with each Task's key and why its newest run is blocked, by Task ID.
  */
-export function ChangeView({
-  tenantId,
-  projectId,
-  changeId,
-}: {
-  tenantId: string;
-  projectId: string;
-  changeId: string;
-}) {
+function useChange(tenantId: string, changeId: string) {
   const trpc = useTRPC();
   const candidates = useQuery(
     trpc.change.candidates.queryOptions(
@@ -58,20 +51,28 @@ export function ChangeView({
       [...newest].flatMap(([taskId, r]) => (r.status === "blocked" && r.error ? [[taskId, r.error] as const] : [])),
     );
   }, [change.data]);
+  return { candidates, change, taskKeys, blockedReasons };
+}
+
+/**
+ * A Change: its Work Graph coloured by Task state, the Agents and their runs, the ChangeSets with
+ * their patches, and the Candidates composed from it. Refreshes itself until the Change settles.
+ */
+export function ChangeView({
+  tenantId,
+  projectId,
+  changeId,
+}: {
+  tenantId: string;
+  projectId: string;
+  changeId: string;
+}) {
+  const { candidates, change, taskKeys, blockedReasons } = useChange(tenantId, changeId);
 
   if (change.isPending) return <Loading testId="change-view" label="Loading the Change…" />;
   if (change.isError) {
     if (change.error.data?.code === "NOT_FOUND") {
-      return (
-        <div data-testid="change-view" data-state="not-found">
-          <Notice title="Change not found" tone="error">
-            There is no Change {changeId} in this tenant.{" "}
-            <a className="underline" href={`/projects/${projectId}`}>
-              Back to the project
-            </a>
-          </Notice>
-        </div>
-      );
+      return <ChangeNotFound changeId={changeId} projectId={projectId} />;
     }
     return (
       <LoadError
@@ -85,93 +86,16 @@ export function ChangeView({
   const c = change.data;
   if (c.projectId !== projectId) {
     // The URL names another project of this tenant: send the reader to the Change's own project.
-    return (
-      <div data-testid="change-view" data-state="moved">
-        <Notice title="Wrong project">
-          This Change belongs to another project.{" "}
-          <a className="underline" href={`/projects/${c.projectId}/changes/${c.id}`}>
-            Open it there
-          </a>
-        </Notice>
-      </div>
-    );
+    return <ChangeMoved projectId={c.projectId} changeId={c.id} />;
   }
   const live = isSettled(c.status, candidates.data) ? false : CHANGE_REFETCH_MS;
   const first = candidates.data?.[0];
   const newest = first ? { status: first.status, rejectionReason: first.rejectionReason ?? null } : null;
   const label = changeLabel(c.status, newest);
-  const goals = c.goals as { p95LatencyMs?: number };
-  const contract = c.contractChanges as { added?: string[]; removed?: string[]; changed?: string[] };
-  const routes = (["added", "removed", "changed"] as const).flatMap((k) =>
-    (contract[k] ?? []).map((r) => `${k}: ${r}`),
-  );
 
   return (
     <div data-testid="change-view" data-state="ready" data-status={c.status} className="space-y-6">
-      <header>
-        <p className="text-sm text-slate-500">
-          <a href={`/projects/${projectId}`} data-testid="project-link" className="underline">
-            Project
-          </a>{" "}
-          / Change
-        </p>
-        <div className="flex flex-wrap items-center justify-between gap-3">
-          <h1 data-testid="change-title" className="text-xl font-semibold">
-            {c.title}
-          </h1>
-          <div className="flex items-center gap-2 text-sm">
-            <span
-              data-testid="change-status"
-              data-status={label.label}
-              className={`rounded-full px-2 py-0.5 ${label.tone === "bad" ? "bg-red-100 text-red-800" : label.tone === "good" ? "bg-emerald-100 text-emerald-800" : "bg-slate-100"}`}
-            >
-              {label.label}
-            </span>
-            <span data-testid="change-risk" className="rounded-full bg-slate-100 px-2 py-0.5">
-              {c.riskTier} risk
-            </span>
-          </div>
-        </div>
-        <p className="font-mono text-xs text-slate-500">{c.id}</p>
-        {label.hint && (
-          <p data-testid="change-status-hint" className="mt-1 text-sm text-red-800">
-            {label.hint}
-          </p>
-        )}
-        {c.description && <p className="mt-2 whitespace-pre-wrap text-sm text-slate-700">{c.description}</p>}
-        {(goals.p95LatencyMs !== undefined || c.invariants.length > 0 || routes.length > 0) && (
-          <dl data-testid="change-terms" className="mt-3 grid gap-2 text-sm sm:grid-cols-3">
-            {goals.p95LatencyMs !== undefined && (
-              <div>
-                <dt className="text-slate-500">Goal</dt>
-                <dd>p95 below {goals.p95LatencyMs} ms</dd>
-              </div>
-            )}
-            {c.invariants.length > 0 && (
-              <div>
-                <dt className="text-slate-500">Invariants</dt>
-                <dd>
-                  <ul className="list-disc pl-4">
-                    {c.invariants.map((i) => (
-                      <li key={i}>{i}</li>
-                    ))}
-                  </ul>
-                </dd>
-              </div>
-            )}
-            {routes.length > 0 && (
-              <div>
-                <dt className="text-slate-500">Contract changes</dt>
-                <dd className="font-mono text-xs">
-                  {routes.map((r) => (
-                    <div key={r}>{r}</div>
-                  ))}
-                </dd>
-              </div>
-            )}
-          </dl>
-        )}
-      </header>
+      <ChangeHeader change={c} projectId={projectId} label={label} />
 
       <ChangeActions
         tenantId={tenantId}
@@ -196,6 +120,34 @@ export function ChangeView({
       <Panel title="ChangeSets" testId="changesets-panel">
         <ChangeSets tenantId={tenantId} changeId={c.id} live={live} />
       </Panel>
+    </div>
+  );
+}
+
+/** There is no such Change in this tenant: said so, with the way back to the project. */
+function ChangeNotFound({ changeId, projectId }: { changeId: string; projectId: string }) {
+  return (
+    <div data-testid="change-view" data-state="not-found">
+      <Notice title="Change not found" tone="error">
+        There is no Change {changeId} in this tenant.{" "}
+        <a className="underline" href={`/projects/${projectId}`}>
+          Back to the project
+        </a>
+      </Notice>
+    </div>
+  );
+}
+
+/** The Change belongs to another project of this tenant: a link to it there. */
+function ChangeMoved({ projectId, changeId }: { projectId: string; changeId: string }) {
+  return (
+    <div data-testid="change-view" data-state="moved">
+      <Notice title="Wrong project">
+        This Change belongs to another project.{" "}
+        <a className="underline" href={`/projects/${projectId}/changes/${changeId}`}>
+          Open it there
+        </a>
+      </Notice>
     </div>
   );
 }

@@ -4,21 +4,9 @@ import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { exampleChange } from "../../lib/change-example.ts";
-import {
-  type ChangeDraft,
-  emptyDraft,
-  emptyTask,
-  type FieldErrors,
-  fieldErrorsOf,
-  freshTaskKey,
-  RISK_TIERS,
-  removeTask,
-  renameTask,
-  validateDraft,
-} from "../../lib/change-form.ts";
+import { type ChangeDraft, emptyDraft, type FieldErrors, fieldErrorsOf, validateDraft } from "../../lib/change-form.ts";
 import { useTRPC } from "../../trpc/client.tsx";
-import { Field, fieldId, hasErrors, inputClass, TextField } from "./form-fields.tsx";
-import { TaskEditor } from "./task-editor.tsx";
+import { ChangeTermsSection, FormErrors, WorkGraphSection } from "./new-change-sections.tsx";
 
 /** An idempotency key for this form: a retried submit finds the Change the first one created. */
 function newRequestId(): string {
@@ -28,11 +16,10 @@ function newRequestId(): string {
 }
 
 /**
- * The "new Change" form: the Change's terms and its Work Graph. Checked in the browser with the
- * same core schemas the server uses; whatever the server still refuses is shown at its field.
- * On success the browser goes to the new Change's page.
+ * The form's state: the draft, its problems, the idempotency key, whether it lands when ready, and
+ * the create request (on success the browser goes to the new Change's page).
  */
-export function NewChangeForm({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+function useNewChangeForm(tenantId: string, projectId: string) {
   const trpc = useTRPC();
   const router = useRouter();
   const [draft, setDraft] = useState<ChangeDraft>(emptyDraft);
@@ -61,6 +48,20 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
     create.mutate({ tenantId, projectId, clientRequestId: requestId, change: checked.input, landWhenReady });
   }
 
+  return { draft, setDraft, errors, setErrors, landWhenReady, setLandWhenReady, create, set, submit };
+}
+
+/**
+ * The "new Change" form: the Change's terms and its Work Graph. Checked in the browser with the
+ * same core schemas the server uses; whatever the server still refuses is shown at its field.
+ * On success the browser goes to the new Change's page.
+ */
+export function NewChangeForm({ tenantId, projectId }: { tenantId: string; projectId: string }) {
+  const { draft, setDraft, errors, setErrors, landWhenReady, setLandWhenReady, create, set, submit } = useNewChangeForm(
+    tenantId,
+    projectId,
+  );
+
   const errorCount = Object.values(errors).reduce((n, list) => n + list.length, 0);
   return (
     <form data-testid="new-change-form" onSubmit={submit} noValidate className="space-y-6">
@@ -79,123 +80,11 @@ export function NewChangeForm({ tenantId, projectId }: { tenantId: string; proje
         </button>
       </div>
 
-      {errorCount > 0 && (
-        <div
-          data-testid="form-errors"
-          role="alert"
-          className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900"
-        >
-          <p className="font-medium">
-            {errors[""] ? errors[""].join(" ") : `Fix ${errorCount} problem${errorCount === 1 ? "" : "s"} below.`}
-          </p>
-          {errors[""] && errorCount > errors[""].length && <p>Fix the problems below as well.</p>}
-        </div>
-      )}
+      {errorCount > 0 && <FormErrors errors={errors} errorCount={errorCount} />}
 
-      <section className="space-y-3 rounded-lg border border-slate-200 bg-white p-4">
-        <TextField
-          label="Title"
-          errors={errors}
-          name="title"
-          testId="change-title-input"
-          value={draft.title}
-          onChange={(v) => set("title", v)}
-        />
-        <TextField
-          label="Description"
-          errors={errors}
-          name="description"
-          testId="change-description-input"
-          rows={3}
-          value={draft.description}
-          onChange={(v) => set("description", v)}
-        />
-        <div className="grid gap-3 sm:grid-cols-2">
-          <Field label="Risk tier" errors={errors} name="riskTier">
-            <select
-              id={fieldId("riskTier")}
-              data-testid="risk-tier-select"
-              value={draft.riskTier}
-              onChange={(e) => set("riskTier", e.target.value as ChangeDraft["riskTier"])}
-              className={inputClass(hasErrors(errors, "riskTier"))}
-            >
-              {RISK_TIERS.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <TextField
-            label="Goal: p95 latency below (ms)"
-            hint="Optional; adds the performance check."
-            errors={errors}
-            name="goals"
-            testId="p95-input"
-            inputMode="numeric"
-            value={draft.p95LatencyMs}
-            onChange={(v) => set("p95LatencyMs", v)}
-          />
-        </div>
-        <TextField
-          label="Invariants"
-          hint="One per line. A project's checks file can run a check when an invariant names a word."
-          errors={errors}
-          name="invariants"
-          testId="invariants-input"
-          rows={2}
-          value={draft.invariants}
-          onChange={(v) => set("invariants", v)}
-        />
-        <div className="grid gap-3 sm:grid-cols-3">
-          {(["added", "removed", "changed"] as const).map((k) => (
-            <TextField
-              key={k}
-              label={`Routes ${k}`}
-              hint="One per line, like GET /api/items."
-              errors={errors}
-              name={`contractChanges.${k}`}
-              testId={`contract-${k}-input`}
-              rows={2}
-              mono
-              value={draft[k]}
-              onChange={(v) => set(k, v)}
-            />
-          ))}
-        </div>
-      </section>
+      <ChangeTermsSection draft={draft} errors={errors} set={set} />
 
-      <section className="space-y-3">
-        <h2 className="font-semibold">Work Graph</h2>
-        {errors.tasks && (
-          <ul data-testid="field-error-tasks" role="alert" className="text-sm text-red-800">
-            {errors.tasks.map((m) => (
-              <li key={m}>{m}</li>
-            ))}
-          </ul>
-        )}
-        {draft.tasks.map((task, i) => (
-          <TaskEditor
-            // biome-ignore lint/suspicious/noArrayIndexKey: a Task's key is being edited; its position identifies it
-            key={i}
-            index={i}
-            task={task}
-            otherKeys={draft.tasks.filter((_, j) => j !== i).map((t) => t.key)}
-            errors={errors}
-            onChange={(t) => setDraft((d) => ({ ...d, tasks: d.tasks.map((x, j) => (j === i ? t : x)) }))}
-            onRename={(key) => setDraft((d) => renameTask(d, i, key))}
-            onRemove={draft.tasks.length > 1 ? () => setDraft((d) => removeTask(d, i)) : null}
-          />
-        ))}
-        <button
-          type="button"
-          data-testid="add-task"
-          onClick={() => setDraft((d) => ({ ...d, tasks: [...d.tasks, emptyTask(freshTaskKey(d))] }))}
-          className="rounded border border-slate-300 px-3 py-1 text-sm hover:bg-slate-100"
-        >
-          Add a Task
-        </button>
-      </section>
+      <WorkGraphSection draft={draft} errors={errors} setDraft={setDraft} />
 
       <label className="flex items-center gap-2 text-sm">
         <input

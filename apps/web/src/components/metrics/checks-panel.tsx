@@ -1,12 +1,16 @@
 "use client";
 
+import type { AppRouter } from "@rhumbatron/api";
 import { durationText, percentText } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
 import { BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { useTRPC } from "../../trpc/client.tsx";
 import { Empty, NotReady, Panel } from "../query-state.tsx";
 import { METRIC_REFRESH, type MetricWindow, seriesElements } from "./chart-elements.tsx";
 import { CHECK_DURATION_SERIES, checkDurationRows, durationUnit } from "./chart-series.ts";
+
+type CheckRow = inferRouterOutputs<AppRouter>["metrics"]["checks"]["checks"][number];
 
 const ms = (v: number | null) => durationText(v === null ? null : v / 1000);
 
@@ -43,42 +47,7 @@ export function ChecksPanel({ tenantId, range, bucket }: MetricWindow) {
             </ResponsiveContainer>
           </div>
         )}
-        <div className="overflow-x-auto">
-          <table className="w-full text-left text-sm">
-            <thead className="text-xs text-slate-500">
-              <tr>
-                <th className="py-1 pr-3 font-normal">Check</th>
-                <th className="py-1 pr-3 font-normal">Runs</th>
-                <th className="py-1 pr-3 font-normal">p50</th>
-                <th className="py-1 pr-3 font-normal">p90</th>
-                <th className="py-1 pr-3 font-normal">Longest</th>
-                <th className="py-1 pr-3 font-normal">Trees</th>
-                <th className="py-1 pr-3 font-normal">Failed</th>
-                <th className="py-1 pr-3 font-normal">Flaky</th>
-                <th className="py-1 pr-3 font-normal">Flake rate</th>
-                <th className="py-1 pr-3 font-normal">Reruns asked</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {checks.map((c) => (
-                <tr key={c.checkId} data-testid="check-row" data-check-id={c.checkId}>
-                  <td className="py-1 pr-3 font-mono text-xs">{c.checkId}</td>
-                  <td className="py-1 pr-3">{c.runs}</td>
-                  <td className="py-1 pr-3">{ms(c.p50Ms)}</td>
-                  <td className="py-1 pr-3">{ms(c.p90Ms)}</td>
-                  <td className="py-1 pr-3">{ms(c.maxMs)}</td>
-                  <td className="py-1 pr-3">{c.trees}</td>
-                  <td className="py-1 pr-3">{c.failedTrees}</td>
-                  <td className="py-1 pr-3">{c.flakyTrees}</td>
-                  <td data-testid="check-flake-rate" className="py-1 pr-3 font-semibold">
-                    {percentText(c.flakeRate)}
-                  </td>
-                  <td className="py-1 pr-3">{c.reruns}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CheckTable checks={checks} />
       </div>
     );
   }
@@ -93,5 +62,47 @@ export function ChecksPanel({ tenantId, range, bucket }: MetricWindow) {
         check was in the window. Failed: trees it failed or errored on at least once.
       </p>
     </Panel>
+  );
+}
+
+/** One row per check: its runs, durations, trees, failures, flakes and reruns asked. */
+function CheckTable({ checks }: { checks: CheckRow[] }) {
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm">
+        <thead className="text-xs text-slate-500">
+          <tr>
+            <th className="py-1 pr-3 font-normal">Check</th>
+            <th className="py-1 pr-3 font-normal">Runs</th>
+            <th className="py-1 pr-3 font-normal">p50</th>
+            <th className="py-1 pr-3 font-normal">p90</th>
+            <th className="py-1 pr-3 font-normal">Longest</th>
+            <th className="py-1 pr-3 font-normal">Trees</th>
+            <th className="py-1 pr-3 font-normal">Failed</th>
+            <th className="py-1 pr-3 font-normal">Flaky</th>
+            <th className="py-1 pr-3 font-normal">Flake rate</th>
+            <th className="py-1 pr-3 font-normal">Reruns asked</th>
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-100">
+          {checks.map((c) => (
+            <tr key={c.checkId} data-testid="check-row" data-check-id={c.checkId}>
+              <td className="py-1 pr-3 font-mono text-xs">{c.checkId}</td>
+              <td className="py-1 pr-3">{c.runs}</td>
+              <td className="py-1 pr-3">{ms(c.p50Ms)}</td>
+              <td className="py-1 pr-3">{ms(c.p90Ms)}</td>
+              <td className="py-1 pr-3">{ms(c.maxMs)}</td>
+              <td className="py-1 pr-3">{c.trees}</td>
+              <td className="py-1 pr-3">{c.failedTrees}</td>
+              <td className="py-1 pr-3">{c.flakyTrees}</td>
+              <td data-testid="check-flake-rate" className="py-1 pr-3 font-semibold">
+                {percentText(c.flakeRate)}
+              </td>
+              <td className="py-1 pr-3">{c.reruns}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

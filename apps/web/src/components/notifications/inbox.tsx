@@ -26,17 +26,7 @@ type Filter = (typeof FILTERS)[number];
  * the badge. It refreshes itself as the header's badge does.
  */
 export function Inbox({ tenantId }: { tenantId: string }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [filter, setFilter] = useState<Filter>("unread");
-  const list = useQuery(
-    trpc.notifications.list.queryOptions(
-      { tenantId, unreadOnly: filter === "unread", limit: 100 },
-      { refetchInterval: UNREAD_REFETCH_MS },
-    ),
-  );
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.notifications.pathKey() });
-  const markRead = useMutation(trpc.notifications.markRead.mutationOptions({ onSettled: refresh }));
+  const { filter, setFilter, list, markRead } = useInbox(tenantId);
   const tabs = (
     <div className="flex items-center gap-2 text-xs">
       <div className="flex gap-1" role="tablist">
@@ -73,53 +63,7 @@ export function Inbox({ tenantId }: { tenantId: string }) {
     body = (
       <ul data-testid="inbox" data-state="ready" className="divide-y divide-slate-100">
         {list.data.map((n) => (
-          <li
-            key={n.id}
-            data-testid="notification"
-            data-notification-id={n.id}
-            data-kind={n.kind}
-            data-read={n.readAt ? "true" : "false"}
-            className="flex items-start justify-between gap-3 py-3 text-sm"
-          >
-            <div className="min-w-0">
-              <a
-                href={notificationHref(n)}
-                data-testid="notification-link"
-                // Opening it is reading it: the mark is sent, then the page changes (a request still in
-                // flight when the page unloads may be dropped). A new tab opens it without marking it.
-                onClick={async (e) => {
-                  if (n.readAt || e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-                  e.preventDefault();
-                  await markRead.mutateAsync({ tenantId, notificationId: n.id }).catch(() => {});
-                  window.location.assign(notificationHref(n));
-                }}
-                className={`hover:underline ${n.readAt ? "text-slate-700" : "font-semibold text-slate-900"}`}
-              >
-                {!n.readAt && <span className="mr-1 inline-block h-2 w-2 rounded-full bg-red-600" aria-hidden />}
-                {n.title}
-              </a>
-              <p className="text-slate-600">{n.detail}</p>
-              <p className="text-xs text-slate-500">
-                {n.actor && (
-                  <span data-testid="notification-actor">
-                    {NOTIFICATION_ACTOR_PHRASE[n.kind]} {n.actor.name} ·{" "}
-                  </span>
-                )}
-                {n.projectName ?? n.projectId} · {n.occurredAt.toLocaleString()}
-              </p>
-            </div>
-            {!n.readAt && (
-              <button
-                type="button"
-                data-testid="mark-read"
-                disabled={markRead.isPending}
-                onClick={() => markRead.mutate({ tenantId, notificationId: n.id })}
-                className="shrink-0 rounded border border-slate-300 bg-white px-2 py-0.5 text-xs disabled:opacity-50"
-              >
-                Mark read
-              </button>
-            )}
-          </li>
+          <NotificationItem key={n.id} n={n} tenantId={tenantId} markRead={markRead} />
         ))}
       </ul>
     );
@@ -128,5 +72,84 @@ export function Inbox({ tenantId }: { tenantId: string }) {
       {markRead.isError && <ActionError className="mb-2">{markRead.error.message}</ActionError>}
       {body}
     </Panel>
+  );
+}
+
+type InboxState = ReturnType<typeof useInbox>;
+type InboxRow = NonNullable<InboxState["list"]["data"]>[number];
+
+/** The notifications under the chosen filter, refreshed as the header's badge is, and the way to mark them read. */
+function useInbox(tenantId: string) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [filter, setFilter] = useState<Filter>("unread");
+  const list = useQuery(
+    trpc.notifications.list.queryOptions(
+      { tenantId, unreadOnly: filter === "unread", limit: 100 },
+      { refetchInterval: UNREAD_REFETCH_MS },
+    ),
+  );
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.notifications.pathKey() });
+  const markRead = useMutation(trpc.notifications.markRead.mutationOptions({ onSettled: refresh }));
+  return { filter, setFilter, list, markRead };
+}
+
+/** One notification: its link (opening it marks it read), detail, who did it, where and when. */
+function NotificationItem({
+  n,
+  tenantId,
+  markRead,
+}: {
+  n: InboxRow;
+  tenantId: string;
+  markRead: InboxState["markRead"];
+}) {
+  return (
+    <li
+      data-testid="notification"
+      data-notification-id={n.id}
+      data-kind={n.kind}
+      data-read={n.readAt ? "true" : "false"}
+      className="flex items-start justify-between gap-3 py-3 text-sm"
+    >
+      <div className="min-w-0">
+        <a
+          href={notificationHref(n)}
+          data-testid="notification-link"
+          // Opening it is reading it: the mark is sent, then the page changes (a request still in
+          // flight when the page unloads may be dropped). A new tab opens it without marking it.
+          onClick={async (e) => {
+            if (n.readAt || e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+            e.preventDefault();
+            await markRead.mutateAsync({ tenantId, notificationId: n.id }).catch(() => {});
+            window.location.assign(notificationHref(n));
+          }}
+          className={`hover:underline ${n.readAt ? "text-slate-700" : "font-semibold text-slate-900"}`}
+        >
+          {!n.readAt && <span className="mr-1 inline-block h-2 w-2 rounded-full bg-red-600" aria-hidden />}
+          {n.title}
+        </a>
+        <p className="text-slate-600">{n.detail}</p>
+        <p className="text-xs text-slate-500">
+          {n.actor && (
+            <span data-testid="notification-actor">
+              {NOTIFICATION_ACTOR_PHRASE[n.kind]} {n.actor.name} ·{" "}
+            </span>
+          )}
+          {n.projectName ?? n.projectId} · {n.occurredAt.toLocaleString()}
+        </p>
+      </div>
+      {!n.readAt && (
+        <button
+          type="button"
+          data-testid="mark-read"
+          disabled={markRead.isPending}
+          onClick={() => markRead.mutate({ tenantId, notificationId: n.id })}
+          className="shrink-0 rounded border border-slate-300 bg-white px-2 py-0.5 text-xs disabled:opacity-50"
+        >
+          Mark read
+        </button>
+      )}
+    </li>
   );
 }

@@ -31,67 +31,12 @@ export function AgentChoiceForm({
   projectId: string;
   current: AgentChoice | null;
 }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [kind, setKind] = useState<Kind>(current?.kind ?? "default");
-  const program = current?.kind === "program" ? current : null;
-  const command = current?.kind === "command" ? current : null;
-  const [name, setName] = useState<string>(program?.program ?? AGENT_PROGRAM_NAMES[0]);
-  const [model, setModel] = useState(program?.model ?? "");
-  const [endpoint, setEndpoint] = useState(program?.endpoint ?? "");
-  const [keySecret, setKeySecret] = useState(program?.keySecret ?? "");
-  const [maxTokens, setMaxTokens] = useState(program?.maxTokens ? String(program.maxTokens) : "");
-  const [argv, setArgv] = useState(command?.argv.join(" ") ?? "");
-  const [secrets, setSecrets] = useState(command?.secrets.join(", ") ?? "");
-  const [timeout, setTimeoutSeconds] = useState(
-    String(program?.timeoutSeconds ?? command?.timeoutSeconds ?? AGENT_TIMEOUT_BOUNDS.default),
-  );
-  const [outside, setOutside] = useState(program?.allowOutsidePaths ?? command?.allowOutsidePaths ?? false);
-  const save = useMutation(
-    trpc.projects.setAgent.mutationOptions({
-      onSuccess: () =>
-        queryClient.invalidateQueries({ queryKey: trpc.projects.overview.queryKey({ tenantId, projectId }) }),
-    }),
-  );
-
-  function choice(): AgentChoice | null {
-    const seconds = Number(timeout);
-    switch (kind) {
-      case "default":
-        return null;
-      case "scripted":
-      case "model":
-        return { kind };
-      case "program":
-        return {
-          kind,
-          program: name as ProgramAgent["program"],
-          model: model.trim(),
-          endpoint: endpoint.trim(),
-          keySecret: keySecret.trim(),
-          timeoutSeconds: seconds,
-          ...(maxTokens.trim() ? { maxTokens: Number(maxTokens) } : {}),
-          allowOutsidePaths: outside,
-        };
-      case "command": {
-        const words = argv.trim().split(/\s+/).filter(Boolean);
-        return {
-          kind,
-          argv: words as [string, ...string[]],
-          timeoutSeconds: seconds,
-          allowOutsidePaths: outside,
-          secrets: secrets
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean),
-        };
-      }
-    }
-  }
+  const f = useAgentChoice(tenantId, projectId, current);
+  const { kind, setKind, save } = f;
 
   function onSubmit(e: FormEvent) {
     e.preventDefault();
-    save.mutate({ tenantId, projectId, agent: choice() });
+    save.mutate({ tenantId, projectId, agent: choiceOf(f) });
   }
 
   const issues = save.error?.data?.zodError as { path: PropertyKey[]; message: string }[] | null | undefined;
@@ -116,110 +61,9 @@ export function AgentChoiceForm({
           ))}
         </select>
       </label>
-      {kind === "program" && (
-        <>
-          <label>
-            <span className="text-slate-600">Program</span>
-            <select
-              data-testid="agent-program"
-              className={input}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            >
-              {AGENT_PROGRAM_NAMES.map((p) => (
-                <option key={p} value={p}>
-                  {p}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            <span className="text-slate-600">Model name</span>
-            <input
-              data-testid="agent-model"
-              className={input}
-              value={model}
-              onChange={(e) => setModel(e.target.value)}
-            />
-          </label>
-          <label>
-            <span className="text-slate-600">Model endpoint (the one host the run may reach)</span>
-            <input
-              data-testid="agent-endpoint"
-              className={input}
-              value={endpoint}
-              placeholder="https://models.example.com"
-              onChange={(e) => setEndpoint(e.target.value)}
-            />
-          </label>
-          <label>
-            <span className="text-slate-600">Tenant secret holding the API key</span>
-            <input
-              data-testid="agent-key-secret"
-              className={input}
-              value={keySecret}
-              placeholder="ANTHROPIC_API_KEY"
-              onChange={(e) => setKeySecret(e.target.value)}
-            />
-          </label>
-          <label>
-            <span className="text-slate-600">Token limit (optional)</span>
-            <input
-              data-testid="agent-max-tokens"
-              className={input}
-              inputMode="numeric"
-              value={maxTokens}
-              onChange={(e) => setMaxTokens(e.target.value)}
-            />
-          </label>
-        </>
-      )}
-      {kind === "command" && (
-        <>
-          <label className="sm:col-span-2">
-            <span className="text-slate-600">Program and arguments, separated by spaces (no shell reads them)</span>
-            <input
-              data-testid="agent-argv"
-              className={`${input} font-mono`}
-              value={argv}
-              placeholder="sh tools/agent.sh"
-              onChange={(e) => setArgv(e.target.value)}
-            />
-          </label>
-          <label>
-            <span className="text-slate-600">Tenant secrets given to it (names, commas between)</span>
-            <input
-              data-testid="agent-secrets"
-              className={input}
-              value={secrets}
-              onChange={(e) => setSecrets(e.target.value)}
-            />
-          </label>
-        </>
-      )}
-      {(kind === "program" || kind === "command") && (
-        <>
-          <label>
-            <span className="text-slate-600">Wall time of one run, seconds</span>
-            <input
-              data-testid="agent-timeout"
-              className={input}
-              inputMode="numeric"
-              value={timeout}
-              onChange={(e) => setTimeoutSeconds(e.target.value)}
-            />
-          </label>
-          <label className="flex items-center gap-2 self-end">
-            <input
-              type="checkbox"
-              data-testid="agent-outside"
-              checked={outside}
-              onChange={(e) => setOutside(e.target.checked)}
-            />
-            <span className="text-slate-700">may edit outside its Task's declared paths</span>
-          </label>
-        </>
-      )}
+      {kind === "program" && <ProgramFields f={f} />}
+      {kind === "command" && <CommandFields f={f} />}
+      {(kind === "program" || kind === "command") && <RunLimitFields f={f} />}
       {problem && (
         <p role="alert" data-testid="agent-choice-error" className="text-red-700 sm:col-span-2">
           {problem}
@@ -241,5 +85,202 @@ export function AgentChoiceForm({
         </button>
       </div>
     </form>
+  );
+}
+
+type AgentForm = ReturnType<typeof useAgentChoice>;
+
+/** The form's fields, each starting from the project's current Agent, and the save that sends them. */
+function useAgentChoice(tenantId: string, projectId: string, current: AgentChoice | null) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [kind, setKind] = useState<Kind>(current?.kind ?? "default");
+  const program = current?.kind === "program" ? current : null;
+  const command = current?.kind === "command" ? current : null;
+  const [name, setName] = useState<string>(program?.program ?? AGENT_PROGRAM_NAMES[0]);
+  const [model, setModel] = useState(program?.model ?? "");
+  const [endpoint, setEndpoint] = useState(program?.endpoint ?? "");
+  const [keySecret, setKeySecret] = useState(program?.keySecret ?? "");
+  const [maxTokens, setMaxTokens] = useState(program?.maxTokens ? String(program.maxTokens) : "");
+  const [argv, setArgv] = useState(command?.argv.join(" ") ?? "");
+  const [secrets, setSecrets] = useState(command?.secrets.join(", ") ?? "");
+  const [timeout, setTimeoutSeconds] = useState(
+    String(program?.timeoutSeconds ?? command?.timeoutSeconds ?? AGENT_TIMEOUT_BOUNDS.default),
+  );
+  const [outside, setOutside] = useState(program?.allowOutsidePaths ?? command?.allowOutsidePaths ?? false);
+  const save = useMutation(
+    trpc.projects.setAgent.mutationOptions({
+      onSuccess: () =>
+        queryClient.invalidateQueries({ queryKey: trpc.projects.overview.queryKey({ tenantId, projectId }) }),
+    }),
+  );
+  return {
+    kind,
+    setKind,
+    name,
+    setName,
+    model,
+    setModel,
+    endpoint,
+    setEndpoint,
+    keySecret,
+    setKeySecret,
+    maxTokens,
+    setMaxTokens,
+    argv,
+    setArgv,
+    secrets,
+    setSecrets,
+    timeout,
+    setTimeoutSeconds,
+    outside,
+    setOutside,
+    save,
+  };
+}
+
+/** The Agent the form's fields describe; null for the worker's default. */
+function choiceOf(f: AgentForm): AgentChoice | null {
+  const { kind, name, model, endpoint, keySecret, maxTokens, argv, secrets, timeout, outside } = f;
+  const seconds = Number(timeout);
+  switch (kind) {
+    case "default":
+      return null;
+    case "scripted":
+    case "model":
+      return { kind };
+    case "program":
+      return {
+        kind,
+        program: name as ProgramAgent["program"],
+        model: model.trim(),
+        endpoint: endpoint.trim(),
+        keySecret: keySecret.trim(),
+        timeoutSeconds: seconds,
+        ...(maxTokens.trim() ? { maxTokens: Number(maxTokens) } : {}),
+        allowOutsidePaths: outside,
+      };
+    case "command": {
+      const words = argv.trim().split(/\s+/).filter(Boolean);
+      return {
+        kind,
+        argv: words as [string, ...string[]],
+        timeoutSeconds: seconds,
+        allowOutsidePaths: outside,
+        secrets: secrets
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+    }
+  }
+}
+
+/** What a coding-agent program needs: which program, its model, the one host it reaches and its key. */
+function ProgramFields({ f }: { f: AgentForm }) {
+  const { name, setName, model, setModel, endpoint, setEndpoint, keySecret, setKeySecret, maxTokens, setMaxTokens } = f;
+  return (
+    <>
+      <label>
+        <span className="text-slate-600">Program</span>
+        <select data-testid="agent-program" className={input} value={name} onChange={(e) => setName(e.target.value)}>
+          {AGENT_PROGRAM_NAMES.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span className="text-slate-600">Model name</span>
+        <input data-testid="agent-model" className={input} value={model} onChange={(e) => setModel(e.target.value)} />
+      </label>
+      <label>
+        <span className="text-slate-600">Model endpoint (the one host the run may reach)</span>
+        <input
+          data-testid="agent-endpoint"
+          className={input}
+          value={endpoint}
+          placeholder="https://models.example.com"
+          onChange={(e) => setEndpoint(e.target.value)}
+        />
+      </label>
+      <label>
+        <span className="text-slate-600">Tenant secret holding the API key</span>
+        <input
+          data-testid="agent-key-secret"
+          className={input}
+          value={keySecret}
+          placeholder="ANTHROPIC_API_KEY"
+          onChange={(e) => setKeySecret(e.target.value)}
+        />
+      </label>
+      <label>
+        <span className="text-slate-600">Token limit (optional)</span>
+        <input
+          data-testid="agent-max-tokens"
+          className={input}
+          inputMode="numeric"
+          value={maxTokens}
+          onChange={(e) => setMaxTokens(e.target.value)}
+        />
+      </label>
+    </>
+  );
+}
+
+/** What a command needs: its words and the tenant secrets it is given. */
+function CommandFields({ f }: { f: AgentForm }) {
+  const { argv, setArgv, secrets, setSecrets } = f;
+  return (
+    <>
+      <label className="sm:col-span-2">
+        <span className="text-slate-600">Program and arguments, separated by spaces (no shell reads them)</span>
+        <input
+          data-testid="agent-argv"
+          className={`${input} font-mono`}
+          value={argv}
+          placeholder="sh tools/agent.sh"
+          onChange={(e) => setArgv(e.target.value)}
+        />
+      </label>
+      <label>
+        <span className="text-slate-600">Tenant secrets given to it (names, commas between)</span>
+        <input
+          data-testid="agent-secrets"
+          className={input}
+          value={secrets}
+          onChange={(e) => setSecrets(e.target.value)}
+        />
+      </label>
+    </>
+  );
+}
+
+/** The wall time of one run and whether it may edit outside its Task's paths, for a program or a command. */
+function RunLimitFields({ f }: { f: AgentForm }) {
+  const { timeout, setTimeoutSeconds, outside, setOutside } = f;
+  return (
+    <>
+      <label>
+        <span className="text-slate-600">Wall time of one run, seconds</span>
+        <input
+          data-testid="agent-timeout"
+          className={input}
+          inputMode="numeric"
+          value={timeout}
+          onChange={(e) => setTimeoutSeconds(e.target.value)}
+        />
+      </label>
+      <label className="flex items-center gap-2 self-end">
+        <input
+          type="checkbox"
+          data-testid="agent-outside"
+          checked={outside}
+          onChange={(e) => setOutside(e.target.checked)}
+        />
+        <span className="text-slate-700">may edit outside its Task's declared paths</span>
+      </label>
+    </>
   );
 }

@@ -48,28 +48,7 @@ export function CloneAccess({ tenantId, projectId, active }: { tenantId: string;
       className="space-y-2"
     >
       {access.data && !expired ? (
-        <>
-          <div className="flex items-stretch gap-2">
-            <code
-              data-testid="clone-url"
-              data-url={access.data.url}
-              className="min-w-0 flex-1 overflow-x-auto whitespace-nowrap rounded bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100"
-            >
-              {access.data.command}
-            </code>
-            <button
-              type="button"
-              data-testid="copy-clone-url"
-              onClick={() => void copy(access.data.command)}
-              className="shrink-0 rounded border border-slate-300 px-2 text-sm hover:bg-slate-100"
-            >
-              {copied ? "Copied" : "Copy"}
-            </button>
-          </div>
-          <p className="text-xs text-slate-500">
-            Read-only token, valid for another {secondsLeft} s (until {access.data.expiresAt.toLocaleTimeString()}).
-          </p>
-        </>
+        <CloneCommand data={access.data} copied={copied} copy={copy} secondsLeft={secondsLeft} />
       ) : (
         <>
           {expired && <p className="text-xs text-amber-800">The token has expired: ask for a new one.</p>}
@@ -90,5 +69,43 @@ export function CloneAccess({ tenantId, projectId, active }: { tenantId: string;
         </p>
       )}
     </div>
+  );
+}
+
+/** The clone command with its copy button, and how long its read-only token still works. */
+function CloneCommand({
+  data,
+  copied,
+  copy,
+  secondsLeft,
+}: {
+  data: { url: string; command: string; expiresAt: Date };
+  copied: boolean;
+  copy: (text: string) => Promise<void>;
+  secondsLeft: number;
+}) {
+  return (
+    <>
+      <div className="flex items-stretch gap-2">
+        <code
+          data-testid="clone-url"
+          data-url={data.url}
+          className="min-w-0 flex-1 overflow-x-auto whitespace-nowrap rounded bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100"
+        >
+          {data.command}
+        </code>
+        <button
+          type="button"
+          data-testid="copy-clone-url"
+          onClick={() => void copy(data.command)}
+          className="shrink-0 rounded border border-slate-300 px-2 text-sm hover:bg-slate-100"
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </div>
+      <p className="text-xs text-slate-500">
+        Read-only token, valid for another {secondsLeft} s (until {data.expiresAt.toLocaleTimeString()}).
+      </p>
+    </>
   );
 }

@@ -67,37 +67,42 @@ export function EventFeed({
       ) : (
         <ol className="max-h-[28rem] divide-y divide-slate-100 overflow-y-auto text-sm">
           {rows.map((e) => (
-            <li key={e.id} data-testid="event-row" data-event-type={e.eventType} className="flex gap-3 py-2">
-              <time
-                dateTime={e.occurredAt.toISOString()}
-                title={e.occurredAt.toLocaleString()}
-                className="w-20 shrink-0 font-mono text-xs text-slate-500"
-              >
-                {e.occurredAt.toLocaleTimeString()}
-              </time>
-              <div className="min-w-0">
-                <div className="flex flex-wrap items-center gap-2">
-                  <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">
-                    {e.eventType}
-                  </span>
-                  {e.changeId && (
-                    <a
-                      href={`/projects/${projectId}/changes/${e.changeId}`}
-                      className="font-mono text-xs text-sky-800 underline"
-                    >
-                      {e.changeId}
-                    </a>
-                  )}
-                </div>
-                <p className="break-words text-slate-700">{e.summary}</p>
-                <p data-testid="feed-actor" className="text-xs text-slate-400" title={e.actor}>
-                  {e.actorName}
-                </p>
-              </div>
-            </li>
+            <EventRow key={e.id} e={e} projectId={projectId} />
           ))}
         </ol>
       )}
     </div>
+  );
+}
+
+/** One Event: when, its type, its Change if any, what happened and who did it. */
+function EventRow({ e, projectId }: { e: FeedRow; projectId: string }) {
+  return (
+    <li data-testid="event-row" data-event-type={e.eventType} className="flex gap-3 py-2">
+      <time
+        dateTime={e.occurredAt.toISOString()}
+        title={e.occurredAt.toLocaleString()}
+        className="w-20 shrink-0 font-mono text-xs text-slate-500"
+      >
+        {e.occurredAt.toLocaleTimeString()}
+      </time>
+      <div className="min-w-0">
+        <div className="flex flex-wrap items-center gap-2">
+          <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">{e.eventType}</span>
+          {e.changeId && (
+            <a
+              href={`/projects/${projectId}/changes/${e.changeId}`}
+              className="font-mono text-xs text-sky-800 underline"
+            >
+              {e.changeId}
+            </a>
+          )}
+        </div>
+        <p className="break-words text-slate-700">{e.summary}</p>
+        <p data-testid="feed-actor" className="text-xs text-slate-400" title={e.actor}>
+          {e.actorName}
+        </p>
+      </div>
+    </li>
   );
 }

@@ -50,72 +50,79 @@ export function GenerationTimeline({
         </thead>
         <tbody className="divide-y divide-slate-100">
           {rows.map((r) => (
-            <tr key={r.generation} data-testid={`generation-S${r.generation}`} data-candidate-id={r.candidateId ?? ""}>
-              <td className="relative w-24 pr-3 align-top">
-                <RailNode row={r} />
-                {/* Below the drawn label: the cell is as tall as the node's row needs. */}
-                <div className={r.current ? "pt-7 pb-2 pl-6" : "h-8"}>
-                  {r.current && (
-                    <span className="rounded bg-emerald-100 px-1.5 py-0.5 text-xs text-emerald-800">canonical</span>
-                  )}
-                </div>
-              </td>
-              <td className="py-1.5 pr-3 align-top">
-                {r.changeId ? (
-                  <a href={`/projects/${projectId}/changes/${r.changeId}`} className="text-sky-800 underline">
-                    {r.change}
-                  </a>
-                ) : (
-                  <span className="text-slate-500">{r.change}</span>
-                )}
-                {r.candidateId && (
-                  <a
-                    href={`/projects/${projectId}/candidates/${r.candidateId}`}
-                    className="block font-mono text-xs break-all text-slate-500 underline"
-                  >
-                    {r.candidateId}
-                  </a>
-                )}
-                <p className="text-xs text-slate-500 sm:hidden">
-                  {r.promotedBy}
-                  {r.approvedBy && `, approved by ${r.approvedBy}`}
-                  {r.at && (
-                    <>
-                      {" · "}
-                      <time dateTime={r.at}>{r.time}</time>
-                    </>
-                  )}
-                  {r.shortCommit && (
-                    <>
-                      {" · "}
-                      <code title={r.commit} className="font-mono">
-                        {r.shortCommit}
-                      </code>
-                    </>
-                  )}
-                </p>
-              </td>
-              <td data-testid="generation-promoted-by" className="hidden py-1.5 pr-3 align-top sm:table-cell">
-                {r.promotedBy}
-                {r.approvedBy && (
-                  <span data-testid="generation-approved-by" className="block text-xs text-slate-500">
-                    approved by {r.approvedBy}
-                  </span>
-                )}
-              </td>
-              <td className="hidden py-1.5 pr-3 align-top whitespace-nowrap text-xs text-slate-500 sm:table-cell">
-                {r.at && <time dateTime={r.at}>{r.time}</time>}
-              </td>
-              <td className="hidden py-1.5 pr-3 align-top sm:table-cell">
-                <code title={r.commit} className="font-mono text-xs text-slate-500">
-                  {r.shortCommit}
-                </code>
-              </td>
-            </tr>
+            <GenerationRow key={r.generation} r={r} projectId={projectId} />
           ))}
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** One generation's row: its piece of the line, its Change and Candidate, who promoted it, when, and its commit. */
+function GenerationRow({ r, projectId }: { r: TimelineRow; projectId: string }) {
+  return (
+    <tr data-testid={`generation-S${r.generation}`} data-candidate-id={r.candidateId ?? ""}>
+      <td className="relative w-24 pr-3 align-top">
+        <RailNode row={r} />
+        {/* Below the drawn label: the cell is as tall as the node's row needs. */}
+        <div className={r.current ? "pt-7 pb-2 pl-6" : "h-8"}>
+          {r.current && (
+            <span className="rounded bg-emerald-100 px-1.5 py-0.5 text-xs text-emerald-800">canonical</span>
+          )}
+        </div>
+      </td>
+      <td className="py-1.5 pr-3 align-top">
+        {r.changeId ? (
+          <a href={`/projects/${projectId}/changes/${r.changeId}`} className="text-sky-800 underline">
+            {r.change}
+          </a>
+        ) : (
+          <span className="text-slate-500">{r.change}</span>
+        )}
+        {r.candidateId && (
+          <a
+            href={`/projects/${projectId}/candidates/${r.candidateId}`}
+            className="block font-mono text-xs break-all text-slate-500 underline"
+          >
+            {r.candidateId}
+          </a>
+        )}
+        <p className="text-xs text-slate-500 sm:hidden">
+          {r.promotedBy}
+          {r.approvedBy && `, approved by ${r.approvedBy}`}
+          {r.at && (
+            <>
+              {" · "}
+              <time dateTime={r.at}>{r.time}</time>
+            </>
+          )}
+          {r.shortCommit && (
+            <>
+              {" · "}
+              <code title={r.commit} className="font-mono">
+                {r.shortCommit}
+              </code>
+            </>
+          )}
+        </p>
+      </td>
+      <td data-testid="generation-promoted-by" className="hidden py-1.5 pr-3 align-top sm:table-cell">
+        {r.promotedBy}
+        {r.approvedBy && (
+          <span data-testid="generation-approved-by" className="block text-xs text-slate-500">
+            approved by {r.approvedBy}
+          </span>
+        )}
+      </td>
+      <td className="hidden py-1.5 pr-3 align-top whitespace-nowrap text-xs text-slate-500 sm:table-cell">
+        {r.at && <time dateTime={r.at}>{r.time}</time>}
+      </td>
+      <td className="hidden py-1.5 pr-3 align-top sm:table-cell">
+        <code title={r.commit} className="font-mono text-xs text-slate-500">
+          {r.shortCommit}
+        </code>
+      </td>
+    </tr>
   );
 }
 

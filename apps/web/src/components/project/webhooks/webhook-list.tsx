@@ -25,50 +25,9 @@ export function WebhookList({ tenantId, projectId }: { tenantId: string; project
 }
 
 function Webhook({ tenantId, projectId, hook }: { tenantId: string; projectId: string; hook: WebhookSummary }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [editing, setEditing] = useState(false);
-  const refresh = () =>
-    queryClient.invalidateQueries({ queryKey: trpc.webhooks.list.queryKey({ tenantId, projectId }) });
-  const remove = useMutation(trpc.webhooks.remove.mutationOptions({ onSuccess: refresh }));
-  const pause = useMutation(trpc.webhooks.update.mutationOptions({ onSuccess: refresh }));
-  const actions = (
-    <div className="flex shrink-0 items-center gap-2">
-      <button
-        type="button"
-        data-testid="edit-webhook"
-        disabled={editing}
-        onClick={() => setEditing(true)}
-        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
-      >
-        Edit
-      </button>
-      <button
-        type="button"
-        data-testid={hook.paused ? "resume-webhook" : "pause-webhook"}
-        disabled={pause.isPending}
-        onClick={() => {
-          pause.reset();
-          pause.mutate({ tenantId, webhookId: hook.id, paused: !hook.paused });
-        }}
-        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
-      >
-        {hook.paused ? "Resume" : "Pause"}
-      </button>
-      <button
-        type="button"
-        data-testid="remove-webhook"
-        disabled={remove.isPending}
-        onClick={() => {
-          if (window.confirm(`Remove the webhook for ${hook.url}? Its delivery log goes with it.`))
-            remove.mutate({ tenantId, webhookId: hook.id });
-        }}
-        className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
-      >
-        Remove
-      </button>
-    </div>
-  );
+  const state = useWebhook(tenantId, projectId);
+  const { editing, setEditing, remove, pause } = state;
+  const actions = <WebhookActions tenantId={tenantId} hook={hook} state={state} />;
   return (
     <Panel title={hook.url} testId="webhook" actions={actions}>
       <div data-webhook-id={hook.id} data-paused={hook.paused} className="space-y-1 text-sm">
@@ -107,5 +66,68 @@ function Webhook({ tenantId, projectId, hook }: { tenantId: string; projectId: s
       </div>
       <DeliveryLog tenantId={tenantId} webhookId={hook.id} />
     </Panel>
+  );
+}
+
+type WebhookState = ReturnType<typeof useWebhook>;
+
+/** Whether the hook's form is open, and its Pause or Resume and its Remove. */
+function useWebhook(tenantId: string, projectId: string) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const refresh = () =>
+    queryClient.invalidateQueries({ queryKey: trpc.webhooks.list.queryKey({ tenantId, projectId }) });
+  const remove = useMutation(trpc.webhooks.remove.mutationOptions({ onSuccess: refresh }));
+  const pause = useMutation(trpc.webhooks.update.mutationOptions({ onSuccess: refresh }));
+  return { editing, setEditing, remove, pause };
+}
+
+/** Edit, Pause or Resume, and Remove (asked once more), in the hook's panel heading. */
+function WebhookActions({
+  tenantId,
+  hook,
+  state: { editing, setEditing, remove, pause },
+}: {
+  tenantId: string;
+  hook: WebhookSummary;
+  state: WebhookState;
+}) {
+  return (
+    <div className="flex shrink-0 items-center gap-2">
+      <button
+        type="button"
+        data-testid="edit-webhook"
+        disabled={editing}
+        onClick={() => setEditing(true)}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
+      >
+        Edit
+      </button>
+      <button
+        type="button"
+        data-testid={hook.paused ? "resume-webhook" : "pause-webhook"}
+        disabled={pause.isPending}
+        onClick={() => {
+          pause.reset();
+          pause.mutate({ tenantId, webhookId: hook.id, paused: !hook.paused });
+        }}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-60"
+      >
+        {hook.paused ? "Resume" : "Pause"}
+      </button>
+      <button
+        type="button"
+        data-testid="remove-webhook"
+        disabled={remove.isPending}
+        onClick={() => {
+          if (window.confirm(`Remove the webhook for ${hook.url}? Its delivery log goes with it.`))
+            remove.mutate({ tenantId, webhookId: hook.id });
+        }}
+        className="rounded border border-red-300 px-2 py-0.5 text-xs text-red-700 hover:bg-red-50 disabled:opacity-60"
+      >
+        Remove
+      </button>
+    </div>
   );
 }
