@@ -42,8 +42,8 @@ const args = process.argv.slice(2);
 const which = args.find((a) => !a.startsWith("--")) ?? "events";
 /** `--hog`: two busy-loop processes run beside the bench, as on a machine with other work. */
 const hog = args.includes("--hog");
-if (!["events", "commands", "landing", "verification", "import"].includes(which)) {
-  console.error(`unknown benchmark "${which}"; available: events, commands, landing, verification, import`);
+if (!["events", "commands", "landing", "verification", "import", "peers"].includes(which)) {
+  console.error(`unknown benchmark "${which}"; available: events, commands, landing, verification, import, peers`);
   process.exit(2);
 }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -482,15 +482,17 @@ async function commandsBench() {
 }
 
 const run =
-  which === "import"
-    ? () => import("./bench-import.ts").then((m) => m.importBench(openDatabase, emit))
-    : which === "verification"
-      ? () => import("./bench-verification.ts").then((m) => m.verificationBench(openDatabase, emit))
-      : which === "landing"
-        ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
-        : which === "commands"
-          ? commandsBench
-          : main;
+  which === "peers"
+    ? () => import("./bench-peers.ts").then((m) => m.peersBench(openDatabase, emit, rawBaseline, forSeconds))
+    : which === "import"
+      ? () => import("./bench-import.ts").then((m) => m.importBench(openDatabase, emit))
+      : which === "verification"
+        ? () => import("./bench-verification.ts").then((m) => m.verificationBench(openDatabase, emit))
+        : which === "landing"
+          ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
+          : which === "commands"
+            ? commandsBench
+            : main;
 withHogs(run).catch((err) => {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

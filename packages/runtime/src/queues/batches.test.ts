@@ -7,7 +7,7 @@ import { recordBeat } from "../leases/holders.ts";
 import { type Nudger, pgNotifyNudger } from "../nudge.ts";
 import { withTransaction } from "../transaction.ts";
 import { type CommandHandler, consumeQueue } from "./consumer.ts";
-import { enqueueCommand, type NewCommand } from "./enqueue.ts";
+import { enqueueCommand, type NewCommand, sendCommand } from "./enqueue.ts";
 
 /**
  * Batches: a consumer leases a batch, runs its handlers in one transaction and settles the whole
@@ -35,6 +35,24 @@ const depsOf = (owner: string, over: Partial<{ config: typeof config; nudger: Nu
 
 async function send(owner: string, c: Omit<NewCommand, "payload"> & { payload?: Record<string, unknown> }) {
   return withTransaction(t.db, (ctx) => enqueueCommand(ctx, { payload: {}, ...c }, depsOf(owner)));
+}
+
+/**
+ * What the integration queue's channel hears, and a marker: once the marker sent after a send is
+ * heard, every nudge that send made has been heard before it.
+ */
+async function listenForNudges() {
+  const listener = new pg.Client({ connectionString: t.url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on("notification", (n) => heard.push(n.payload === "marker" ? "marker" : n.channel));
+  await listener.query("LISTEN rhumbatron_queue_integration");
+  const marker = async () => {
+    const before = heard.filter((h) => h === "marker").length;
+    await t.db.$executeRaw`SELECT pg_notify('rhumbatron_queue_integration', 'marker')`;
+    await waitFor("the marker notification", () => heard.filter((h) => h === "marker").length > before);
+  };
+  return { listener, heard, marker };
 }
 
 /** A handler whose effect is a counted row, written in the batch's transaction; `calls` counts runs. */
@@ -389,16 +407,7 @@ describe("queue batches", () => {
   it("with the Postgres nudger: a send nudges its queue on commit only, a duplicate sends and nudges nothing", async () => {
     await seedProjects(t.db, ["proj_b8"]);
     await seedChange(t.db, "proj_b8", "chg_b8");
-    const listener = new pg.Client({ connectionString: t.url });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on("notification", (n) => heard.push(n.payload === "marker" ? "marker" : n.channel));
-    await listener.query("LISTEN rhumbatron_queue_integration");
-    const marker = async () => {
-      const before = heard.filter((h) => h === "marker").length;
-      await t.db.$executeRaw`SELECT pg_notify('rhumbatron_queue_integration', 'marker')`;
-      await waitFor("the marker notification", () => heard.filter((h) => h === "marker").length > before);
-    };
+    const { listener, heard, marker } = await listenForNudges();
     try {
       const deps = depsOf("b8", { nudger: pgNotifyNudger });
       const cmd = { commandType: "change.dispatch" as const, projectId: "proj_b8", changeId: "chg_b8", payload: {} };
@@ -418,6 +427,41 @@ describe("queue batches", () => {
       expect(await onQueue("integration")).toEqual(["cmd_n1"]);
       // The duplicate was not counted against the Change's daily cap.
       expect(await t.db.usageCounter.findMany({ where: { scopeId: "chg_b8" } })).toMatchObject([{ count: 1 }]);
+    } finally {
+      await listener.end();
+      await t.db.queueMessage.deleteMany({});
+    }
+  });
+
+  it("sendCommand, with no state change: one statement sends and nudges, a duplicate nothing, a bad payload is refused", async () => {
+    await seedProjects(t.db, ["proj_b10"]);
+    await seedChange(t.db, "proj_b10", "chg_b10");
+    const { listener, heard, marker } = await listenForNudges();
+    try {
+      const deps = depsOf("b10", { nudger: pgNotifyNudger });
+      const cmd = { commandType: "project.provision" as const, projectId: "proj_b10", payload: {} };
+      expect(await sendCommand(t.db, { ...cmd, commandId: "cmd_s1" }, deps)).toMatchObject({
+        sent: true,
+        duplicate: false,
+        queue: "integration",
+      });
+      await marker();
+      expect(heard).toEqual(["rhumbatron_queue_integration", "marker"]);
+      expect(await sendCommand(t.db, { ...cmd, commandId: "cmd_s1" }, deps)).toMatchObject({ duplicate: true });
+      await marker();
+      expect(heard).toEqual(["rhumbatron_queue_integration", "marker", "marker"]);
+      // Validated like every send: an unknown type or a payload the catalogue refuses changes nothing.
+      await expect(
+        sendCommand(t.db, { ...cmd, commandType: "no.such" as never, commandId: "cmd_s2" }, deps),
+      ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      // A Change's command is counted against its cap, in a transaction of its own.
+      const dispatch = { commandType: "change.dispatch" as const, projectId: "proj_b10", changeId: "chg_b10" };
+      expect(await sendCommand(t.db, { ...dispatch, commandId: "cmd_s3", payload: {} }, deps)).toMatchObject({
+        sent: true,
+        duplicate: false,
+      });
+      expect(await t.db.usageCounter.findMany({ where: { scopeId: "chg_b10" } })).toMatchObject([{ count: 1 }]);
+      expect((await onQueue("integration")).sort()).toEqual(["cmd_s1", "cmd_s3"]);
     } finally {
       await listener.end();
       await t.db.queueMessage.deleteMany({});

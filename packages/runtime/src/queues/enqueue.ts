@@ -11,8 +11,8 @@ import {
   type RhumbatronConfig,
 } from "@rhumbatron/core";
 import { type Nudger, pgNotifyNudger, pgNudgeChannel } from "../nudge.ts";
-import { sql } from "../sql.ts";
-import type { TxContext } from "../transaction.ts";
+import { type SqlClient, type SqlDatabase, sql } from "../sql.ts";
+import { type TxContext, withTransaction } from "../transaction.ts";
 
 /**
  * Sending a command. Enqueue takes the caller's transaction, so a command is sent if and only if
@@ -80,27 +80,56 @@ export async function putOnQueue(
   deps: EnqueueDeps,
   extra: { originQueue?: string; lastError?: string; deliveries?: number; availableAt?: Date } = {},
 ): Promise<boolean> {
+  const insert = queueInsert(queue, envelope, deps, extra);
+  if (deps.nudger === pgNotifyNudger) return insertAndNotify(ctx.tx, queue, insert);
+  const inserted = await ctx.tx.$executeRaw(insert);
+  if (inserted > 0) await deps.nudger.nudge(ctx, queueChannel(queue));
+  return inserted > 0;
+}
+
+/** The queue row's INSERT; a command already on the queue inserts nothing. */
+function queueInsert(
+  queue: QueuePurpose,
+  envelope: CommandEnvelope,
+  deps: EnqueueDeps,
+  extra: { originQueue?: string; lastError?: string; deliveries?: number; availableAt?: Date },
+) {
   const now = deps.now();
   const availableAt = extra.availableAt ?? now;
   const expiresAt = new Date(now.getTime() + deps.config.queues.messageRetentionSeconds * 1000);
-  const insert = sql`
+  return sql`
     INSERT INTO queue_messages (queue, command_id, command_type, project_id, change_id, task_id, envelope,
       available_at, enqueued_at, expires_at, origin_queue, last_error, deliveries)
     VALUES (${queue}, ${envelope.commandId}, ${envelope.commandType}, ${envelope.projectId}, ${envelope.changeId},
       ${envelope.taskId}, ${JSON.stringify(envelope)}::jsonb, ${availableAt}, ${now}, ${expiresAt},
       ${extra.originQueue ?? null}, ${extra.lastError ?? null}, ${extra.deliveries ?? 0})
     ON CONFLICT (queue, command_id) DO NOTHING`;
-  if (deps.nudger === pgNotifyNudger) {
-    // NOTIFY is transactional like the nudger's own: delivered only if the caller's transaction commits.
-    const rows = await ctx.tx.$queryRaw<{ inserted: number }[]>`
-      WITH ins AS (${insert} RETURNING 1), n AS (SELECT count(*)::int AS inserted FROM ins)
-      SELECT inserted, CASE WHEN inserted > 0 THEN pg_notify(${pgNudgeChannel(queueChannel(queue))}, '')::text END AS nudged
-      FROM n`;
-    return (rows[0]?.inserted ?? 0) > 0;
-  }
-  const inserted = await ctx.tx.$executeRaw(insert);
-  if (inserted > 0) await deps.nudger.nudge(ctx, queueChannel(queue));
-  return inserted > 0;
+}
+
+/**
+ * The INSERT and the queue's NOTIFY in one statement (one round trip). NOTIFY is transactional like
+ * the nudger's own: delivered only if the transaction it runs in commits.
+ */
+async function insertAndNotify(client: SqlClient, queue: QueuePurpose, insert: ReturnType<typeof queueInsert>) {
+  // RETURNING runs once per inserted row: a duplicate returns no row and notifies nobody.
+  const rows = await client.$queryRaw<unknown[]>`
+    ${insert} RETURNING pg_notify(${pgNudgeChannel(queueChannel(queue))}, '')::text AS nudged`;
+  return rows.length > 0;
+}
+
+/**
+ * Sends a command that no state change of the caller's causes (an operator's retry, a sweep, a
+ * client of the runtime that only queues work): validated like every other, deduplicated on its
+ * command ID, and with the Postgres nudger sent and nudged in a single statement of its own, the
+ * way a job queue's add-job is. A command of a Change counts against the Change's daily cap, which
+ * needs a transaction: that one goes through enqueueCommand in one.
+ */
+export async function sendCommand(db: SqlDatabase, c: NewCommand, deps: EnqueueDeps): Promise<EnqueueResult> {
+  if (c.changeId || deps.nudger !== pgNotifyNudger) return withTransaction(db, (ctx) => enqueueCommand(ctx, c, deps));
+  const envelope = buildCommand(c, deps.now());
+  const queue = QUEUE_FOR_COMMAND[c.commandType];
+  const sent = await insertAndNotify(db, queue, queueInsert(queue, envelope, deps, {}));
+  return { sent: true, duplicate: !sent, queue, commandId: c.commandId };
 }
 
 /**
