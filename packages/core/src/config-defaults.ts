@@ -95,6 +95,7 @@ export const base: RhumbatronConfig = {
     maintenanceCron: "17 4 * * *",
     recompositionsPerChangePerHour: 6,
     conflictRepairsPerChange: 2,
+    speculativeDepth: 4,
   },
   causal: {
     maxActiveAgentsPerChange: 8,

@@ -91,6 +91,11 @@ export const configSchema = z
       recompositionsPerChangePerHour: positiveInt,
       /** Times a Change's conflicting Tasks are re-run by themselves on the new base (docs/landing.md); 0: never. */
       conflictRepairsPerChange: z.number().int().min(0).max(20),
+      /**
+       * Candidates of a project's landing queue composed and verified side by side, each on the one
+       * below it (docs/landing.md, Speculative stacks); 1: each waits for the one before it to land.
+       */
+      speculativeDepth: z.number().int().min(1).max(16),
     }),
     causal: z.object({
       maxActiveAgentsPerChange: positiveInt,

@@ -31,6 +31,7 @@ describe("configuration", () => {
       maintenanceCron: "17 4 * * *",
       recompositionsPerChangePerHour: 6,
       conflictRepairsPerChange: 2,
+      speculativeDepth: 4,
     });
     expect(c.causal).toEqual({
       maxActiveAgentsPerChange: 8,

@@ -49,3 +49,4 @@ export * from "./verification/rerun.ts";
 export * from "./verification/workflow-state.ts";
 export * from "./webhooks/index.ts";
 export * from "./work-graph/index.ts";
+export * from "./work-graph/stack.ts";

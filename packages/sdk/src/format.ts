@@ -181,11 +181,13 @@ export function formatLandingQueue(list: LandingQueueEntry[]): string {
   if (list.length === 0)
     return "the landing queue is empty (create a Change with --land, or: rhumbatron change land <id>)";
   return table([
-    ["#", "CHANGE", "WAITS FOR", "SINCE", "DETAIL"],
+    ["#", "CHANGE", "WAITS FOR", "STACKED ON", "SINCE", "DETAIL"],
     ...list.map((e) => [
       String(e.position),
       e.changeId,
       e.ready ? "its turn" : e.waitingFor,
+      // The speculative stack: the Change whose composed tree this one is verified on.
+      e.stackedOn?.changeId ?? "-",
       new Date(e.since).toISOString(),
       e.detail,
     ]),

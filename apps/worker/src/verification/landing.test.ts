@@ -214,10 +214,14 @@ describe("the landing queue", () => {
       await setLandingQueue(t.db, { ...admin, projectId, state: "paused" }, w.deps);
       const first = await create(w, projectId, "front-one", "src/front-one.ts", "export const one = 1;\n", true);
       const second = await create(w, projectId, "front-two", "src/front-two.ts", "export const two = 2;\n", true);
+      // The second is verified on top of the first (a speculative stack), so it waits for it.
       await waitUntil(
-        "both verified and held by the paused queue",
+        "the first verified and held by the paused queue, the second verified on it",
         () => listLandingQueue(t.db, { tenantId: "ten_a", projectId }),
-        (q) => q.length === 2 && q.every((e) => e.waitingFor === "paused"),
+        (q) =>
+          q.length === 2 &&
+          q.some((e) => e.changeId === first && e.waitingFor === "paused") &&
+          q.some((e) => e.changeId === second && e.waitingFor === "stack" && e.stackedOn?.changeId === first),
         LIMIT,
       );
       // A Change not in the queue has no place in it: refused, nothing written.
@@ -243,6 +247,13 @@ describe("the landing queue", () => {
         [second, 1],
         [first, 0],
       ]);
+      // Ahead of the one it was stacked on now: composed again on canonical, and held like the first.
+      await waitUntil(
+        "the second verified again on canonical",
+        () => listLandingQueue(t.db, { tenantId: "ten_a", projectId }),
+        (q) => q.length === 2 && q.every((e) => e.waitingFor === "paused" && e.stackedOn === null),
+        LIMIT,
+      );
       await setLandingQueue(t.db, { ...admin, projectId, state: "running" }, w.deps);
       await waitForPromoted(w, [first, second]);
       const promoted = await t.db.candidate.findMany({

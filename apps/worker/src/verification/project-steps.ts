@@ -2,6 +2,7 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   type CommandResult,
+  candidateFork,
   canonicalRepo,
   failureExcerpt,
   type PlannedCheck,
@@ -14,7 +15,13 @@ import {
   sourceKeys,
   type VerificationPlan,
 } from "@rhumbatron/core";
-import { recordEvidence, type VerificationOutcome, withRepoToken } from "@rhumbatron/db";
+import {
+  candidateForkKept,
+  recordEvidence,
+  type VerificationInput,
+  type VerificationOutcome,
+  withRepoToken,
+} from "@rhumbatron/db";
 import { withAllowedHosts } from "../sandbox/registry-proxy.ts";
 import { SetupCache, setupCacheKey } from "../sandbox/setup-cache.ts";
 import { lastLines } from "./checks.ts";
@@ -24,6 +31,7 @@ import {
   evidenceKey,
   OUTPUT_TAIL_LINES,
   refusalEvidence,
+  type VerificationDeps,
   type VerificationRun,
 } from "./verification-run.ts";
 
@@ -45,24 +53,37 @@ type ChecksStepResult =
  * would declare them (stored for the page and `candidate checks`). A file that does not parse, or
  * a repository with nothing to detect, rejects the Candidate with the file's errors as Evidence.
  */
+/**
+ * The repository that holds a Candidate's base commit: canonical, or for a Candidate stacked on
+ * another (docs/landing.md) that one's fork, unless the sweep removed it, which it does only once
+ * the commit is in canonical.
+ */
+export async function baseRepo(deps: VerificationDeps, input: VerificationInput): Promise<string> {
+  const below = input.candidate.stackedOn;
+  if (!below) return canonicalRepo(input.project.id);
+  return (await candidateForkKept(deps.db, below)) ? candidateFork(below) : canonicalRepo(input.project.id);
+}
+
 export async function checksStep(v: VerificationRun): Promise<ChecksStepResult> {
   const { deps, run, input, ids } = v;
   const { project, candidate } = input;
   const read = await run.step("checks", async () => {
     if (deps.projectChecks) return { ok: true as const, project: deps.projectChecks };
-    const canonical = canonicalRepo(project.id);
+    // The base's checks file: canonical's, or, stacked, the same file in the tree below (the stack
+    // never builds on a Candidate that edits .rhumbatron/, so it is canonical's too).
+    const repo = await baseRepo(deps, input);
     const key = sourceKeys.proposedChecks(project.id, candidate.baseCommit);
     const r = await withRepoToken(
       deps.db,
-      { repo: canonical, mode: "read", purpose: "checks file" },
+      { repo, mode: "read", purpose: "checks file" },
       deps.config,
       deps.now,
       (token) =>
         checksAtCommit(
           candidate.baseCommit,
           {
-            files: () => deps.source.files(canonical, token, candidate.baseCommit),
-            read: (oid) => deps.source.readBlob(canonical, token, oid),
+            files: () => deps.source.files(repo, token, candidate.baseCommit),
+            read: (oid) => deps.source.readBlob(repo, token, oid),
           },
           key,
         ),

@@ -2,7 +2,6 @@ import {
   buildVerificationPlan,
   candidateFork,
   candidateStatusIn,
-  canonicalRepo,
   checkCompatibility,
   DomainError,
   dirForCandidate,
@@ -14,6 +13,8 @@ import {
 } from "@rhumbatron/core";
 import {
   activeVerificationPolicy,
+  baseStands,
+  failureMayBeBelow,
   loadVerificationInput,
   markCandidateComposed,
   readGate,
@@ -31,7 +32,7 @@ import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { composable, ensureWorkingCopy, type Merged, merge } from "./composition.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
 import { prefetchBaseRouteTable } from "./contract-base.ts";
-import { checksStep, requiresStep, setupStep } from "./project-steps.ts";
+import { baseRepo, checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { recordReusedStep, reuseStep } from "./reuse.ts";
 import {
   refusalEvidence,
@@ -65,7 +66,8 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   const v = verificationRun(deps, instanceId, input);
   const { candidate, project } = input;
   if (candidateStatusIn(candidate.status, "settled")) return v.skip(`already ${candidate.status}`);
-  if (candidate.baseGeneration !== project.canonicalGeneration) {
+  // Canonical at its generation, or (stacked) a Candidate below it still in play (docs/landing.md).
+  if (!(await baseStands(deps.db, candidate, project.canonicalGeneration))) {
     return v.finish({ status: "stale", canonicalGeneration: project.canonicalGeneration });
   }
   const incompatible = await compatibilityStep(v);
@@ -126,7 +128,19 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   } finally {
     watch.stop();
   }
-  return done(await gateStep(v, plan, merged.tree));
+  return done(await stackedVerdict(v, await gateStep(v, plan, merged.tree)));
+}
+
+/**
+ * A stacked Candidate that fails while the one below it has not passed may be failing for that
+ * one's sake: it is not rejected, but composed again once that one has left the stack (packages/db/src/work-graph/stack.ts).
+ * Below verified (or landed), the failure is this Change's on the tree it would land as.
+ */
+async function stackedVerdict(v: VerificationRun, o: VerificationOutcome): Promise<VerificationOutcome> {
+  const below = v.input.candidate.stackedOn;
+  if (o.status !== "rejected" || !below) return o;
+  const generation = await failureMayBeBelow(v.deps.db, v.input.candidate);
+  return generation === null ? o : { status: "stale", canonicalGeneration: generation, waitsForBelow: below };
 }
 
 /** Step `compatibility`: what each ChangeSet does to each file; an incompatible set is rejected with Evidence. */
@@ -147,20 +161,23 @@ async function compatibilityStep(v: VerificationRun): Promise<VerificationOutcom
   };
 }
 
-/** Step `fork`: the Candidate's own repository, cand-<id>, forked from canonical. */
+/**
+ * Step `fork`: the Candidate's own repository, cand-<id>, forked from the repository that holds its
+ * base: canonical, or for a stacked Candidate the fork of the one below it (baseRepo).
+ */
 async function forkStep(v: VerificationRun): Promise<void> {
   const { deps, input } = v;
   const fork = candidateFork(input.candidate.id);
   await v.run.step("fork", async () => {
-    const canonical = canonicalRepo(input.project.id);
+    const from = await baseRepo(deps, input);
     await withRepoToken(
       deps.db,
-      { repo: canonical, mode: "read", purpose: `fork ${fork}` },
+      { repo: from, mode: "read", purpose: `fork ${fork}` },
       deps.config,
       deps.now,
-      (token) => deps.source.fork(canonical, token, fork),
+      (token) => deps.source.fork(from, token, fork),
     );
-    return { fork };
+    return { fork, from };
   });
 }
 
@@ -203,13 +220,22 @@ export function settleStep(v: VerificationRun, reserved: Extract<Reserved, { ok:
 
 type MergeStepResult =
   | (Extract<Merged, { ok: true }> & { ok: true })
-  | { ok: false; outcome: Extract<VerificationOutcome, { status: "rejected" }> };
+  | { ok: false; outcome: Extract<VerificationOutcome, { status: "rejected" | "stale" }> };
 
 /** Step `merge`: the ChangeSets composed on the base; a conflict is a rejection with composition Evidence. */
 async function mergeStep(v: VerificationRun, ws: SandboxWorkspace): Promise<MergeStepResult> {
   const { deps, run, input, ids } = v;
   const merged = await run.step("merge", () => merge(deps, input, ws, candidateFork(ids.candidateId)));
   if (merged.ok) return merged;
+  const below = input.candidate.stackedOn;
+  if (below) {
+    // It conflicts with what is below it in the stack, which has not landed: not its Tasks' fault
+    // yet. It is composed again once that one has left the stack (packages/db/src/work-graph/stack.ts).
+    return {
+      ok: false,
+      outcome: { status: "stale", canonicalGeneration: input.project.canonicalGeneration, waitsForBelow: below },
+    };
+  }
   await run.txStep("evidence:composition", (ctx) =>
     recordEvidence(ctx, ids, refusalEvidence(ids.candidateId, "composition", merged.lines, deps.now()), deps),
   );

@@ -18,7 +18,7 @@ describe("the command catalogue", () => {
       commandIds.dispatchAfter("evt_1"),
       commandIds.dispatchRetry("task_1", 2),
       commandIds.compose("evt_1"),
-      commandIds.recompose("chg_1", 4),
+      commandIds.recompose("chg_1", 4, "cand_1"),
       commandIds.recomposeHeld("chg_1", 4, 1_764_000_000_000),
       commandIds.verify("cand_1"),
       commandIds.land("cand_1", "verified"),
@@ -31,7 +31,7 @@ describe("the command catalogue", () => {
     ];
     for (const id of ids) expect(commandEnvelopeSchema.shape.commandId.safeParse(id).success, id).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(commandIds.recompose("chg_1", 4)).toBe("cmd_recompose_chg_1_S4");
+    expect(commandIds.recompose("chg_1", 4, "cand_1")).toBe("cmd_recompose_chg_1_S4_cand_1");
   });
 
   it("refuses a payload that lacks what the handler needs, and keeps fields it does not name", () => {

@@ -95,7 +95,11 @@ export const commandIds = {
   /** The Candidate of a Change whose Tasks all completed (one per causing Event). */
   compose: (eventId: string) => `cmd_${eventId}_candidate`,
   /** The automatic recomposition of a Change on one generation, and its re-send once a hold ends. */
-  recompose: (changeId: string, generation: number) => `cmd_recompose_${changeId}_S${generation}`,
+  /** One recomposition per Candidate that went stale (a stack's failure can stale two on one generation). */
+  recompose: (changeId: string, generation: number, staleCandidateId: string) =>
+    `cmd_recompose_${changeId}_S${generation}_${staleCandidateId}`,
+  /** A Change that waited for its place in the speculative stack, asked again after `causeEventId`. */
+  stackPlace: (changeId: string, causeEventId: string) => `cmd_stack_${changeId}_${causeEventId}`,
   recomposeHeld: (changeId: string, generation: number, retryAtMs: number) =>
     `cmd_recompose_${changeId}_S${generation}_at${retryAtMs}`,
   /** The Candidate of one attempt's ChangeSet (docs/attempts.md), and a picked attempt's recomposition. */

@@ -197,6 +197,8 @@ export const EVENT_CATALOGUE = {
       recomposedFrom: id.optional(),
       /** Why, in words for the Change page and `change watch` ("recomposed on generation 7 after chg_… was promoted"). */
       reason: z.string().optional(),
+      /** The Candidate below it in a speculative stack, whose composed commit is its base (docs/landing.md). */
+      stackedOn: id.optional(),
     }),
   },
   "candidate.composed": {
@@ -359,6 +361,10 @@ export const ROUTED_EVENT_TYPES = [
   "verification.started",
   "canonical.advanced",
   "candidate.stale",
+  "candidate.composed",
+  "candidate.rejected",
+  "change.cancelled",
+  "change.landing_changed",
   "candidate.verified",
   "approval.granted",
   "attempt.picked",

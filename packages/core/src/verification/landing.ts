@@ -19,7 +19,9 @@ export type LandingWait =
   /** The project's queue is paused, or drains and this Change started after it began to. */
   | "paused"
   /** A Task's attempts wait for a person to pick one (docs/attempts.md). */
-  | "attempt_pick";
+  | "attempt_pick"
+  /** Verified on top of the Candidate below it in the speculative stack: lands right after that one. */
+  | "stack";
 
 /**
  * A project's landing queue as an admin set it: `running` lands what is ready; `paused` lands
@@ -49,6 +51,13 @@ export interface LandingInput {
   candidateCreatedAt?: Date | null;
   /** A Task asked for attempts and none is picked yet: nothing lands until one is. */
   attemptPickPending?: boolean;
+  /**
+   * The newest Candidate is stacked on another Change's Candidate that has not landed yet
+   * (docs/landing.md, Speculative stacks): its base is that Candidate's composed tree.
+   */
+  stackedOn?: { changeId: string; title: string } | null;
+  /** Every Task completed, and its Candidate waits for a place in the project's speculative stack. */
+  stackWaiting?: boolean;
 }
 
 export interface LandingState {
@@ -93,7 +102,7 @@ export function landingState(i: LandingInput): LandingState {
     }
     const done = i.tasks.filter((t) => t.state === "completed").length;
     if (done < i.tasks.length) return wait("tasks", `${done} of ${i.tasks.length} Tasks completed`);
-    return wait("composition", "the Candidate is being composed");
+    return wait("composition", composing(i));
   }
   if (i.attemptPickPending) {
     return wait(
@@ -103,10 +112,11 @@ export function landingState(i: LandingInput): LandingState {
   }
   switch (c.status) {
     case "created":
-      return wait("composition", "the Candidate is being composed");
+      return wait("composition", composing(i));
     case "verifying":
-      return wait("checks", "the checks are running");
+      return wait("checks", `the checks are running${on(i)}`);
     case "stale":
+      if (i.stackWaiting) return wait("composition", composing(i));
       return wait(
         "recomposition",
         i.recompositionHeld ?? "canonical moved past its base: being recomposed on the new generation",
@@ -119,6 +129,9 @@ export function landingState(i: LandingInput): LandingState {
             `rejected (${c.rejectionReason ?? "a check failed"}): waits for a person; ${RETRY_TASKS_HINT}, or, while its base is still the current generation, rerun a check that errored or failed (rhumbatron candidate rerun)`,
           );
     case "verified": {
+      if (i.stackedOn && (!c.approvalRequired || i.approval?.decision === "granted")) {
+        return wait("stack", `verified${on(i)}: lands right after it, with no new check`);
+      }
       const held = queueHold(i);
       if (!c.approvalRequired) {
         return held ?? { ready: true, waitingFor: "landing", detail: "verified; lands in queue order" };
@@ -135,6 +148,15 @@ export function landingState(i: LandingInput): LandingState {
       return wait("checks", `the Candidate is ${c.status}`);
   }
 }
+
+/** " on top of chg_…'s Candidate (…)", when the newest Candidate is stacked on one that has not landed. */
+const on = (i: LandingInput) =>
+  i.stackedOn ? ` on top of ${i.stackedOn.changeId}'s Candidate ("${i.stackedOn.title}")` : "";
+
+const composing = (i: LandingInput) =>
+  i.stackWaiting
+    ? "waits for a place in the speculative stack: composed once the Candidate below it is, or one ahead lands"
+    : "the Candidate is being composed";
 
 /** What a paused or draining queue says of a Change that is otherwise ready; null when it may land. */
 function queueHold(i: LandingInput): LandingState | null {

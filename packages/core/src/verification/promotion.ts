@@ -76,6 +76,13 @@ export function checkPromotionPreconditions(f: PromotionFacts): PreconditionResu
     };
   }
   const blocks: string[] = [];
+  // Stacked on a Candidate that has not landed yet (docs/landing.md, Speculative stacks): its base
+  // is not canonical, so it waits for that one; it is not stale.
+  if (f.baseGeneration > f.canonicalGeneration) {
+    blocks.push(
+      `the Candidate is stacked on S${f.baseGeneration}, which is not canonical yet (canonical is S${f.canonicalGeneration}): it lands right after the Candidate below it`,
+    );
+  }
   if (f.candidateStatus !== "verified") blocks.push(`the Candidate is ${f.candidateStatus}, not verified`);
   if (!f.plan) blocks.push("no Verification Plan");
   if (f.plan && !f.gate) blocks.push("the gate has not run");
@@ -103,7 +110,8 @@ export function planPolicyMismatch(
   return `the plan used ${plan.policyId} v${plan.policyVersion}, the active policy is ${active.id} v${active.version}`;
 }
 
-export type CasOutcome = "advance" | "already_promoted" | "stale" | "policy_mismatch";
+/** `ahead`: stacked on a generation canonical has not reached yet (it waits, and is not stale). */
+export type CasOutcome = "advance" | "already_promoted" | "stale" | "ahead" | "policy_mismatch";
 
 /**
  * The compare-and-swap inside the project root's transaction (layer 2): the idempotency key is the
@@ -119,6 +127,7 @@ export function decidePromotionCas(s: {
 }): CasOutcome {
   if (s.promotedBy?.candidateId === s.candidateId && s.promotedBy.generation === s.expectedGeneration + 1)
     return "already_promoted";
+  if (s.canonicalGeneration < s.expectedGeneration) return "ahead";
   if (s.canonicalGeneration !== s.expectedGeneration) return "stale";
   if (s.planPolicyVersion !== s.activePolicyVersion) return "policy_mismatch";
   return "advance";

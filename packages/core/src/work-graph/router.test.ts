@@ -138,7 +138,7 @@ describe("causal router, branch by branch", () => {
     if (d.kind === "route") expect(d.commands[2]?.commandId).toBe("cmd_index_proj_1_S2");
   });
 
-  it("candidate.stale recomposes the Change on the new generation, with one command ID per (Change, generation)", () => {
+  it("candidate.stale recomposes the Change on the new generation, with one command ID per stale Candidate", () => {
     const stale = ev("candidate.stale", { candidateId: "cand_old", canonicalGeneration: 7 });
     const d = routeEvent(stale, snap());
     expect(d).toMatchObject({
@@ -146,19 +146,80 @@ describe("causal router, branch by branch", () => {
       commands: [
         {
           commandType: "candidate.create",
-          commandId: "cmd_recompose_chg_1_S7",
+          commandId: "cmd_recompose_chg_1_S7_cand_old",
           changeId: "chg_1",
           payload: { recomposeFrom: "cand_old", generation: 7, causeEventId: stale.eventId },
         },
       ],
       staleCandidates: [],
     });
-    // The same Change made stale again on the same generation (a second stale Candidate, or the
-    // Event delivered twice) asks for the same command, which the queue takes once.
+    // The Event delivered twice asks for the same command, which the queue takes once; another
+    // Candidate of the Change made stale on the same generation (its stack's Candidate below it
+    // failed) is a recomposition of its own.
+    const twice = routeEvent(stale, snap());
+    expect(twice.kind === "route" && twice.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S7_cand_old");
     const again = routeEvent(ev("candidate.stale", { candidateId: "cand_other", canonicalGeneration: 7 }), snap());
-    expect(again.kind === "route" && again.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S7");
-    const next = routeEvent(ev("candidate.stale", { candidateId: "cand_new", canonicalGeneration: 8 }), snap());
-    expect(next.kind === "route" && next.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S8");
+    expect(again.kind === "route" && again.commands[0]?.commandId).toBe("cmd_recompose_chg_1_S7_cand_other");
+  });
+
+  it("a speculative stack: what sits on a Candidate that left goes stale; what sits on the one that landed lands", () => {
+    const candidates = [
+      { id: "cand_head", changeId: "chg_h", baseGeneration: 2, status: "verified", stackedOn: null },
+      {
+        id: "cand_mid",
+        changeId: "chg_m",
+        baseGeneration: 3,
+        status: "verified",
+        stackedOn: "cand_head",
+        stackedOnChange: "chg_h",
+      },
+      {
+        id: "cand_top",
+        changeId: "chg_t",
+        baseGeneration: 4,
+        status: "verifying",
+        stackedOn: "cand_mid",
+        stackedOnChange: "chg_m",
+      },
+      {
+        id: "cand_side",
+        changeId: "chg_s",
+        baseGeneration: 3,
+        status: "verifying",
+        stackedOn: "cand_other",
+        stackedOnChange: "chg_o",
+      },
+      { id: "cand_fresh", changeId: "chg_f", baseGeneration: 3, status: "created", stackedOn: null },
+    ];
+    const landed = routeEvent(
+      ev("canonical.advanced", { candidateId: "cand_head", fromGeneration: 2, toGeneration: 3, treeHash: "t" }),
+      snap({ candidates }),
+    );
+    // The head's own row is promoted by now; here it still reads verified at S2, so it is listed too.
+    expect(landed).toMatchObject({ kind: "route", staleCandidates: ["cand_head", "cand_side"] });
+    expect(landed.kind === "route" && landed.commands.filter((c) => c.commandType === "candidate.land")).toMatchObject([
+      { commandId: "cmd_land_cand_mid_stacked", changeId: "chg_m", payload: { candidateId: "cand_mid" } },
+    ]);
+    const failed = routeEvent(
+      ev("candidate.rejected", { candidateId: "cand_mid", reason: "r", gaps: [] }),
+      snap({ candidates }),
+    );
+    expect(failed).toMatchObject({ kind: "route", commands: [], staleCandidates: ["cand_top"] });
+    const staled = routeEvent(
+      ev("candidate.stale", { candidateId: "cand_mid", canonicalGeneration: 3 }),
+      snap({ candidates }),
+    );
+    expect(staled).toMatchObject({ kind: "route", staleCandidates: ["cand_top"] });
+    const cancelled = routeEvent(
+      { ...ev("change.cancelled", { reason: "r", candidateIds: ["cand_head"], actorId: "usr_1" }), changeId: "chg_h" },
+      snap({ candidates }),
+    );
+    expect(cancelled).toMatchObject({ kind: "route", staleCandidates: ["cand_mid"] });
+    const off = routeEvent(
+      { ...ev("change.landing_changed", { landWhenReady: false, actorId: "usr_1" }), changeId: "chg_m" },
+      snap({ candidates }),
+    );
+    expect(off).toMatchObject({ kind: "route", staleCandidates: ["cand_top"] });
   });
 
   it("artifact.promoted builds the index with the same command ID as canonical.advanced", () => {

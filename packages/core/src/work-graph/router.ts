@@ -26,8 +26,18 @@ export interface RouterSnapshot {
   tasks: (GraphTask & { id: string })[];
   /** Agents holding a Task in the Event's project (for canonical.advanced) or Change. */
   activeAgents: ActiveAgent[];
-  /** Candidates of the project that are still in play. */
-  candidates: { id: string; baseGeneration: number; status: string }[];
+  /**
+   * Candidates of the project that are still in play: `stackedOn` is the Candidate below one of a
+   * speculative stack (docs/landing.md), and `stackedOnChange` its Change.
+   */
+  candidates: {
+    id: string;
+    changeId?: string;
+    baseGeneration: number;
+    status: string;
+    stackedOn?: string | null;
+    stackedOnChange?: string | null;
+  }[];
 }
 
 /** A command the router sends: made by the catalogue's factory, so its payload is checked. */
@@ -108,12 +118,34 @@ function indexBuild(e: EventEnvelope, generation: number): RoutedCommand {
 function recompose(e: EventEnvelope, staleCandidateId: string, generation: number): RoutedCommand {
   const changeId = e.changeId ?? "";
   return newCommand("candidate.create", {
-    commandId: commandIds.recompose(changeId, generation),
+    commandId: commandIds.recompose(changeId, generation, staleCandidateId),
     projectId: e.projectId,
     changeId,
     payload: { causeEventId: e.eventId, recomposeFrom: staleCandidateId, generation },
   });
 }
+
+/** candidate.land for a Candidate (of the Event's Change unless `changeId` says whose). */
+function land(e: EventEnvelope, candidateId: string, why: string, changeId?: string): RoutedCommand {
+  return newCommand("candidate.land", {
+    commandId: commandIds.land(candidateId, why),
+    projectId: e.projectId,
+    ...(changeId ? { changeId } : {}),
+    payload: { candidateId, causeEventId: e.eventId },
+  });
+}
+
+/** The live Candidates stacked directly on `candidateId`. */
+const stackedOn = (snap: RouterSnapshot, candidateId: string) =>
+  snap.candidates.filter((c) => c.stackedOn === candidateId && candidateStatusIn(c.status, "live")).map((c) => c.id);
+
+/** The live Candidates stacked directly on a Candidate of `changeId`. */
+const stackedOnChange = (snap: RouterSnapshot, changeId: string | null | undefined) =>
+  changeId
+    ? snap.candidates
+        .filter((c) => c.stackedOnChange === changeId && candidateStatusIn(c.status, "live"))
+        .map((c) => c.id)
+    : [];
 
 function dispatch(e: EventEnvelope): RoutedCommand {
   return newCommand("change.dispatch", {
@@ -175,6 +207,33 @@ function routeOverlap(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDecision
   return route(commands, ask, [], challenges);
 }
 
+/**
+ * canonical.advanced. Built on an older generation, or stacked on a Candidate other than the one
+ * that landed: it can no longer land. One stacked on the one that landed is now on canonical
+ * itself, and lands if it is ready (the handler checks).
+ */
+function routeAdvanced(e: EventEnvelope<"canonical.advanced">, snap: RouterSnapshot): RouterDecision {
+  const p = e.payload;
+  const live = snap.candidates.filter((c) => candidateStatusIn(c.status, "live"));
+  const stale = live
+    .filter(
+      (c) =>
+        c.baseGeneration < p.toGeneration ||
+        (c.baseGeneration === p.toGeneration && (c.stackedOn ?? p.candidateId) !== p.candidateId),
+    )
+    .map((c) => c.id);
+  const nowOnCanonical = live.filter((c) => c.stackedOn === p.candidateId && c.status === "verified");
+  return route(
+    [
+      ...snap.activeAgents.map((a) => wakeFor(e, a, "canonical_advanced")),
+      indexBuild(e, p.toGeneration),
+      ...nowOnCanonical.map((c) => land(e, c.id, "stacked", c.changeId)),
+    ],
+    [],
+    stale,
+  );
+}
+
 export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDecision {
   if (e.eventType === "task.ready") return { kind: "ignore", reason: "task_ready" };
   if (!(ROUTED_EVENT_TYPES as readonly string[]).includes(e.eventType))
@@ -199,38 +258,34 @@ export function routeEvent(e: AnyEventEnvelope, snap: RouterSnapshot): RouterDec
         }),
       ]);
     }
-    case "canonical.advanced": {
-      const p = e.payload;
-      const stale = snap.candidates
-        .filter((c) => c.baseGeneration < p.toGeneration && candidateStatusIn(c.status, "live"))
-        .map((c) => c.id);
-      return route(
-        [...snap.activeAgents.map((a) => wakeFor(e, a, "canonical_advanced")), indexBuild(e, p.toGeneration)],
-        [],
-        stale,
-      );
-    }
+    case "canonical.advanced":
+      return routeAdvanced(e, snap);
     case "candidate.stale": {
-      // Canonical moved under the Change's Candidate: compose the same ChangeSets again on the new
-      // generation. One command per (Change, generation), so a redelivered Event creates nothing twice.
+      // Canonical moved under the Change's Candidate (or the Candidate below it in a stack left
+      // it): compose the same ChangeSets again on what is current. One command per stale
+      // Candidate, so a redelivered Event creates nothing twice. What was stacked on it goes too.
       const p = e.payload;
       if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
-      return route([recompose(e, p.candidateId, p.canonicalGeneration)]);
+      return route([recompose(e, p.candidateId, p.canonicalGeneration)], [], stackedOn(snap, p.candidateId));
     }
+    case "candidate.composed":
+      // Nothing of its own; the caller asks the Change waiting for a place on the stack (its top is composed now).
+      return route([]);
+    case "candidate.rejected":
+      // A Candidate of a stack failed: the ones above it are composed again without it.
+      return route([], [], stackedOn(snap, e.payload.candidateId));
+    case "change.cancelled":
+      return route([], [], stackedOnChange(snap, e.changeId));
+    case "change.landing_changed":
+      // A Change that no longer lands by itself cannot carry a stack.
+      return route([], [], e.payload.landWhenReady ? [] : stackedOnChange(snap, e.changeId));
     case "candidate.verified":
     case "approval.granted": {
       // Ready, or one step nearer: the landing queue promotes it if its Change lands when ready
       // and nothing else holds it (the handler checks both when the command runs).
       const p = e.payload;
       if (!e.changeId) return { kind: "ignore", reason: "not_applicable" };
-      return route([
-        newCommand("candidate.land", {
-          commandId: commandIds.land(p.candidateId, e.eventType === "approval.granted" ? "approved" : "verified"),
-          projectId: e.projectId,
-          changeId: e.changeId,
-          payload: { candidateId: p.candidateId, causeEventId: e.eventId },
-        }),
-      ]);
+      return route([land(e, p.candidateId, e.eventType === "approval.granted" ? "approved" : "verified", e.changeId)]);
     }
     case "attempt.picked": {
       // The picked attempt's Candidate may land now (docs/attempts.md); the handler checks the rest.

@@ -11,10 +11,11 @@ import {
 import { appendToOutbox, type EnqueueDeps, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { projectEvent } from "../events/factory.ts";
-import { lockProjectRow, lockResourceRow } from "../events/owners.ts";
+import { type LockedChange, lockProjectRow, lockResourceRow } from "../events/owners.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { type PromoteResult, promoteCandidate, type SourceProbe } from "../verification/promote.ts";
 import { attemptedTask } from "../work-graph/attempts.ts";
+import { markCandidateStale } from "../work-graph/candidate-stale.ts";
 import { changeEvent } from "../work-graph/shared.ts";
 
 /**
@@ -28,13 +29,14 @@ type Reader = Db | TxContext["tx"];
 export async function landingInput(
   db: Reader,
   changeId: string,
-): Promise<LandingInput & { candidateId: string | null }> {
+): Promise<LandingInput & { candidateId: string | null; stackedOnCandidate: string | null }> {
   const change = await db.change.findUniqueOrThrow({
     where: { id: changeId },
     select: {
       status: true,
       pickedAttempt: true,
-      project: { select: { landingQueue: true, landingQueueSince: true } },
+      stackWaitSince: true,
+      project: { select: { landingQueue: true, landingQueueSince: true, canonicalGeneration: true } },
     },
   });
   // A Change whose Task has attempts lands its picked attempt's Candidate, and nothing before a pick.
@@ -75,7 +77,19 @@ export async function landingInput(
     queue: { state: queueState(change.project.landingQueue), since: change.project.landingQueueSince },
     candidateCreatedAt: c?.createdAt ?? null,
     attemptPickPending: attempted !== null && change.pickedAttempt === null && change.status === "verifying",
+    stackedOn:
+      c?.stackedOn && c.baseGeneration > change.project.canonicalGeneration ? await belowOf(db, c.stackedOn) : null,
+    stackWaiting: change.stackWaitSince !== null && change.status === "verifying",
+    stackedOnCandidate: c?.stackedOn ?? null,
   };
+}
+
+/** The Change of the Candidate below one in a speculative stack, as the queue names it. */
+async function belowOf(db: Reader, candidateId: string): Promise<{ changeId: string; title: string } | null> {
+  const below = await db.candidate.findUnique({ where: { id: candidateId }, select: { changeId: true } });
+  if (!below) return null;
+  const change = await db.change.findUnique({ where: { id: below.changeId }, select: { id: true, title: true } });
+  return change ? { changeId: change.id, title: change.title } : null;
 }
 
 const queueState = (s: string): LandingQueueState =>
@@ -268,6 +282,8 @@ export async function setLandingPriority(
     if (priority === previous) return { priority, previous, changed: false };
     const now = deps.now();
     await ctx.tx.change.update({ where: { id: q.changeId }, data: { landingPriority: priority } });
+    // Stacked on Changes it now goes ahead of: composed again, on canonical, so it can land first.
+    if (priority > previous) await unstack(ctx, owner, deps);
     await appendToOutbox(
       ctx,
       [
@@ -282,6 +298,21 @@ export async function setLandingPriority(
     );
     return { priority, previous, changed: true };
   });
+}
+
+/** The Change's live Candidate, if it sits on another in a speculative stack, goes stale (and is recomposed). */
+async function unstack(ctx: TxContext, owner: LockedChange, deps: EnqueueDeps): Promise<void> {
+  const stacked = await ctx.tx.candidate.findFirst({
+    where: { changeId: owner.id, stackedOn: { not: null }, status: { in: ["created", "verifying", "verified"] } },
+    select: { id: true },
+  });
+  if (!stacked) return;
+  await markCandidateStale(
+    ctx,
+    { id: stacked.id, changeId: owner.id, projectId: owner.projectId, tenantId: owner.tenantId },
+    { canonicalGeneration: owner.canonicalGeneration, actor: "landing-queue" },
+    deps,
+  );
 }
 
 export type LandOutcome = { landed: false; why: string } | { landed: true; result: PromoteResult };

@@ -17,6 +17,11 @@ export interface LandingQueueEntry {
   landingSince: Date;
   /** Its priority: higher is listed and lands first (0 unless an admin gave it one). */
   priority: number;
+  /**
+   * The speculative stack (docs/landing.md): the Candidate (and Change) its newest Candidate is
+   * composed on, while that one has not landed; null when it is composed on canonical.
+   */
+  stackedOn: { candidateId: string; changeId: string; title: string } | null;
 }
 
 /**
@@ -57,6 +62,10 @@ export async function listLandingQueue(
         since: candidate?.updatedAt ?? c.landingSince ?? c.createdAt,
         landingSince: c.landingSince ?? c.createdAt,
         priority: c.landingPriority,
+        stackedOn:
+          input.stackedOn && input.stackedOnCandidate
+            ? { candidateId: input.stackedOnCandidate, ...input.stackedOn }
+            : null,
       };
     }),
   );

@@ -12,6 +12,7 @@ import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { requestWorkflowStart } from "../queues/workflows.ts";
 import type { TxContext } from "../transaction.ts";
 import { requestAttemptCandidate } from "../work-graph/attempts.ts";
+import { leaveStackWait, lockStack, type StackPlace, stackPlace, waitOnStack } from "../work-graph/stack.ts";
 import { holdRecomposition, type Recompose, recomposeReason, recompositionHeld } from "./recompose.ts";
 
 export type { Recompose } from "./recompose.ts";
@@ -29,9 +30,11 @@ export type { Recompose } from "./recompose.ts";
  */
 
 export type CreateCandidateResult =
-  | { candidateId: string; created: boolean; held?: undefined; skipped?: undefined }
+  | { candidateId: string; created: boolean; held?: undefined; skipped?: undefined; waiting?: undefined }
   | { held: { reason: string; retryAt: Date }; candidateId?: undefined; created: false; skipped?: undefined }
-  | { skipped: string; candidateId?: undefined; created: false; held?: undefined };
+  | { skipped: string; candidateId?: undefined; created: false; held?: undefined }
+  /** It waits for a place in the project's speculative stack (work-graph/stack.ts); asked again when the stack moves. */
+  | { waiting: string; candidateId?: undefined; created: false; held?: undefined; skipped?: undefined };
 
 export async function createCandidate(
   ctx: TxContext,
@@ -48,7 +51,12 @@ export async function createCandidate(
   let reason: string | null = null;
   if (recompose) {
     const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
-    if (change.status !== "verifying") return { skipped: `the change is ${change.status}`, created: false };
+    if (change.status !== "verifying") {
+      await leaveStackWait(ctx, changeId);
+      return { skipped: `the change is ${change.status}`, created: false };
+    }
+    if (await replacedAlready(ctx, changeId, recompose.from))
+      return { skipped: `a newer Candidate replaced ${recompose.from} already`, created: false };
     const held = await recompositionHeld(ctx, changeId, deps);
     if (held) {
       await holdRecomposition(ctx, owner, changeId, recompose, held, deps, causedBy);
@@ -57,6 +65,98 @@ export async function createCandidate(
     reason = await recomposeReason(ctx, owner.projectId, owner.canonicalGeneration);
   }
   const changeSetIds = await changeSetsInOrder(ctx, changeId, attempt.replace);
+  const place = await placeOf(ctx, owner, attempt.alternative !== 1 || attemptChangeSetId !== undefined, deps);
+  if (place.kind === "wait") {
+    await waitOnStack(
+      ctx,
+      changeId,
+      recompose ? { recomposeFrom: recompose.from, generation: recompose.generation } : {},
+      deps.now(),
+    );
+    return { waiting: place.why, created: false };
+  }
+  if (place.kind === "stacked" && recompose)
+    reason = `recomposed on top of ${place.below.changeId}'s Candidate (speculative stack)`;
+  const row = { changeSetIds, alternative: attempt.alternative, recomposedFrom: recompose?.from ?? null, reason };
+  const { candidateId, inserted } = await insertCandidate(ctx, owner, place, row, deps, causedBy);
+  if (!inserted) return { candidateId, created: false };
+  // The graph's first composition: the other attempts finished by now get their Candidates too.
+  if (!recompose && !attemptChangeSetId && attempt.alternative === 1)
+    await requestOtherAttemptCandidates(ctx, owner, changeId, deps);
+  return { candidateId, created: true };
+}
+
+/** Where the Candidate goes (work-graph/stack.ts): an attempt other than the first is always on canonical. */
+async function placeOf(ctx: TxContext, owner: LockedChange, attempt: boolean, deps: EnqueueDeps): Promise<StackPlace> {
+  await lockStack(ctx, owner.projectId);
+  if (attempt) return { kind: "canonical" };
+  return stackPlace(ctx, {
+    projectId: owner.projectId,
+    changeId: owner.id,
+    canonicalGeneration: owner.canonicalGeneration,
+    depth: deps.config.integration.speculativeDepth,
+  });
+}
+
+/**
+ * The Candidate's row (its ID from the composition key, so a repeat inserts nothing), the Change no
+ * longer waiting on the stack, and for a new one candidate.created and its verification's start.
+ */
+async function insertCandidate(
+  ctx: TxContext,
+  owner: LockedChange,
+  place: Exclude<StackPlace, { kind: "wait" }>,
+  r: { changeSetIds: string[]; alternative: number; recomposedFrom: string | null; reason: string | null },
+  deps: EnqueueDeps,
+  causedBy: string | null,
+): Promise<{ candidateId: string; inserted: boolean }> {
+  const base = await baseOf(ctx, owner, place);
+  // A stacked composition is keyed by the Candidate below too: once that one lands, the same
+  // ChangeSets on canonical at the same generation and commit are a Candidate of their own.
+  const keyBase = place.kind === "stacked" ? `${base.commit} on ${place.below.id}` : base.commit;
+  const key = compositionKey(owner.projectId, base.generation, keyBase, r.changeSetIds);
+  const candidateId = candidateIdFromKey(key);
+  const stackedOn = place.kind === "stacked" ? place.below.id : null;
+  const now = deps.now();
+  const inserted = await ctx.tx.$executeRaw`
+    INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids,
+      alternative, recomposed_from, recompose_reason, stacked_on, created_at, updated_at)
+    VALUES (${candidateId}, ${owner.projectId}, ${owner.id}, ${key}, ${base.generation}, ${base.commit}, ${r.changeSetIds}::text[],
+      ${r.alternative}, ${r.recomposedFrom}, ${r.reason}, ${stackedOn}, ${now}, ${now})
+    ON CONFLICT (composition_key) DO NOTHING`;
+  await leaveStackWait(ctx, owner.id);
+  if (inserted === 0) return { candidateId, inserted: false };
+  const event = changeEvent(owner, "candidate.created", {
+    key: candidateId,
+    actor: { kind: "system", id: "composer" },
+    causedBy,
+    now,
+    payload: {
+      candidateId,
+      baseGeneration: base.generation,
+      compositionKey: key,
+      ...(r.recomposedFrom ? { recomposedFrom: r.recomposedFrom } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(stackedOn ? { stackedOn } : {}),
+    },
+  });
+  await appendToOutbox(ctx, [event], deps);
+  await requestWorkflowStart(
+    ctx,
+    { kind: "verification", key: candidateId, projectId: owner.projectId, changeId: owner.id },
+    deps,
+  );
+  return { candidateId, inserted: true };
+}
+
+/** The generation and commit a Candidate is composed on: canonical's, or the Candidate's below it. */
+async function baseOf(
+  ctx: TxContext,
+  owner: LockedChange,
+  place: Exclude<StackPlace, { kind: "wait" }>,
+): Promise<{ generation: number; commit: string }> {
+  if (place.kind === "stacked")
+    return { generation: place.below.baseGeneration + 1, commit: place.below.composedCommit };
   const base = await ctx.tx.canonicalGeneration.findUnique({
     where: { projectId_generation: { projectId: owner.projectId, generation: owner.canonicalGeneration } },
   });
@@ -65,38 +165,18 @@ export async function createCandidate(
       "PRECONDITION_FAILED",
       `project ${owner.projectId} has no source at S${owner.canonicalGeneration} yet`,
     );
-  const key = compositionKey(owner.projectId, base.generation, base.commit, changeSetIds);
-  const candidateId = candidateIdFromKey(key);
-  const inserted = await ctx.tx.$executeRaw`
-    INSERT INTO candidates (id, project_id, change_id, composition_key, base_generation, base_commit, changeset_ids,
-      alternative, recomposed_from, recompose_reason, created_at, updated_at)
-    VALUES (${candidateId}, ${owner.projectId}, ${changeId}, ${key}, ${base.generation}, ${base.commit}, ${changeSetIds}::text[],
-      ${attempt.alternative}, ${recompose?.from ?? null}, ${reason}, ${deps.now()}, ${deps.now()})
-    ON CONFLICT (composition_key) DO NOTHING`;
-  if (inserted === 0) return { candidateId, created: false };
-  const event = changeEvent(owner, "candidate.created", {
-    key: candidateId,
-    actor: { kind: "system", id: "composer" },
-    causedBy,
-    now: deps.now(),
-    payload: {
-      candidateId,
-      baseGeneration: base.generation,
-      compositionKey: key,
-      ...(recompose ? { recomposedFrom: recompose.from } : {}),
-      ...(reason ? { reason } : {}),
-    },
+  return base;
+}
+
+/** A Candidate of the Change newer than the stale one exists and is in play: it was recomposed already. */
+async function replacedAlready(ctx: TxContext, changeId: string, staleId: string): Promise<boolean> {
+  const stale = await ctx.tx.candidate.findUnique({ where: { id: staleId }, select: { createdAt: true } });
+  if (!stale) return false;
+  const newer = await ctx.tx.candidate.findFirst({
+    where: { changeId, createdAt: { gt: stale.createdAt }, status: { in: ["created", "verifying", "verified"] } },
+    select: { id: true },
   });
-  await appendToOutbox(ctx, [event], deps);
-  await requestWorkflowStart(
-    ctx,
-    { kind: "verification", key: candidateId, projectId: owner.projectId, changeId },
-    deps,
-  );
-  // The graph's first composition: the other attempts finished by now get their Candidates too.
-  if (!recompose && !attemptChangeSetId && attempt.alternative === 1)
-    await requestOtherAttemptCandidates(ctx, owner, changeId, deps);
-  return { candidateId, created: true };
+  return newer !== null;
 }
 
 /**

@@ -286,6 +286,14 @@ async function layerTwo(ctx: TxContext, p: Promotion, deps: EnqueueDeps): Promis
     );
     return { outcome: "stale", canonicalGeneration: root.canonicalGeneration };
   }
+  if (cas === "ahead") {
+    return {
+      outcome: "blocked",
+      blocks: [
+        `the Candidate is stacked on S${c.baseGeneration}, which is not canonical yet: it lands right after the Candidate below it`,
+      ],
+    };
+  }
   if (cas === "policy_mismatch") {
     const why = plan ? planPolicyMismatch(plan, policy) : null;
     return { outcome: "blocked", blocks: [why ?? "no Verification Plan"] };

@@ -120,7 +120,7 @@ describe("stale Candidates recompose themselves", () => {
     const other = await promoteAnother("proj_r1", 1, deps);
     await route("proj_r1", deps);
     expect((await t.db.candidate.findUniqueOrThrow({ where: { id: first } })).status).toBe("stale");
-    expect(await t.db.queueMessage.count({ where: { commandId: `cmd_recompose_${change}_S1` } })).toBe(1);
+    expect(await t.db.queueMessage.count({ where: { commandId: `cmd_recompose_${change}_S1_${first}` } })).toBe(1);
 
     await integrate(deps);
     const fresh = await t.db.candidate.findFirstOrThrow({ where: { changeId: change, baseGeneration: 1 } });

@@ -18,6 +18,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { moveCandidates, moveChanges } from "../statuses/moves.ts";
 import type { TxContext } from "../transaction.ts";
 import { pickByRule } from "../work-graph/attempts.ts";
+import { waitOnStack } from "../work-graph/stack.ts";
 import { earlierApproval } from "./interdiff.ts";
 
 /**
@@ -274,7 +275,15 @@ export async function reusableEvidence(
 }
 
 export type VerificationOutcome =
-  | { status: "stale"; canonicalGeneration: number }
+  | {
+      status: "stale";
+      canonicalGeneration: number;
+      /**
+       * A stacked Candidate that conflicted or failed on top of a Candidate below it that has not
+       * passed: composed again once that one has left the stack (docs/landing.md, Speculative stacks).
+       */
+      waitsForBelow?: string;
+    }
   | {
       status: "rejected";
       reason: string;
@@ -303,6 +312,14 @@ export async function finishCandidateVerification(
         : { gate: o.gate as unknown as Prisma.InputJsonValue };
   const moved = await moveCandidates(ctx.tx, { id: c.candidateId }, o.status, { data, among: IN_PROGRESS });
   if (moved === 0) return false;
+  if (o.status === "stale" && o.waitsForBelow) {
+    const request = {
+      recomposeFrom: c.candidateId,
+      generation: o.canonicalGeneration,
+      canonicalAfter: o.waitsForBelow,
+    };
+    await waitOnStack(ctx, c.changeId, request, now);
+  }
   // Its ChangeSets conflict on this generation: the Change waits for its Tasks to be re-run there.
   if (o.status === "rejected" && o.reason === "merge conflict") {
     await moveChanges(ctx.tx, { id: c.changeId }, "conflicted");

@@ -20,6 +20,7 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { markCandidateStale } from "./candidate-stale.ts";
 import { loadTasks } from "./dispatch.ts";
 import type { WorkGraphDeps } from "./shared.ts";
+import { askWaitingOnStack } from "./stack.ts";
 
 /**
  * causal-router: for each fresh Event, the pure decision (routeEvent) over a snapshot read in the
@@ -54,12 +55,33 @@ async function snapshot(ctx: TxContext, e: DeliveredEvent["event"], maxActiveAge
       attempt: r.attempt,
       held: r.intents as { paths: string[]; prefixes: string[] },
     })),
-    candidates: await ctx.tx.candidate.findMany({
-      where: { projectId: e.projectId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
-      select: { id: true, baseGeneration: true, status: true },
-    }),
+    candidates: await stackSnapshot(ctx, e.projectId),
   };
 }
+
+/** The project's live Candidates, each with the Candidate (and Change) it is stacked on. */
+async function stackSnapshot(ctx: TxContext, projectId: string): Promise<RouterSnapshot["candidates"]> {
+  const live = await ctx.tx.candidate.findMany({
+    where: { projectId, status: { in: [...CANDIDATE_STATUS_SETS.live] } },
+    select: { id: true, changeId: true, baseGeneration: true, status: true, stackedOn: true },
+  });
+  const belowIds = [...new Set(live.flatMap((c) => (c.stackedOn ? [c.stackedOn] : [])))];
+  const below = belowIds.length
+    ? await ctx.tx.candidate.findMany({ where: { id: { in: belowIds } }, select: { id: true, changeId: true } })
+    : [];
+  const changeOf = new Map(below.map((b) => [b.id, b.changeId]));
+  return live.map((c) => ({ ...c, stackedOnChange: c.stackedOn ? (changeOf.get(c.stackedOn) ?? null) : null }));
+}
+
+/** Events after which the speculative stack may have room for a Change that waits (stack.ts). */
+const STACK_MOVES = new Set([
+  "candidate.composed",
+  "canonical.advanced",
+  "candidate.stale",
+  "candidate.rejected",
+  "change.cancelled",
+  "change.landing_changed",
+]);
 
 /** What the classifier said about one wake (keyed by the wake's command ID), asked before the transaction. */
 interface Verdict {
@@ -253,7 +275,10 @@ function lockChange(ctx: TxContext, changeId: string): Promise<LockedChange | nu
   });
 }
 
-/** canonical.advanced: a Candidate built on an older generation can no longer be promoted. */
+/**
+ * canonical.advanced: a Candidate built on an older generation can no longer be promoted; a
+ * stack's Candidate whose Candidate below left (stale, rejected, cancelled) cannot either.
+ */
 async function staleOnAdvance(
   ctx: TxContext,
   candidateId: string,
@@ -265,12 +290,16 @@ async function staleOnAdvance(
     select: { changeId: true, projectId: true },
   });
   if (!c) return;
+  const project = await ctx.tx.project.findUniqueOrThrow({
+    where: { id: c.projectId },
+    select: { canonicalGeneration: true },
+  });
   await markCandidateStale(
     ctx,
-    // canonical.advanced stale-marks Candidates of its own project, so of its tenant.
-    { id: candidateId, ...c, tenantId: cause.tenantId },
+    // The router stale-marks Candidates of the Event's own project, so of its tenant.
+    { id: candidateId, changeId: c.changeId, projectId: c.projectId, tenantId: cause.tenantId },
     {
-      canonicalGeneration: (cause.payload as { toGeneration: number }).toGeneration,
+      canonicalGeneration: (cause.payload as { toGeneration?: number }).toGeneration ?? project.canonicalGeneration,
       actor: CAUSAL_ROUTER,
       causedBy: cause.eventId,
     },
@@ -305,6 +334,7 @@ export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
           if (await decideWake(ctx, event, ask, verdicts, deps)) await enqueueCommand(ctx, ask.wake, deps);
         for (const id of decision.staleCandidates) await staleOnAdvance(ctx, id, event, deps);
         await raiseChallenges(ctx, event, decision.challenges, deps);
+        if (STACK_MOVES.has(event.eventType)) await askWaitingOnStack(ctx, event.projectId, event.eventId, deps);
       }
     },
   };

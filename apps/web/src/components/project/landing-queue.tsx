@@ -15,6 +15,7 @@ const WAIT_CLASSES: Record<string, string> = {
   blocked_task: "bg-red-100 text-red-800",
   paused: "bg-amber-100 text-amber-900",
   attempt_pick: "bg-amber-100 text-amber-900",
+  stack: "bg-sky-100 text-sky-800",
 };
 
 /** What stops a Change that no amount of waiting moves on: a person has to act (its detail says how). */
@@ -27,6 +28,7 @@ const NEEDS_A_PERSON: Record<string, string> = {
 
 function waitLabel(e: { ready: boolean; waitingFor: string }): string {
   if (e.ready) return "ready to land";
+  if (e.waitingFor === "stack") return "verified: lands after the one below";
   return NEEDS_A_PERSON[e.waitingFor] ?? `waits for ${e.waitingFor.replace("_", " ")}`;
 }
 
@@ -141,43 +143,19 @@ function QueueEntries({
   return (
     <ol data-testid="landing-queue" data-state="ready" className="divide-y divide-slate-100 text-sm">
       {q.data.map((e) => (
-        <li
+        <QueueEntry
           key={e.changeId}
-          data-testid="landing-entry"
-          data-change-id={e.changeId}
-          data-waiting-for={e.waitingFor}
-          className="flex flex-wrap items-baseline gap-3 py-1.5"
-        >
-          <span className="w-6 text-right font-mono text-slate-500">{e.position}</span>
-          <a href={`/projects/${projectId}/changes/${e.changeId}`} className="font-medium text-sky-800 underline">
-            {e.title}
-          </a>
-          <span
-            className={`rounded px-1.5 py-0.5 text-xs ${WAIT_CLASSES[e.waitingFor] ?? "bg-slate-100 text-slate-700"}`}
-          >
-            {waitLabel(e)}
-          </span>
-          <span className="text-xs text-slate-600">{e.detail}</span>
-          {e.priority > 0 && (
-            <span data-testid="landing-priority" className="text-xs text-slate-600">
-              priority {e.priority}
-            </span>
-          )}
-          <time dateTime={new Date(e.since).toISOString()} className="ml-auto text-xs text-slate-400">
-            since {new Date(e.since).toLocaleTimeString()}
-          </time>
-          {canControl && e.position > 1 && (
-            <button
-              type="button"
-              data-testid="landing-front"
-              disabled={front.isPending}
-              onClick={() => front.mutate({ tenantId, changeId: e.changeId, priority: "front" })}
-              className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
-            >
-              Move to front
-            </button>
-          )}
-        </li>
+          entry={e}
+          projectId={projectId}
+          onFront={
+            canControl && e.position > 1
+              ? {
+                  pending: front.isPending,
+                  go: () => front.mutate({ tenantId, changeId: e.changeId, priority: "front" }),
+                }
+              : null
+          }
+        />
       ))}
       {front.isError && (
         <li role="alert" className="py-1 text-xs text-red-700">
@@ -185,5 +163,76 @@ function QueueEntries({
         </li>
       )}
     </ol>
+  );
+}
+
+interface Entry {
+  changeId: string;
+  position: number;
+  title: string;
+  ready: boolean;
+  waitingFor: string;
+  detail: string;
+  priority: number;
+  since: string | Date;
+  stackedOn: { candidateId: string; changeId: string; title: string } | null;
+}
+
+/**
+ * One Change of the queue. A Change of the speculative stack says which one it is built on: its
+ * Candidate is composed and verified on that one's composed tree, and lands right after it.
+ */
+function QueueEntry({
+  entry: e,
+  projectId,
+  onFront,
+}: {
+  entry: Entry;
+  projectId: string;
+  onFront: { pending: boolean; go: () => void } | null;
+}) {
+  return (
+    <li
+      data-testid="landing-entry"
+      data-change-id={e.changeId}
+      data-waiting-for={e.waitingFor}
+      className="flex flex-wrap items-baseline gap-3 py-1.5"
+    >
+      <span className="w-6 text-right font-mono text-slate-500">{e.position}</span>
+      <a href={`/projects/${projectId}/changes/${e.changeId}`} className="font-medium text-sky-800 underline">
+        {e.title}
+      </a>
+      <span className={`rounded px-1.5 py-0.5 text-xs ${WAIT_CLASSES[e.waitingFor] ?? "bg-slate-100 text-slate-700"}`}>
+        {waitLabel(e)}
+      </span>
+      {e.stackedOn && (
+        <span data-testid="landing-stacked-on" data-stacked-on={e.stackedOn.changeId} className="text-xs text-sky-900">
+          ↳ stacked on{" "}
+          <a href={`/projects/${projectId}/changes/${e.stackedOn.changeId}`} className="underline">
+            {e.stackedOn.title}
+          </a>
+        </span>
+      )}
+      <span className="text-xs text-slate-600">{e.detail}</span>
+      {e.priority > 0 && (
+        <span data-testid="landing-priority" className="text-xs text-slate-600">
+          priority {e.priority}
+        </span>
+      )}
+      <time dateTime={new Date(e.since).toISOString()} className="ml-auto text-xs text-slate-400">
+        since {new Date(e.since).toLocaleTimeString()}
+      </time>
+      {onFront && (
+        <button
+          type="button"
+          data-testid="landing-front"
+          disabled={onFront.pending}
+          onClick={onFront.go}
+          className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
+        >
+          Move to front
+        </button>
+      )}
+    </li>
   );
 }
