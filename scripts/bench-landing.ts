@@ -3,12 +3,12 @@
  * template project, scripted Agents) created together with "land when ready", on the whole worker
  * (real Postgres, git repositories and Sandbox). Prints JSON lines: the wall time until one Change
  * alone has landed (the baseline, same run), the wall time until all N have landed, its ratio to
- * the baseline, and how many Candidates and recompositions that took. Then BENCH_APPEND_CHANGES
- * (default 5) Changes that each add a line at the same place of CHANGELOG.md, which the template's
- * checks file names append-only: all must land with no conflict and no human action, every line
- * kept. (20 of them today run into the limit of recompositions per Change per hour, since every
- * promotion makes every other waiting Candidate stale: landing them all at once needs Candidates
- * built on each other, not yet built.) BENCH_REAL_CHECKS=1 runs the template's own checks instead of fast node one-liners.
+ * the baseline, and how many Candidates, recompositions and stacked Candidates that took. Then
+ * BENCH_APPEND_CHANGES (default 20) Changes that each add a line at the same place of CHANGELOG.md,
+ * which the template's checks file names append-only: all must land with no conflict and no human
+ * action, every line kept; the speculative stack (docs/landing.md) builds each on the one below, so
+ * none is recomposed for every promotion ahead of it. BENCH_REAL_CHECKS=1 runs the template's own
+ * checks instead of fast node one-liners.
  */
 import { canonicalRepo } from "@rhumbatron/core";
 import { createDb, type Db, migrate, withRepoToken } from "@rhumbatron/db";
@@ -20,12 +20,13 @@ import {
   type TestWorld,
   testWorld,
   waitUntil,
+  worldSnapshot,
 } from "../apps/worker/src/test-world.ts";
 
 type Emit = (o: Record<string, unknown>) => void;
 type OpenDatabase = () => Promise<{ url: string; server: string; stop: () => Promise<void> }>;
 
-const LIMIT_MS = 30 * 60 * 1000;
+const LIMIT_MS = Number(process.env.BENCH_LIMIT_MS ?? 30 * 60 * 1000);
 
 type Task = Parameters<typeof createScriptedChange>[2]["tasks"][number];
 
@@ -77,7 +78,27 @@ async function landAll(
     (s) => s.length === n && s.every((x) => x === "promoted"),
     LIMIT_MS,
   );
+  if (process.env.BENCH_TIMELINE === "1") await timeline(db, ids, started);
   return Date.now() - started;
+}
+
+/** BENCH_TIMELINE=1: when each Change's Candidates were created, composed, verified and landed (ms from the start), on stderr. */
+async function timeline(db: Db, ids: string[], started: number): Promise<void> {
+  const types = [
+    "task.completed",
+    "candidate.created",
+    "candidate.composed",
+    "candidate.verified",
+    "canonical.advanced",
+  ];
+  const rows = await db.outboxRow.findMany({ where: { eventType: { in: types } }, orderBy: { id: "asc" } });
+  for (const r of rows) {
+    const e = r.envelope as { changeId?: string; timestamp: string };
+    if (!e.changeId || !ids.includes(e.changeId)) continue;
+    console.error(
+      `${String(new Date(e.timestamp).getTime() - started).padStart(6)} ms  ${e.changeId.slice(-6)} ${r.eventType}`,
+    );
+  }
 }
 
 export async function landingBench(openDatabase: OpenDatabase, emit: Emit): Promise<void> {
@@ -104,9 +125,11 @@ export async function landingBench(openDatabase: OpenDatabase, emit: Emit): Prom
       ratio_to_one_change: +(all / one).toFixed(2),
       candidates,
       recompositions: recomposed,
+      stacked: await db.candidate.count({ where: { projectId, stackedOn: { not: null } } }),
     });
-    const m = Number(process.env.BENCH_APPEND_CHANGES ?? 5);
+    const m = Number(process.env.BENCH_APPEND_CHANGES ?? 20);
     const beforeAppend = await db.candidate.count({ where: { projectId } });
+    const appendStart = new Date();
     const appended = await landAll(db, w, projectId, m, "log", changelogLine);
     const log = await mainFile(w, projectId, "CHANGELOG.md");
     const kept = Array.from({ length: m }, (_, i) => `- log ${i}\n`).filter((l) => log.includes(l)).length;
@@ -119,9 +142,16 @@ export async function landingBench(openDatabase: OpenDatabase, emit: Emit): Prom
       lines_kept: kept,
       conflicts: await db.candidate.count({ where: { projectId, rejectionReason: "merge conflict" } }),
       candidates: (await db.candidate.count({ where: { projectId } })) - beforeAppend,
+      recompositions: await db.candidate.count({
+        where: { projectId, recomposedFrom: { not: null }, createdAt: { gt: appendStart } },
+      }),
       // A person would have promoted (an actor other than the queue) or approved.
       human_actions: await humanActions(db, projectId),
     });
+  } catch (err) {
+    // Where the project stood (its Changes, Candidates, queues and the worker's warnings), so a wedge explains itself.
+    console.error(JSON.stringify(await worldSnapshot(w, projectId), null, 1));
+    throw err;
   } finally {
     await worker.stop();
     await db.$disconnect();

@@ -139,7 +139,7 @@ export const base: RhumbatronConfig = {
     rerunsPerCheck: 2,
     concurrency: 2,
   },
-  verification: { reuseEvidence: true },
+  verification: { reuseEvidence: true, concurrency: 4 },
   worker: { heartbeatCron: "* * * * *", heartbeatSeconds: 10, heartbeatStaleSeconds: 30, takeoverSeconds: 30 },
 };
 

@@ -212,6 +212,11 @@ export const configSchema = z
        * check runs.
        */
       reuseEvidence: z.boolean(),
+      /**
+       * Candidates one worker verifies at once (a speculative stack's verify side by side); each
+       * runs its own checks with checks.concurrency.
+       */
+      concurrency: z.number().int().min(1).max(16),
     }),
     worker: z.object({
       heartbeatCron: cron,

@@ -25,8 +25,20 @@ export async function startWorkflowInstance(
     INSERT INTO workflow_instances (instance_id, workflow, input, started_by)
     VALUES (${w.instanceId}, ${WORKFLOWS[w.kind]}, ${JSON.stringify(w.input)}::jsonb, ${w.startedBy})
     ON CONFLICT (instance_id) DO NOTHING`;
-  if (inserted > 0) await deps.nudger.nudge(ctx, workflowChannel(w.kind));
+  if (inserted > 0)
+    for (const lane of runnerLanes(w.kind, deps.config)) await deps.nudger.nudge(ctx, workflowChannel(w.kind), lane);
   return { started: inserted > 0 };
+}
+
+/**
+ * The runs of a worker a new instance wakes: verification has config.verification.concurrency
+ * lanes, each running one instance at a time, so that many Candidates verify side by side (a
+ * speculative stack's, docs/landing.md); every lane is woken and a free one claims the instance
+ * (a busy one finds it claimed, or the next). Other workflows have one run.
+ */
+function runnerLanes(kind: WorkflowKind, config: EnqueueDeps["config"]): (string | undefined)[] {
+  if (kind !== "verification") return [undefined];
+  return Array.from({ length: config.verification.concurrency }, (_, i) => `lane${i}`);
 }
 
 /** The workflow-start command for a key: `cmd_<candidate>_verify` or `cmd_<release>_release`. */

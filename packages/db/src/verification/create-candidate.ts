@@ -45,6 +45,9 @@ export async function createCandidate(
   /** One attempt's ChangeSet (work-graph/attempts.ts): it takes its Task's place in the composition. */
   attemptChangeSetId?: string,
 ): Promise<CreateCandidateResult> {
+  // The project's stack lock first, then the Change's: the causal router takes them in that order too.
+  const project = await ctx.tx.change.findUnique({ where: { id: changeId }, select: { projectId: true } });
+  if (project) await lockStack(ctx, project.projectId);
   const owner = await lockResourceRow(ctx, `change:${changeId}`);
   const attempt = await attemptInComposition(ctx, changeId, recompose, attemptChangeSetId);
   if ("skipped" in attempt) return { skipped: attempt.skipped, created: false };
@@ -88,7 +91,6 @@ export async function createCandidate(
 
 /** Where the Candidate goes (work-graph/stack.ts): an attempt other than the first is always on canonical. */
 async function placeOf(ctx: TxContext, owner: LockedChange, attempt: boolean, deps: EnqueueDeps): Promise<StackPlace> {
-  await lockStack(ctx, owner.projectId);
   if (attempt) return { kind: "canonical" };
   return stackPlace(ctx, {
     projectId: owner.projectId,

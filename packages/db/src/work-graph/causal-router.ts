@@ -20,7 +20,7 @@ import { type TxContext, withTransaction } from "../transaction.ts";
 import { markCandidateStale } from "./candidate-stale.ts";
 import { loadTasks } from "./dispatch.ts";
 import type { WorkGraphDeps } from "./shared.ts";
-import { askWaitingOnStack } from "./stack.ts";
+import { askWaitingOnStack, lockStack } from "./stack.ts";
 
 /**
  * causal-router: for each fresh Event, the pure decision (routeEvent) over a snapshot read in the
@@ -325,6 +325,10 @@ export function causalRouterSubscription(deps: CausalRouterDeps): Subscription {
       : { prepare: (db: Db, events: DeliveredEvent[]) => prepareVerdicts(db, events, deps) }),
     async apply(ctx, events, prepared) {
       const verdicts = prepared instanceof Map ? (prepared as Map<string, Verdict>) : new Map<string, Verdict>();
+      // The stack lock before any row or outbox lock, in the order createCandidate takes them: a
+      // group is one Change's or one project's, so one project.
+      const moves = events.find(({ event }) => STACK_MOVES.has(event.eventType));
+      if (moves) await lockStack(ctx, moves.event.projectId);
       for (const { event } of events) {
         if (!isRouted(event.eventType)) continue;
         const decision = routeEvent(event, await snapshot(ctx, event, deps.config.causal.maxActiveAgentsPerChange));

@@ -16,7 +16,8 @@ import type { TxContext } from "../transaction.ts";
  * the current generation and following `stacked_on` upwards. A Change whose Candidate cannot be
  * placed now (the top is still being composed, or the stack is full) waits: `changes.stack_wait`
  * keeps its candidate.create request, and the causal router asks again (askWaitingOnStack) when the
- * stack moves. Both take the project's stack lock, so no request is left waiting unseen.
+ * stack moves. Both take the project's stack lock, and before any other lock (the Change's row, the
+ * outbox's head), so no request is left waiting unseen and the two never wait on each other.
  */
 
 export interface StackMember {
