@@ -612,7 +612,7 @@ describe("rhumbatron CLI", () => {
     const queue = await run(["queue", "list", "--project", SHOP], as("viewer"));
     expect(queue.code).toBe(0);
     expect(queue.stdout).toMatch(/^queue: running$/m);
-    expect(queue.stdout).toMatch(new RegExp(`^1\\s+${changeId}\\s+tasks\\s+\\S+\\s+0 of 3 Tasks completed$`, "m"));
+    expect(queue.stdout).toMatch(new RegExp(`^1\\s+${changeId}\\s+tasks\\s+-\\s+\\S+\\s+0 of 3 Tasks completed$`, "m"));
     // An admin pauses, drains and resumes the queue; each is said back, the same again changes nothing.
     expect((await run(["queue", "pause", "--project", SHOP], as("member"))).code).toBe(4);
     const paused = await run(["queue", "pause", "--project", SHOP], as("admin"));

@@ -53,6 +53,8 @@ export function taskPrompt(task: AgentTask, stack: readonly CommandAgentStack[])
     lines.push("", "## Done before this Task (already in your checkout)");
     for (const s of stack) lines.push(`- ${s.taskKey}: ${s.paths.join(", ") || "no files"}`);
   }
+  // What the run's Context Packet says of itself: why this Task runs again (a conflict), or how its index was made.
+  if (task.context?.note) lines.push("", "## Note", task.context.note);
   lines.push(
     "",
     "## How",

@@ -8,9 +8,10 @@ import {
   type PacketTask,
   sourceKeys,
 } from "@rhumbatron/core";
-import { recordContextPacket, withRepoToken } from "@rhumbatron/db";
+import { conflictedCandidateOf, recordContextPacket, withRepoToken } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "../source/code-store.ts";
+import { repairNote } from "../verification/conflict-record.ts";
 
 /**
  * An Agent run's Context Packet (docs/agents.md, Context Packets). The run reads the file index of its base
@@ -68,10 +69,26 @@ async function indexOfBase(deps: ContextDeps, projectId: string, base: string) {
  */
 export async function agentRunContext(
   deps: ContextDeps,
-  run: { runId: string; projectId: string; base: string; task: PacketTask },
+  run: {
+    runId: string;
+    projectId: string;
+    base: string;
+    task: PacketTask;
+    repair?: { changeId: string; taskKey: string };
+  },
 ): Promise<{ packet: ContextPacket; indexPaths: string[] }> {
   const { index, source, note } = await indexOfBase(deps, run.projectId, run.base);
-  const built = buildAgentPacket(agentPacketId(run.runId), index, run.task, { indexSource: source, note });
+  // A re-run after its Task's ChangeSet conflicted is told the conflict: both sides and the base.
+  const conflicted = run.repair ? await conflictedCandidateOf(deps.db, run.repair.changeId) : null;
+  const repair =
+    conflicted && run.repair
+      ? await repairNote(deps.blobs, { projectId: run.projectId, candidateId: conflicted, taskKey: run.repair.taskKey })
+      : null;
+  const notes = [note, repair].filter((n): n is string => n !== null);
+  const built = buildAgentPacket(agentPacketId(run.runId), index, run.task, {
+    indexSource: source,
+    note: notes.length ? notes.join("\n\n") : null,
+  });
   const packet = await recordContextPacket(deps.db, { ...built, projectId: run.projectId, runId: run.runId });
   return { packet, indexPaths: index.files.map((f) => f.path) };
 }

@@ -90,6 +90,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
       projectId: ctx.projectId,
       base,
       task: { title: task.title, intents: task.intents, planPaths },
+      repair: { changeId: ctx.changeId, taskKey: task.key },
     });
     // Wakes sent while the run waited reach it before the Agent starts (it starts from the state now).
     await run.wakes.poll();

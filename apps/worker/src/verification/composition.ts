@@ -12,6 +12,8 @@ import {
 } from "@rhumbatron/core";
 import { type VerificationInput, withRepoToken, withRepoTokens } from "@rhumbatron/db";
 import { storePatch } from "../source/code-store.ts";
+import type { ComposeConflict } from "../source/compose.ts";
+import { recordConflict } from "./conflict-record.ts";
 import { checksFileInCheckout } from "./project-checks.ts";
 import type { VerificationDeps } from "./verification-run.ts";
 
@@ -77,6 +79,9 @@ export async function merge(
     commit = await composeAll(deps, dir, input, appendOnly);
   } catch (err) {
     if (err instanceof DomainError && err.code === "CONFLICT") {
+      // Both sides and the base of each file, for the Task that repairs it (conflict-record.ts).
+      const conflicts = err.details?.conflicts as ComposeConflict[] | undefined;
+      if (conflicts?.length) await recordConflict(deps, input, fork, conflicts);
       return {
         ok: false,
         reason: err.message,

@@ -298,6 +298,20 @@ describe("the landing queue", () => {
         where: { changeId: { in: [reviewed, renamed] }, rejectionReason: "merge conflict" },
       });
       expect(conflicted).toBe(1);
+      // The repair's Agent was told the conflict: the file, the base, what landed and its own version.
+      const repaired = changes.find((c) => c.conflictRepairs === 1);
+      const run = await t.db.agentRun.findFirstOrThrow({
+        where: { changeId: repaired?.id ?? "" },
+        orderBy: { createdAt: "desc" },
+      });
+      const packet = await t.db.contextPacket.findUniqueOrThrow({ where: { runId: run.id } });
+      expect(packet.note).toContain("conflicted with what landed first");
+      expect(packet.note).toContain(`${path}: both changed the same lines`);
+      expect(packet.note).toContain("--- base (what the Task started from) ---\nexport const label = 'x';\n");
+      expect(packet.note).toMatch(
+        /--- landed \(in this checkout now\) ---\nexport const label = '(B-x'|x'; \/\/ reviewed)/,
+      );
+      expect(packet.note).toContain("--- the Task's own last version ---");
     },
     LIMIT,
   );

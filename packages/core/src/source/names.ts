@@ -50,6 +50,8 @@ export const sourceKeys = {
   agentTranscript: (projectId: string, runId: string) => `agents/${projectId}/transcripts/${runId}.json`,
   candidatePatch: (projectId: string, candidateId: string) =>
     `source/${projectId}/patches/candidates/${candidateId}.patch`,
+  /** What a Candidate's composition conflicted on, each side of each file (apps/worker/src/verification/conflict-record.ts). */
+  candidateConflict: (projectId: string, candidateId: string) => `source/${projectId}/conflicts/${candidateId}.json`,
   /** The checks file proposed for a commit without one (the detected checks, verification/detect-checks.ts). */
   proposedChecks: (projectId: string, commit: string) => `source/${projectId}/checks/${commit}.yml`,
 };

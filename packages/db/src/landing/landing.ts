@@ -110,8 +110,8 @@ export async function landingQueueStatus(
 
 /**
  * An admin pauses, drains or resumes a project's landing queue: one Event (landing.queue_changed)
- * in the same transaction. Resuming sends the land command for every Change that is ready then,
- * in queue order; pausing or draining stops nothing already promoting (the compare-and-swap of
+ * in the same transaction. Resuming, or draining, sends the land command for every Change that may
+ * land then, in queue order; pausing or draining stops nothing already promoting (the compare-and-swap of
  * promotion is unaffected) and only keeps the next ones from landing. The same state again
  * changes nothing and writes nothing.
  */
@@ -146,7 +146,9 @@ export async function setLandingQueue(
       deps,
     );
     const landing: string[] = [];
-    if (q.state === "running") {
+    // Resumed, or draining after a pause: what may land now is sent on (a drain lets through what
+    // was composed before it began).
+    if (q.state !== "paused") {
       const waiting = await ctx.tx.change.findMany({
         where: { projectId: q.projectId, landWhenReady: true, status: { notIn: [...CHANGE_STATUS_SETS.final] } },
         orderBy: [{ landingPriority: "desc" }, { landingSince: "asc" }, { id: "asc" }],
@@ -160,7 +162,7 @@ export async function setLandingQueue(
           ctx,
           {
             commandType: "candidate.land",
-            commandId: commandIds.land(input.candidateId, `resume${now.getTime()}`),
+            commandId: commandIds.land(input.candidateId, `${q.state}${now.getTime()}`),
             projectId: q.projectId,
             changeId: w.id,
             taskId: null,

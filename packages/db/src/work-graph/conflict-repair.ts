@@ -1,4 +1,5 @@
 import type { RhumbatronConfig } from "@rhumbatron/core";
+import type { Db } from "../client.ts";
 import type { TxContext } from "../transaction.ts";
 import { retryTaskIn } from "./retry-task.ts";
 import type { WorkGraphDeps } from "./shared.ts";
@@ -35,4 +36,17 @@ export async function repairConflict(
   for (const t of tasks)
     await retryTaskIn(ctx, { tenantId: c.tenantId, taskId: t.id, actor: CONFLICT_REPAIR_ACTOR }, deps);
   return tasks.map((t) => t.key);
+}
+
+/**
+ * The Candidate whose composition conflicted, when it is still its Change's newest: a run of one of
+ * its Tasks now is the repair, and is told the conflict (the worker keeps it by this Candidate).
+ */
+export async function conflictedCandidateOf(db: Db, changeId: string): Promise<string | null> {
+  const newest = await db.candidate.findFirst({
+    where: { changeId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true, rejectionReason: true },
+  });
+  return newest?.rejectionReason === "merge conflict" ? newest.id : null;
 }
