@@ -140,7 +140,13 @@ export const base: RhumbatronConfig = {
     concurrency: 2,
   },
   verification: { reuseEvidence: true, concurrency: 4 },
-  worker: { heartbeatCron: "* * * * *", heartbeatSeconds: 10, heartbeatStaleSeconds: 30, takeoverSeconds: 30 },
+  worker: {
+    heartbeatCron: "* * * * *",
+    heartbeatSeconds: 10,
+    heartbeatStaleSeconds: 30,
+    takeoverSeconds: 30,
+    agentRunsAtOnce: 4,
+  },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };

@@ -229,6 +229,11 @@ export const configSchema = z
        * for this long is taken over by another worker, whatever time its lease still has.
        */
       takeoverSeconds: positiveInt,
+      /**
+       * Agent runs one worker executes at once, each in its own Sandbox workspace: a model Agent
+       * mostly waits on its model, so several share the host's cores (docs/landing.md).
+       */
+      agentRunsAtOnce: z.number().int().min(1).max(16),
     }),
   })
   .superRefine((cfg, ctx) => {

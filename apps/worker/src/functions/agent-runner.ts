@@ -4,8 +4,9 @@ import { executeRun, type RunnerDeps } from "../agents/runner.ts";
 import type { WorkerFunction } from "./types.ts";
 
 /**
- * Executes queued Agent runs, one at a time per worker (the 2-core machines this runs on cannot
- * do better), until none is left or the per-run budget is spent. A run whose runner died (its
+ * Executes queued Agent runs until none is left or the per-run budget is spent; one at a time per
+ * lane, and a worker has config.worker.agentRunsAtOnce lanes (each new run wakes them all:
+ * db's nudgeAgentRunners), so several Agents of a landing queue work side by side. A run whose runner died (its
  * heartbeat stopped for worker.takeoverSeconds) or stopped answering for longer than its
  * reservation is picked up again and restored from its fork. A run this worker claimed whose
  * execution failed before it could let go (the database went away under it) is taken again by the

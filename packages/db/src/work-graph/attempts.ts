@@ -13,7 +13,7 @@ import type { Db } from "../client.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { moveCandidates } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
-import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
+import { changeEvent, nudgeAgentRunners, type WorkGraphDeps } from "./shared.ts";
 
 /**
  * Attempts side by side (docs/attempts.md). A Task may ask for 2 to 4 attempts, each with its own
@@ -64,7 +64,7 @@ export async function queueAttemptRuns(
     }),
     skipDuplicates: true,
   });
-  await deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
+  await nudgeAgentRunners(ctx, deps);
 }
 
 /**

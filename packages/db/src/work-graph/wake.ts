@@ -6,7 +6,7 @@ import { claimAcquired } from "../events/claims.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { moveOne, moveTasks } from "../statuses/moves.ts";
 import { queueAttemptRuns } from "./attempts.ts";
-import { AGENT_RUNS_CHANNEL, changeEvent, type WorkGraphDeps } from "./shared.ts";
+import { changeEvent, nudgeAgentRunners, type WorkGraphDeps } from "./shared.ts";
 
 /**
  * agent.wake (agent-wakeups queue). The wake is checked again before anything runs: a dispatch
@@ -117,7 +117,7 @@ async function queueRun(w: Wake, runId: string, wake?: Record<string, unknown>) 
       ...(wake ? { wake: wake as object } : {}),
     },
   });
-  await w.deps.nudger.nudge(ctx, AGENT_RUNS_CHANNEL);
+  await nudgeAgentRunners(ctx, w.deps);
 }
 
 async function wakeMetric(w: Wake) {
