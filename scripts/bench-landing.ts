@@ -72,7 +72,13 @@ async function landAll(
       if (stuck)
         throw new Error(`a Task cannot land: ${stuck.state}: ${stuck.runs[0]?.error ?? stuck.blockedLimit ?? ""}`);
       const rejected = await db.candidate.findFirst({ where: { changeId: { in: ids }, status: "rejected" } });
-      if (rejected) throw new Error(`a Candidate was rejected: ${rejected.rejectionReason ?? "?"}`);
+      if (rejected) {
+        const failed = await db.evidence.findMany({
+          where: { candidateId: rejected.id, status: { not: "pass" } },
+          select: { checkId: true, status: true, detail: true, outputTail: true },
+        });
+        throw new Error(`a Candidate was rejected: ${rejected.rejectionReason ?? "?"}: ${JSON.stringify(failed)}`);
+      }
       return (await db.change.findMany({ where: { id: { in: ids } } })).map((c) => c.status);
     },
     (s) => s.length === n && s.every((x) => x === "promoted"),

@@ -247,6 +247,25 @@ function planGroups(sub: Subscription, decoded: DeliveredEvent[], result: Consum
   return { runNow: groups.slice(0, now), deferredFrom };
 }
 
+/**
+ * A group's transaction that Postgres chose as a deadlock's victim (40P01) is run again at once, up
+ * to DEADLOCK_ATTEMPTS times: it was rolled back whole, and the other side has gone on. Anything else,
+ * or a deadlock again and again, fails the group as before (nack, then dead letter).
+ */
+const DEADLOCK_ATTEMPTS = 4;
+
+export async function retryOnDeadlock<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(err)) throw err;
+    }
+  }
+}
+
+const isDeadlock = (err: unknown) => err instanceof Error && /\b40P01\b|deadlock detected/.test(err.message);
+
 /** Each group in its own transaction: claim the fresh Events (dedupe), apply them; a failed group is kept. */
 /** The group's events this consumer has not applied yet (a read: the claim itself is in apply's transaction). */
 async function notYetProcessed(db: Db, consumer: string, group: DeliveredEvent[]): Promise<DeliveredEvent[]> {
@@ -263,19 +282,22 @@ async function applyStep(db: Db, sub: Subscription, groups: DeliveredEvent[][], 
   for (const group of groups) {
     try {
       const prepared = sub.prepare ? await sub.prepare(db, await notYetProcessed(db, sub.name, group)) : undefined;
-      await withTransaction(db, async (ctx) => {
-        const claimed = new Set(
-          await markProcessed(
-            ctx,
-            sub.name,
-            group.map((e) => e.event.eventId),
-          ),
-        );
-        const fresh = group.filter((e) => claimed.has(e.event.eventId));
-        result.duplicates += group.length - fresh.length;
-        if (fresh.length > 0) await sub.apply(ctx, fresh, prepared);
-        result.applied += fresh.length;
-      });
+      const counts = await retryOnDeadlock(() =>
+        withTransaction(db, async (ctx) => {
+          const claimed = new Set(
+            await markProcessed(
+              ctx,
+              sub.name,
+              group.map((e) => e.event.eventId),
+            ),
+          );
+          const fresh = group.filter((e) => claimed.has(e.event.eventId));
+          if (fresh.length > 0) await sub.apply(ctx, fresh, prepared);
+          return { duplicates: group.length - fresh.length, applied: fresh.length };
+        }),
+      );
+      result.duplicates += counts.duplicates;
+      result.applied += counts.applied;
     } catch (err) {
       lastError = err instanceof Error ? err.message : String(err);
       unapplied.push(...group);
