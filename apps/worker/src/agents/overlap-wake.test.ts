@@ -45,7 +45,12 @@ const gated: EditStep[] = [
 describe("an overlap wake, end to end", () => {
   it("wakes the holder once per newcomer; the woken run re-checks and goes on, or stops with its reason", async () => {
     // The gated steps wait for the test, so the Sandbox may let a command run that long.
-    const w = await testWorld(t.db, loadConfig("dev", { sandbox: { commandTimeoutSeconds: 900 } }));
+    // One Agent run at a time: the woken run re-checks after the cancel it is told of (with several
+    // lanes the order of the runs, and so what each re-check finds, is not fixed).
+    const w = await testWorld(
+      t.db,
+      loadConfig("dev", { sandbox: { commandTimeoutSeconds: 900 }, worker: { agentRunsAtOnce: 1 } }),
+    );
     const projectId = await provisionedProject(w);
     running.push(await startFullWorker(w, t.url, { policy: fastChecksPolicy() }));
     const wait = <T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean) =>
