@@ -65,6 +65,7 @@ describe("backup and restore", () => {
 
       const fresh = await testWorld(target.db);
       const restored = await restoreBackup(folder, { db: fresh.db, blobs: fresh.blobs, gitRoot: fresh.root });
+      explainOnFailure(fresh, projectId);
       expect(restored.mains.filter((m) => m.problem)).toEqual([]);
       for (const g of await lastGenerations(fresh.db)) {
         expect(gitMain(join(fresh.root, canonicalRepo(g.projectId)))).toBe(g.commit);

@@ -195,6 +195,39 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
     expect(run.runnerId).toBe("wrk_o");
   });
 
+  it("a holder whose own beat is late never takes what it works on as a dead worker's, in any lane", async () => {
+    await seedProjects(t.db, ["proj_s"]);
+    await seedChange(t.db, "proj_s", "chg_s");
+    await t.db.workflowInstance.create({
+      data: { instanceId: "cand_s", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
+    });
+    await t.db.task.create({ data: { id: "tsk_s", changeId: "chg_s", key: "a", title: "a", state: "running" } });
+    await t.db.agentRun.create({
+      data: { id: "run_s", taskId: "tsk_s", changeId: "chg_s", agentId: "agt_s", wakeCommandId: "cmd_s", reason: "t" },
+    });
+    const claimWf = (owner: string, now: Date) =>
+      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
+        now,
+        leaseSeconds: 3600,
+        owner,
+        takeoverSeconds: TAKEOVER,
+      });
+    const claimRun = (runner: string, now: Date) =>
+      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+    await recordBeat(t.db, beatOf("wrk_s"), t0);
+    expect((await claimWf("wrk_s", t0))?.instanceId).toBe("cand_s");
+    expect(await claimRun("wrk_s", t0)).toBe("run_s");
+    // S's beat is late (a busy event loop): its other lanes, asking together, still get nothing.
+    const late = at(TAKEOVER + 5);
+    const lanes = await Promise.all([0, 1, 2, 3].map(() => claimWf("wrk_s", late)));
+    expect(lanes.filter((c) => c !== null)).toEqual([]);
+    expect(await Promise.all([claimRun("wrk_s", late), claimRun("wrk_s", late)])).toEqual([null, null]);
+    // Another worker counts S as dead, rightly, and takes both over.
+    await recordBeat(t.db, beatOf("wrk_t", { pid: 2000 }), late);
+    expect((await claimWf("wrk_t", late))?.instanceId).toBe("cand_s");
+    expect(await claimRun("wrk_t", late)).toBe("run_s");
+  });
+
   it("two claims of one holder at once never take the same orphan twice", async () => {
     await seedProjects(t.db, ["proj_q"]);
     await seedChange(t.db, "proj_q", "chg_q");

@@ -34,7 +34,7 @@ export interface RunClaim {
 export async function claimNextRun(db: Db, claim: RunClaim): Promise<string | null> {
   const { now } = claim;
   const stale = new Date(now.getTime() - claim.staleAfterMs);
-  const deadRunner = heldByDeadWorker("runner_id", takeoverCutoff(now, claim.takeoverSeconds));
+  const deadRunner = heldByDeadWorker("runner_id", takeoverCutoff(now, claim.takeoverSeconds), claim.runner);
   return claimWhileWorking(
     claim.runner,
     "agent_run",

@@ -81,7 +81,11 @@ async function lease(
 ): Promise<{ committed_offset: bigint; redeliver_at: Date | null } | "busy" | "empty"> {
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.eventRouter.cursorLeaseSeconds * 1000);
-  const deadHolder = heldByDeadWorker("c.lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
+  const deadHolder = heldByDeadWorker(
+    "c.lease_owner",
+    takeoverCutoff(now, deps.config.worker.takeoverSeconds),
+    deps.owner,
+  );
   const rows = await db.$queryRaw<{ committed_offset: bigint; redeliver_at: Date | null }[]>`
     INSERT INTO stream_cursors AS c (subscription, stream_index, lease_owner, leased_until, updated_at)
     SELECT ${sub}, ${stream}, ${deps.owner}, ${until}, ${now}

@@ -35,11 +35,15 @@ type HolderColumn = "lease_owner" | "runner_id" | "c.lease_owner";
 /**
  * SQL condition: the row's holder (`column`) is a worker that stopped, or whose last beat is older
  * than `cutoff`. A holder with no heartbeat row (tests, tools) is never taken over this way; its
- * lease runs out as before.
+ * lease runs out as before. Nor is the claimer itself (`self`): a worker that claims is alive,
+ * however late its last beat was written (a busy event loop, a slow database), and taking its own
+ * lease this way would run one instance twice at once in two of its lanes. What it holds but no
+ * longer works on it takes back by the orphan rule (working.ts), which knows what runs here.
  */
-export function heldByDeadWorker(column: HolderColumn, cutoff: Date): Sql {
+export function heldByDeadWorker(column: HolderColumn, cutoff: Date, self: string): Sql {
   return sql`${raw(column)} IN (
-    SELECT worker_id FROM worker_heartbeats WHERE stopped_at IS NOT NULL OR last_beat_at < ${cutoff})`;
+    SELECT worker_id FROM worker_heartbeats
+    WHERE worker_id <> ${self} AND (stopped_at IS NOT NULL OR last_beat_at < ${cutoff}))`;
 }
 
 /** The instant before which a beat is too old: `now` minus worker.takeoverSeconds. */

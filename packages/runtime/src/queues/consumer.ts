@@ -64,7 +64,11 @@ async function leaseBatch(
   const now = deps.now();
   const until = new Date(now.getTime() + deps.config.queues.leaseSeconds * 1000);
   const batch = deps.config.queues.policies[purpose].batchSize;
-  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, deps.config.worker.takeoverSeconds));
+  const deadHolder = heldByDeadWorker(
+    "lease_owner",
+    takeoverCutoff(now, deps.config.worker.takeoverSeconds),
+    deps.owner,
+  );
   const orphan = orphanedBy("lease_owner", "id::text", deps.owner, busy);
   // The lease commits without waiting for its WAL flush (synchronous_commit off for this one
   // statement's transaction): it is visible at once, and the batch's ack, a synchronous commit

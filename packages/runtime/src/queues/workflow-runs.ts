@@ -34,7 +34,7 @@ export async function claimWorkflowInstance(
 ): Promise<ClaimedWorkflow | null> {
   const { now } = lease;
   const until = new Date(now.getTime() + lease.leaseSeconds * 1000);
-  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, lease.takeoverSeconds));
+  const deadHolder = heldByDeadWorker("lease_owner", takeoverCutoff(now, lease.takeoverSeconds), lease.owner);
   return claimWhileWorking(
     lease.owner,
     "workflow",
