@@ -212,18 +212,22 @@ describe("the landing queue", () => {
       explainOnFailure(w, projectId);
       const admin = { tenantId: "ten_a", actorId: "usr_admin" };
       await setLandingQueue(t.db, { ...admin, projectId, state: "paused" }, w.deps);
-      const first = await create(w, projectId, "front-one", "src/front-one.ts", "export const one = 1;\n", true);
-      const second = await create(w, projectId, "front-two", "src/front-two.ts", "export const two = 2;\n", true);
-      // The second is verified on top of the first (a speculative stack), so it waits for it.
-      await waitUntil(
-        "the first verified and held by the paused queue, the second verified on it",
+      const one = await create(w, projectId, "front-one", "src/front-one.ts", "export const one = 1;\n", true);
+      const two = await create(w, projectId, "front-two", "src/front-two.ts", "export const two = 2;\n", true);
+      // Whichever Agent finished first was composed on canonical (their runs go side by side); the
+      // other is verified on top of it (a speculative stack), so it waits for it.
+      const stacked = await waitUntil(
+        "one verified and held by the paused queue, the other verified on it",
         () => listLandingQueue(t.db, { tenantId: "ten_a", projectId }),
         (q) =>
           q.length === 2 &&
-          q.some((e) => e.changeId === first && e.waitingFor === "paused") &&
-          q.some((e) => e.changeId === second && e.waitingFor === "stack" && e.stackedOn?.changeId === first),
+          q.some((e) => e.waitingFor === "paused" && e.stackedOn === null) &&
+          q.some((e) => e.waitingFor === "stack" && e.stackedOn !== null),
         LIMIT,
       );
+      const second = stacked.find((e) => e.waitingFor === "stack")?.changeId ?? "";
+      const first = second === one ? two : one;
+      expect(stacked.find((e) => e.changeId === second)?.stackedOn?.changeId).toBe(first);
       // A Change not in the queue has no place in it: refused, nothing written.
       const outside = await createScriptedChange(w, projectId, {
         requestId: "front-outside",
