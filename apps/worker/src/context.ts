@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import type { AgentProgramName, InstalledProgram } from "./agents/programs/install.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import type { DatabaseOutage } from "./outage.ts";
-import type { SourceStore } from "./source/store.ts";
+import type { SourceApi } from "./source/store.ts";
 import type { BrowserCheckInput, BrowserCheckResult } from "./verification/browser-check.ts";
 
 /**
@@ -31,7 +31,7 @@ export interface WorkerContext {
   now: () => Date;
   blobs: BlobStore;
   /** The git repositories (isomorphic-git). */
-  source: SourceStore;
+  source: SourceApi;
   sandbox: Sandbox;
   /** The Agents' model endpoint (scripted, or an OpenAI-compatible server). */
   provider: AgentProvider;

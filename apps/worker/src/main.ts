@@ -37,6 +37,8 @@ import { nudgerFor } from "./nudger.ts";
 import { DatabaseOutage } from "./outage.ts";
 import { createSandbox, sandboxLimits } from "./sandbox/index.ts";
 import { startGitHttpServer } from "./source/git-http.ts";
+import { RemoteSourceStore } from "./source/remote-store.ts";
+import { sourceRpcRoute, sourceServiceKey } from "./source/service-rpc.ts";
 import { SourceStore } from "./source/store.ts";
 import { runBrowserCheck } from "./verification/browser-check.ts";
 import { playwrightMounts } from "./verification/playwright-check.ts";
@@ -66,13 +68,14 @@ function settingsOrFail(): Settings & { DATABASE_URL: string } {
 async function main(): Promise<void> {
   const settings = settingsOrFail();
   const config = configOrFail(settings);
-  const { ctx, gitRoot } = await workerContext(settings, config);
+  const { ctx, gitRoot, localStore } = await workerContext(settings, config);
   const functions = buildFunctions(ctx);
   if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
     fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
   }
   const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
-  const gitHttp = await serveGit(settings, ctx, gitRoot);
+  // The worker that holds the repositories is the source service for the others (docs/scale-out.md).
+  const gitHttp = localStore ? await serveGit(settings, ctx, gitRoot, localStore) : NO_GIT_SERVER;
   const executor = executorFor(settings, { ...ctx, functions: hosted });
 
   // Beat before claiming anything: this host's dead earlier worker processes are marked stopped,
@@ -113,7 +116,7 @@ function configOrFail(settings: Settings): RhumbatronConfig {
 async function workerContext(
   settings: Settings & { DATABASE_URL: string },
   config: RhumbatronConfig,
-): Promise<{ ctx: WorkerContext; gitRoot: string }> {
+): Promise<{ ctx: WorkerContext; gitRoot: string; localStore: SourceStore | null }> {
   const logger = createLogger(settings.RHUMBATRON_LOG_LEVEL);
   const db = createDb(settings.DATABASE_URL);
   // Every loop below reports its failures here: a database outage is one line, and one when it is back.
@@ -122,13 +125,23 @@ async function workerContext(
   const blobs = blobStoreFromSettings(settings);
   // Source, Sandbox and Agents.
   const gitRoot = join(settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
-  const store = new SourceStore({
-    db,
-    config,
-    now: () => new Date(),
-    root: gitRoot,
-    privateRoots: [settings.RHUMBATRON_DATA_DIR],
-  });
+  // The repositories are on this disk, or (RHUMBATRON_SOURCE_URL) behind another worker's source service.
+  const localStore = settings.RHUMBATRON_SOURCE_URL
+    ? null
+    : new SourceStore({
+        db,
+        config,
+        now: () => new Date(),
+        root: gitRoot,
+        privateRoots: [settings.RHUMBATRON_DATA_DIR],
+      });
+  const store =
+    localStore ??
+    new RemoteSourceStore({
+      url: settings.RHUMBATRON_SOURCE_URL ?? "",
+      key: sourceServiceKey(authSecret(settings)),
+      now: () => new Date(),
+    });
   // The coding-agent programs installed on this host (npm run setup -- --agent-programs): mounted
   // read-only in the Sandbox for program Agents, and reported in the heartbeat (health, operations).
   const agentPrograms = await installedAgentPrograms();
@@ -168,17 +181,24 @@ async function workerContext(
     outage,
     worker,
   };
-  return { ctx, gitRoot };
+  return { ctx, gitRoot, localStore };
 }
 
 /** The git HTTP endpoint: clones with a read token, and pushes into projects waiting for one. */
-function serveGit(settings: Settings, ctx: WorkerContext, gitRoot: string) {
+/** A worker whose repositories are behind another's source service serves no git of its own. */
+const NO_GIT_SERVER = { port: null, close: async () => {} };
+
+function serveGit(settings: Settings, ctx: WorkerContext, gitRoot: string, store: SourceStore) {
   const { db, config, nudger, logger } = ctx;
   return startGitHttpServer({
     port: settings.RHUMBATRON_GIT_PORT,
     host: settings.HOST,
     repoRoot: gitRoot,
     authorize: (repo, token) => checkRepoToken(db, token, repo, "read", new Date()),
+    // Pushes to forks (never to a canonical repository) with a write token for that fork.
+    authorizeWrite: (repo, token) => checkRepoToken(db, token, repo, "write", new Date()),
+    // The other workers' calls on the repositories (source/service-rpc.ts).
+    routes: [sourceRpcRoute({ store, key: sourceServiceKey(authSecret(settings)), logger })],
     logger,
     // Pushes into empty projects (docs/repositories.md, Pushing into an empty project), received
     // outside gitRoot.

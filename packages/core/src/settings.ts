@@ -57,6 +57,12 @@ export const settingsSchema = z.object({
   RHUMBATRON_GIT_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(3031)),
   /** Where people and the web app reach the worker's git endpoint; unset: http://localhost:$RHUMBATRON_GIT_PORT/git. */
   RHUMBATRON_GIT_PUBLIC_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
+  /**
+   * The source service another process of this installation runs (docs/scale-out.md), e.g.
+   * http://10.0.0.5:3031. Unset: this worker holds the repositories on its own disk and is the
+   * source service for the others. Set: it keeps only working copies, and the web app asks it too.
+   */
+  RHUMBATRON_SOURCE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
   RHUMBATRON_LOG_LEVEL: z.preprocess(
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

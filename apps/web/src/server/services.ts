@@ -11,19 +11,24 @@ export function defaultServices(): Services {
   const config = serverConfig();
   const settings = serverSettings();
   const now = () => new Date();
+  // Repositories on another host: the worker's, split across hosts, or the source service's (scale-out).
+  const remoteSource = settings.RHUMBATRON_FUNCTION_HOST === "split" || settings.RHUMBATRON_SOURCE_URL !== undefined;
+  const gitUrl = settings.RHUMBATRON_SOURCE_URL
+    ? `${settings.RHUMBATRON_SOURCE_URL.replace(/\/+$/, "")}/git`
+    : gitPublicUrl(settings);
   return {
     config,
     nudger: webNudger(settings),
     now,
-    // On one host the web reads the repositories itself; split across hosts it asks the worker's git endpoint.
+    // On one host the web reads the repositories itself; elsewhere it asks their git endpoint.
     sourceProbe: (db) =>
-      settings.RHUMBATRON_FUNCTION_HOST === "split"
-        ? gitHttpSourceProbe(db, config, gitPublicUrl(settings), now)
+      remoteSource
+        ? gitHttpSourceProbe(db, config, gitUrl, now)
         : localSourceProbe(db, config, settings.RHUMBATRON_DATA_DIR, now),
     // The canonical repositories are on this machine unless the worker runs on another host; then
     // the code store the worker publishes for each generation, in the shared blob store.
     canonicalReader: (db) =>
-      settings.RHUMBATRON_FUNCTION_HOST === "split"
+      remoteSource
         ? codeStoreCanonicalReader(db, serverBlobStore())
         : localCanonicalReader(db, config, settings.RHUMBATRON_DATA_DIR, now),
     blobs: serverBlobStore(),

@@ -1,6 +1,6 @@
 import { type BlobStore, canonicalRepo, type RhumbatronConfig, sourceKeys, truncatePatch } from "@rhumbatron/core";
 import { type Db, withRepoToken } from "@rhumbatron/db";
-import type { SourceStore } from "./store.ts";
+import type { SourceApi } from "./store.ts";
 
 /**
  * The file index and code store of one canonical tree, published when a project is provisioned and
@@ -19,7 +19,7 @@ export interface CodeStoreResult {
 }
 
 export async function publishCodeStore(o: {
-  store: SourceStore;
+  store: SourceApi;
   blobs: BlobStore;
   config: RhumbatronConfig;
   projectId: string;
@@ -68,7 +68,7 @@ export interface CanonicalCodeStoreDeps {
   db: Db;
   config: RhumbatronConfig;
   now: () => Date;
-  source: SourceStore;
+  source: SourceApi;
   blobs: BlobStore;
 }
 

@@ -2,26 +2,93 @@ import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
-import { isDomainError, loadConfig } from "@rhumbatron/core";
+import { canonicalRepo, isDomainError, isRepoName, loadConfig } from "@rhumbatron/core";
 import {
   advertise,
-  byteLimit,
   exited,
   type GitHttp,
-  gitFailed,
-  killOnClientGone,
+  isBareRepo,
+  isNullOid,
   NO_HOOKS,
   PUSH_RESULT,
+  type PushHead,
   type PushOptions,
+  receivePack,
   send,
+  tokenAccepted,
   tokenFrom,
-  tooLarge,
 } from "./git-http-wire.ts";
 
-// A push into a project waiting for one (git-http.ts, the push route): received into a quarantine, then handed over.
+// Pushes (git receive-pack): into a fork with a write token for it, moving its main forward only;
+// and into a project waiting for one (the push route), received into a quarantine, then handed over.
+
+// The server's own rules for a fork, whatever the client asks: main only moves forward, nothing is
+// deleted, and no gc is left running behind the request.
+const FORK_RECEIVE = [
+  "-c",
+  "receive.denyNonFastForwards=true",
+  "-c",
+  "receive.denyDeletes=true",
+  "-c",
+  "receive.autogc=false",
+];
+const MAIN = "refs/heads/main";
+
+/** Whether `repo` names a fork (an Agent run's or a Candidate's): the only repositories pushed to. */
+export function isFork(repo: string): boolean {
+  if (!isRepoName(repo)) return false;
+  try {
+    return canonicalRepo(repo) !== repo;
+  } catch {
+    return true; // not a Project ID, so a fork's name
+  }
+}
+
+/** Why a fork refuses these ref updates, or null: only an existing refs/heads/main moves, and only forward. */
+export function forkRefusal(head: PushHead): string | null {
+  for (const u of head.updates) {
+    if (u.ref !== MAIN) return `only ${MAIN} may be pushed to a fork, not ${u.ref}`;
+    if (isNullOid(u.newOid)) return `${MAIN} may not be deleted`;
+    if (isNullOid(u.oldOid)) return `${MAIN} is only moved forward, never created`;
+  }
+  return null;
+}
+
+/**
+ * GET info/refs?service=git-receive-pack and POST git-receive-pack on /git/<repo>.git: a push into
+ * a fork, with a write token for exactly that fork. A canonical repository never takes one: its
+ * main moves only when a Candidate is promoted.
+ */
+export async function handleForkPush(
+  h: GitHttp,
+  req: IncomingMessage,
+  res: ServerResponse,
+  repo: string,
+  route: string,
+): Promise<void> {
+  const authorizeWrite = h.authorizeWrite;
+  if (!authorizeWrite) return send(res, 403, "push is not offered");
+  const isRefs = route === "info/refs" && req.method === "GET";
+  const isPack = route === "git-receive-pack" && req.method === "POST";
+  if (!isRefs && !isPack) return send(res, 404, "not found");
+  if (!isRepoName(repo)) return send(res, 404, "repository not found");
+  if (!isFork(repo))
+    return send(res, 403, "a project's canonical repository takes no push: main moves only by promotion");
+  // isRepoName admits only [a-z0-9_-], so the joined path cannot leave h.repoRoot.
+  const dir = join(h.repoRoot, repo);
+  if (!(await isBareRepo(dir))) return send(res, 404, "repository not found");
+  if (!(await tokenAccepted(req, res, "write", (token) => authorizeWrite(repo, token)))) return;
+  if (isRefs) return advertise(h, res, repo, dir, "receive-pack");
+  // git's ref lock settles two pushes at once: the later one is told "ng" in the report, never half an answer.
+  const out = await receivePack(h, req, res, {
+    repo,
+    dir,
+    maxBytes: h.maxRequestBytes,
+    config: FORK_RECEIVE,
+    refuse: forkRefusal,
+  });
+  if (out) res.writeHead(200, { "Content-Type": PUSH_RESULT, "Cache-Control": "no-cache" }).end(out);
+}
 
 export async function handlePush(
   h: GitHttp,
@@ -59,7 +126,7 @@ export async function handlePush(
   let kept = false;
   try {
     if (!(await initBare(h, quarantine))) return send(res, 500, "git failed");
-    kept = await receivePack(h, req, res, projectId, token, quarantine, h.push);
+    kept = await receiveInto(h, req, res, projectId, token, quarantine, h.push);
   } finally {
     if (!kept) await rm(quarantine, { recursive: true, force: true });
   }
@@ -79,7 +146,7 @@ async function initBare(h: GitHttp, dir: string): Promise<boolean> {
  * then, so a push that loses (another won, the token went stale) is answered 403, not "ok".
  * Returns true when the quarantine was handed over (and must be kept).
  */
-async function receivePack(
+async function receiveInto(
   h: GitHttp,
   req: IncomingMessage,
   res: ServerResponse,
@@ -88,44 +155,10 @@ async function receivePack(
   quarantine: string,
   options: PushOptions,
 ): Promise<boolean> {
-  const max = options.maxRequestBytes ?? loadConfig().source.pushMaxBytes;
-  const encoding = (req.headers["content-encoding"] ?? "identity").toLowerCase();
-  if (!["identity", "gzip", "x-gzip"].includes(encoding)) {
-    send(res, 415, "unsupported content encoding");
-    return false;
-  }
-  if (Number(req.headers["content-length"]) > max) {
-    tooLarge(h, req, res, max);
-    return false;
-  }
-  const child = h.git([
-    ...NO_HOOKS,
-    "-c",
-    `receive.maxInputSize=${max}`,
-    "receive-pack",
-    "--stateless-rpc",
-    quarantine,
-  ]);
-  killOnClientGone(res, child);
-  const body: Readable = encoding === "identity" ? req : req.pipe(createGunzip());
-  let overLimit = false;
-  const limit = byteLimit(max, () => {
-    overLimit = true;
-  });
-  pipeline(body, limit, child.stdin as NodeJS.WritableStream).catch(() => child.kill("SIGKILL"));
-  const out: Buffer[] = [];
-  child.stdout?.on("data", (c: Buffer) => out.push(c));
-  const { code, stderr } = await exited(child);
-  if (overLimit) {
-    tooLarge(h, req, res, max);
-    return false;
-  }
-  if (code !== 0) {
-    gitFailed(h, res, projectId, code, stderr, "receive-pack");
-    return false;
-  }
-  const answer = () =>
-    res.writeHead(200, { "Content-Type": PUSH_RESULT, "Cache-Control": "no-cache" }).end(Buffer.concat(out));
+  const maxBytes = options.maxRequestBytes ?? loadConfig().source.pushMaxBytes;
+  const out = await receivePack(h, req, res, { repo: projectId, dir: quarantine, maxBytes });
+  if (!out) return false;
+  const answer = () => res.writeHead(200, { "Content-Type": PUSH_RESULT, "Cache-Control": "no-cache" }).end(out);
   // A request that updated no ref (git's probe before a large push, a push git refused to unpack): nothing to take.
   if (!(await hasRefs(h, quarantine))) {
     answer();

@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DomainError } from "@rhumbatron/core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createGitHttpHandler, startGitHttpServer } from "./git-http.ts";
+import { createGitHttpHandler, type GitHttpOptions, startGitHttpServer } from "./git-http.ts";
+
+type Logger = NonNullable<GitHttpOptions["logger"]>;
 
 const REPO = "proj_0f8fad5b-d9cb-469f-a165-70867728950e";
 const BROKEN = "proj_11111111-2222-4333-8444-555555555555"; // has a HEAD file but is no repository
@@ -300,5 +302,50 @@ describe("startGitHttpServer", () => {
     expect(await readFile(join(clone, "README.md"), "utf8")).toBe("# hello\n");
     await srv.close();
     await expect(fetch(`http://127.0.0.1:${srv.port}/git/x.git/info/refs`)).rejects.toThrow();
+  });
+});
+
+describe("mounted routes", () => {
+  it("sends a request under a route's prefix to its handler, and answers a throwing one 500", async () => {
+    const warned: unknown[] = [];
+    const logger = { info: () => {}, warn: (obj: unknown) => warned.push(obj) } as unknown as Logger;
+    const srv = await startGitHttpServer({
+      port: 0,
+      repoRoot,
+      authorize,
+      logger,
+      routes: [
+        {
+          prefix: "/rpc/",
+          handle: async (req, res) => {
+            res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ path: req.url }));
+          },
+        },
+        {
+          prefix: "/broken/",
+          handle: async () => {
+            throw new Error("the route broke");
+          },
+        },
+      ],
+    });
+    try {
+      const at = `http://127.0.0.1:${srv.port}`;
+      const rpc = await fetch(`${at}/rpc/source.read?x=a%2Fb`, { method: "POST", body: "{}" });
+      expect([rpc.status, await rpc.json()]).toEqual([200, { path: "/rpc/source.read?x=a%2Fb" }]);
+      const broken = await fetch(`${at}/broken/x`);
+      expect([broken.status, await broken.text()]).toEqual([500, "internal error\n"]);
+      expect(warned).toEqual([
+        expect.objectContaining({ err: expect.objectContaining({ message: "the route broke" }) }),
+      ]);
+      // Outside every prefix, the git routes answer as before.
+      expect((await fetch(`${at}/rpc`)).status).toBe(404);
+      const refs = await fetch(`${at}/git/${REPO}.git/info/refs?service=git-upload-pack`, {
+        headers: { authorization: `Bearer ${TOKENS[REPO]}` },
+      });
+      expect(refs.status).toBe(200);
+    } finally {
+      await srv.close();
+    }
   });
 });

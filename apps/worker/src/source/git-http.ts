@@ -5,9 +5,9 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { isDomainError, isRepoName, loadConfig } from "@rhumbatron/core";
+import { isRepoName, loadConfig } from "@rhumbatron/core";
 import type { Logger } from "../logger.ts";
-import { handlePush } from "./git-http-push.ts";
+import { handleForkPush, handlePush } from "./git-http-push.ts";
 import {
   advertise,
   byteLimit,
@@ -18,23 +18,29 @@ import {
   killOnClientGone,
   type PushOptions,
   RESULT,
+  type Route,
   send,
-  tokenFrom,
+  tokenAccepted,
   tooLarge,
 } from "./git-http-wire.ts";
 
-export type { PushOptions } from "./git-http-wire.ts";
+export type { PushOptions, Route } from "./git-http-wire.ts";
 
 /**
- * Read-only git smart-HTTP ("stateless-rpc") endpoint over the canonical bare repositories, so a
- * person can `git clone` / `git fetch` a project's source with a short-lived read token.
+ * git smart-HTTP ("stateless-rpc") endpoint over the installation's bare repositories: a person or
+ * a worker clones and fetches any of them with a short-lived read token.
  *
  *   GET  /git/<repo>.git/info/refs?service=git-upload-pack   ref advertisement
  *   POST /git/<repo>.git/git-upload-pack                     negotiation + packfile
  *
- * Push (git-receive-pack) is offered on one route only, to a project waiting for its push
- * (docs/repositories.md,
- * Pushing into an empty project), with that project's one-time push token:
+ * A fork (an Agent run's or a Candidate's, never a canonical repository) takes a push with a write
+ * token for it (`authorizeWrite`), which may only move its refs/heads/main forward:
+ *
+ *   GET  /git/<fork>.git/info/refs?service=git-receive-pack   ref advertisement
+ *   POST /git/<fork>.git/git-receive-pack                     ref update + packfile
+ *
+ * A project waiting for its push (docs/repositories.md, Pushing into an empty project) takes it on
+ * its own route, with that project's one-time push token:
  *
  *   GET  /git/push/<projectId>.git/info/refs?service=git-receive-pack   an empty repository's refs
  *   POST /git/push/<projectId>.git/git-receive-pack                     the push, into a quarantine
@@ -43,16 +49,23 @@ export type { PushOptions } from "./git-http-wire.ts";
  * info/refs and again on every POST.
  */
 export interface GitHttpOptions {
-  /** `<dataDir>/git/rhumbatron-projects-<env>`; repositories are bare, named by Project ID. */
+  /** `<dataDir>/git/rhumbatron-projects-<env>`; bare repositories, named as packages/core/src/source/names.ts builds them. */
   repoRoot: string;
   /** Throws DomainError("FORBIDDEN") when `token` may not read `repo`. */
   authorize: (repo: string, token: string | null) => Promise<void>;
   gitBinary?: string;
   logger?: Pick<Logger, "info" | "warn">;
-  /** The largest upload-pack request body read, after gzip (413 beyond it); default `source.gitRequestMaxBytes`. */
+  /** The largest upload-pack or fork push body read, after gzip (413 beyond it); default `source.gitRequestMaxBytes`. */
   maxRequestBytes?: number;
-  /** Pushes into projects waiting for one; without it every push is refused (403). */
+  /** Pushes into projects waiting for one; without it every push on that route is refused (403). */
   push?: PushOptions;
+  /**
+   * Throws DomainError("FORBIDDEN") unless `token` is a live write token for the fork `repo`;
+   * without it no fork takes a push (403).
+   */
+  authorizeWrite?: (repo: string, token: string | null) => Promise<void>;
+  /** Other services on the same port: a request whose path starts with a route's prefix is its handler's. */
+  routes?: Route[];
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -68,6 +81,8 @@ export function createGitHttpHandler({
   logger,
   maxRequestBytes = loadConfig().source.gitRequestMaxBytes,
   push,
+  authorizeWrite,
+  routes,
 }: GitHttpOptions): Handler {
   const h: GitHttp = {
     repoRoot,
@@ -75,6 +90,8 @@ export function createGitHttpHandler({
     logger,
     maxRequestBytes,
     push,
+    authorizeWrite,
+    routes,
     git: (args) =>
       // No shell, and only PATH: nothing from the worker's environment (tokens, GIT_* overrides) reaches git.
       spawn(gitBinary, args, {
@@ -100,6 +117,10 @@ export function createGitHttpHandler({
 }
 
 async function handle(h: GitHttp, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // A mounted route reads its own URL: matched on the path as sent, before the checks of git's routes.
+  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  const mounted = h.routes?.find((r) => path.startsWith(r.prefix));
+  if (mounted) return mounted.handle(req, res);
   // A NUL, a backslash or an encoded dot or slash never belongs to a route; refused before anything is read.
   const raw = req.url ?? "/";
   if (raw.includes("\u0000") || raw.includes("\\") || /%(00|2e|2f|5c)/i.test(raw)) return send(res, 404, "not found");
@@ -112,7 +133,7 @@ async function handle(h: GitHttp, req: IncomingMessage, res: ServerResponse): Pr
   const [, repo = "", route] = m;
   const service = url.searchParams.get("service");
   if (route === "git-receive-pack" || (route === "info/refs" && service === "git-receive-pack")) {
-    return send(res, 403, "push is not offered");
+    return handleForkPush(h, req, res, repo, route);
   }
   const isRefs = route === "info/refs" && req.method === "GET" && service === "git-upload-pack";
   const isPack = route === "git-upload-pack" && req.method === "POST";
@@ -122,19 +143,7 @@ async function handle(h: GitHttp, req: IncomingMessage, res: ServerResponse): Pr
   const dir = join(h.repoRoot, repo);
   if (!isRepoName(repo) || !(await isBareRepo(dir))) return send(res, 404, "repository not found");
 
-  const token = tokenFrom(req.headers.authorization);
-  if (!token) {
-    // A 401 with a Basic challenge makes git retry with the URL's credentials, or fail cleanly.
-    return send(res, 401, "a read token is required", { "WWW-Authenticate": 'Basic realm="rhumbatron"' });
-  }
-  try {
-    await h.authorize(repo, token);
-  } catch (err) {
-    if (isDomainError(err) && err.code === "FORBIDDEN") return send(res, 403, err.message);
-    if (isDomainError(err) && err.code === "NOT_FOUND") return send(res, 404, "repository not found");
-    throw err;
-  }
-
+  if (!(await tokenAccepted(req, res, "read", (token) => h.authorize(repo, token)))) return;
   if (isRefs) return advertise(h, res, repo, dir);
   return uploadPack(h, req, res, repo, dir);
 }

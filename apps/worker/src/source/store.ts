@@ -12,8 +12,6 @@ import {
 import { checkRepoToken, type Db } from "@rhumbatron/db";
 import git from "isomorphic-git";
 import { buildBareRepository, MAIN } from "./canonical-build.ts";
-import { composeChangeSets } from "./compose.ts";
-import { describeConflict } from "./conflict-text.ts";
 import {
   copyObjects,
   copyRepoFolder,
@@ -28,8 +26,10 @@ import {
 import { type ImportLimits, ImportRefused, importHistory, importPushedHistory } from "./import.ts";
 import { type CommitDiff, diffCommits } from "./patch.ts";
 import { type Gitlink, materializeSubmodules } from "./submodules.ts";
+import { type ComposeOptions, type ComposeSource, commitWorkingCopy, composeInWorkingCopy } from "./working-copy.ts";
 
 export { describeConflict } from "./conflict-text.ts";
+export type { ComposeOptions, ComposeSource } from "./working-copy.ts";
 
 /**
  * The source store (docs/agents.md, Cloning a project's source): bare repositories in one namespace folder
@@ -50,6 +50,12 @@ export interface SourceStoreDeps {
 }
 
 export { MAIN } from "./canonical-build.ts";
+
+/**
+ * What a worker uses of the source store, whether the repositories are on its own disk (this
+ * class) or behind the source service (remote-store.ts). `gitdir` is this disk's alone.
+ */
+export type SourceApi = Omit<SourceStore, "gitdir">;
 
 export class SourceStore {
   constructor(private readonly deps: SourceStoreDeps) {}
@@ -200,57 +206,17 @@ export class SourceStore {
   /**
    * Composes ChangeSets onto the working copy's `onto` commit (docs/composition.md): each one's own
    * diff replayed in order, file by file, with a three-way line merge; one commit whose parent is
-   * `onto`, the same for the same inputs. Main of the working copy moves to it and the files are
-   * checked out. A conflict is a CONFLICT error naming every path, the Task that could not apply
-   * and the earlier Tasks that changed the same path; nothing is committed then.
+   * `onto`, the same for the same inputs (working-copy.ts).
    */
-  async compose(
-    dir: string,
-    onto: string,
-    sources: {
-      repo: string;
-      token: string;
-      changeSetId: string;
-      taskKey: string;
-      baseCommit: string;
-      commit: string;
-    }[],
-    o: { message: string; at: Date; who?: Identity; appendOnly?: (path: string) => boolean },
-  ): Promise<string> {
+  async compose(dir: string, onto: string, sources: ComposeSource[], o: ComposeOptions): Promise<string> {
     const gitdir = join(dir, ".git");
     for (const s of sources) await copyObjects(await this.allow(s.token, s.repo, "read"), gitdir);
-    const r = await composeChangeSets(gitdir, onto, sources, {
-      message: o.message,
-      author: o.who ?? SYSTEM_AUTHOR,
-      at: o.at,
-      ...(o.appendOnly ? { appendOnly: o.appendOnly } : {}),
-    });
-    if (!r.ok) {
-      const lines = r.conflicts.map(describeConflict);
-      throw new DomainError("CONFLICT", `the ChangeSets conflict: ${lines.join("; ")}`, {
-        paths: [...new Set(r.conflicts.map((c) => c.path))],
-        conflicts: r.conflicts,
-        lines,
-      });
-    }
-    await git.writeRef({ fs, gitdir, ref: MAIN, value: r.commit, force: true });
-    await git.checkout({ fs, dir, ref: "main", force: true });
-    return r.commit;
+    return composeInWorkingCopy(dir, onto, sources, o);
   }
 
   /** Commits every change in the working copy; null when there is nothing to commit. */
-  async commitAll(dir: string, message: string, who: Identity): Promise<string | null> {
-    const matrix = await git.statusMatrix({ fs, dir });
-    let changed = false;
-    for (const [filepath, head, workdir] of matrix) {
-      if (head === 1 && workdir === 1) continue;
-      changed = true;
-      if (workdir === 0) await git.remove({ fs, dir, filepath });
-      else await git.add({ fs, dir, filepath });
-    }
-    if (!changed) return null;
-    const sig = signature(who, this.deps.now());
-    return git.commit({ fs, dir, message, author: sig, committer: sig });
+  commitAll(dir: string, message: string, who: Identity): Promise<string | null> {
+    return commitWorkingCopy(dir, message, who, this.deps.now());
   }
 
   /** Moves `repo`'s main to the working copy's main, fast-forward only. */

@@ -1,15 +1,14 @@
-import { createHash } from "node:crypto";
-import { type BlobObject, type BlobStore, DomainError, isValidBlobKey } from "@rhumbatron/core";
-import { AwsClient } from "aws4fetch";
+import { STATUS_CODES } from "node:http";
 import {
-  decodeMetaName,
-  decodeMetaValue,
-  encodeMetaName,
-  encodeMetaValue,
-  META_PREFIX,
-  parseErrorBody,
-  parseListPage,
-} from "./s3-wire.ts";
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { type BlobObject, type BlobStore, DomainError, isValidBlobKey } from "@rhumbatron/core";
+import { decodeMetadata, encodeMetadata } from "./s3-metadata.ts";
 
 export interface S3BlobStoreOptions {
   /** e.g. `https://<account>.r2.cloudflarestorage.com`, `https://s3.eu-west-1.amazonaws.com`, `http://minio:9000`. */
@@ -21,40 +20,45 @@ export interface S3BlobStoreOptions {
   secretAccessKey: string;
   /** A folder inside the bucket that holds every key (`rhumbatron/prod`); unset: the bucket's root. */
   prefix?: string;
-  /** Tests and custom transports; default: the global fetch. */
-  fetch?: typeof fetch;
-  /** Per request, including reading the body. */
+  /** Per attempt: to connect, to get the answer's headers, and the longest silence while reading its body. */
   timeoutMs?: number;
+  /** Keys per ListObjectsV2 page, 1 to 1000; unset: the service's own (1000 on S3). Tests use small pages. */
+  listPageSize?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
-/** Extra attempts after a 5xx, a 429 or a dropped connection (S3's SlowDown and InternalError say "retry"). */
-const RETRIES = 2;
-const RETRY_BASE_MS = 100;
+/** One try and two retries; the SDK retries 5xx, 429/SlowDown, timeouts and dropped connections. */
+const MAX_ATTEMPTS = 3;
 
 /**
  * The blob store on an S3-compatible bucket (R2, S3, MinIO), for deployments where the web app and
- * the worker run on different hosts. Path-style URLs (`<endpoint>/<bucket>/<prefix><key>`), every
- * request signed with SigV4 (aws4fetch) including the SHA-256 of its body. Same behaviour as the
+ * the worker run on different hosts. The AWS SDK's S3 client with path-style URLs
+ * (`<endpoint>/<bucket>/<prefix><key>`), every request signed with SigV4. Same behaviour as the
  * local folder: a missing key reads as null, deleting one is fine, `list` returns sorted keys.
  * Anything else the bucket answers, and a bucket that cannot be reached, is UNAVAILABLE.
  */
 export function s3BlobStore(o: S3BlobStoreOptions): BlobStore {
   const c = connect(o);
+  const { client, bucket: Bucket } = c;
   return {
     async put(key, body, metadata = {}) {
-      await putObject(c, key, body, metadata);
+      const Key = objectKey(c, key);
+      const Metadata = encodeMetadata(key, metadata);
+      const put = new PutObjectCommand({ Bucket, Key, Body: body, ContentType: "application/octet-stream", Metadata });
+      await call(c, label(c, "PUT", key), () => client.send(put));
     },
     async get(key): Promise<BlobObject | null> {
       return await getObject(c, key);
     },
     async has(key) {
       // HEAD answers carry no body, so a missing bucket reads as "not there" here; get and list say more.
-      return (await send(c, label(c, "HEAD", key), "HEAD", objectUrl(c, key), { notFound: true })) !== null;
+      const head = new HeadObjectCommand({ Bucket, Key: objectKey(c, key) });
+      return (await callOrMissing(c, label(c, "HEAD", key), () => client.send(head))) !== null;
     },
     async delete(key) {
       // S3 answers 204 for a key that is not there; R2 and MinIO too.
-      await drain(await send(c, label(c, "DELETE", key), "DELETE", objectUrl(c, key)));
+      const del = new DeleteObjectCommand({ Bucket, Key: objectKey(c, key) });
+      await call(c, label(c, "DELETE", key), () => client.send(del));
     },
     async list(listPrefix) {
       return await listKeys(c, listPrefix);
@@ -62,138 +66,107 @@ export function s3BlobStore(o: S3BlobStoreOptions): BlobStore {
   };
 }
 
-/** One bucket as the store reaches it: where it is, the folder inside it, the signer and the transport. */
+/** One bucket as the store reaches it: where it is, the folder inside it and the client. */
 interface S3Connection {
   endpoint: string;
   bucket: string;
   prefix: string;
-  bucketUrl: string;
-  client: AwsClient;
-  doFetch: typeof fetch;
+  client: S3Client;
   timeoutMs: number;
+  listPageSize: number | undefined;
 }
 
 function connect(o: S3BlobStoreOptions): S3Connection {
   const endpoint = o.endpoint.replace(/\/+$/, "");
   const prefix = normalizePrefix(o.prefix);
-  const bucketUrl = `${endpoint}/${encodeURIComponent(o.bucket)}`;
-  const client = new AwsClient({
-    accessKeyId: o.accessKeyId,
-    secretAccessKey: o.secretAccessKey,
-    region: o.region,
-    service: "s3",
-  });
-  const doFetch = o.fetch ?? fetch;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  return { endpoint, bucket: o.bucket, prefix, bucketUrl, client, doFetch, timeoutMs };
+  const { listPageSize } = o;
+  if (listPageSize !== undefined && !(Number.isInteger(listPageSize) && listPageSize >= 1 && listPageSize <= 1000)) {
+    throw new DomainError("INVALID_CONFIG", `invalid S3 list page size ${listPageSize} (1 to 1000)`);
+  }
+  const client = new S3Client({
+    endpoint,
+    region: o.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
+    maxAttempts: MAX_ATTEMPTS,
+    // Without throwOnRequestTimeout the handler only logs a warning when requestTimeout passes.
+    requestHandler: {
+      connectionTimeout: timeoutMs,
+      requestTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+      throwOnRequestTimeout: true,
+    },
+    // The SDK's default CRC checksum headers are not understood by every S3-compatible service; the
+    // SigV4 signature already covers the body's SHA-256.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  return { endpoint, bucket: o.bucket, prefix, client, timeoutMs, listPageSize };
 }
 
-function objectUrl(c: S3Connection, key: string): string {
+function objectKey(c: S3Connection, key: string): string {
   if (!isValidBlobKey(key)) throw new DomainError("INVALID_INPUT", `invalid blob key ${key}`);
-  return `${c.bucketUrl}/${`${c.prefix}${key}`.split("/").map(encodeURIComponent).join("/")}`;
+  return `${c.prefix}${key}`;
 }
 
 const label = (c: S3Connection, verb: string, key: string) => `S3 ${verb} ${c.bucket}/${c.prefix}${key}`;
 
-/** One signed request; `notFound` lets a 404 for a missing key (not a missing bucket) through as null. */
-async function send(
-  c: S3Connection,
-  what: string,
-  method: string,
-  url: string,
-  init: { headers?: Record<string, string>; body?: Uint8Array; notFound?: boolean } = {},
-): Promise<Response | null> {
-  const { endpoint, timeoutMs } = c;
-  const headers = { ...init.headers, "x-amz-content-sha256": sha256Hex(init.body ?? new Uint8Array()) };
-  for (let attempt = 0; ; attempt++) {
-    // The port's bodies are plain Uint8Arrays; the DOM typing only wants to rule out shared memory.
-    const body = (init.body ?? null) as Uint8Array<ArrayBuffer> | null;
-    const request = await c.client.sign(url, { method, headers, body });
-    let res: Response;
-    try {
-      res = await c.doFetch(request, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      if (isTimeout(err)) throw unavailable(`${what}: no answer from ${endpoint} within ${timeoutMs} ms`);
-      if (attempt < RETRIES) {
-        await sleep(attempt);
-        continue;
-      }
-      throw unavailable(`${what}: cannot reach the S3 endpoint ${endpoint} (${causeOf(err)})`);
-    }
-    if (res.ok) return res;
-    const text = await readText(res);
-    const error = parseErrorBody(text);
-    // A 404 for the key is an answer; NoSuchBucket is a configuration problem, never "not there".
-    if (res.status === 404 && init.notFound && error?.code !== "NoSuchBucket") return null;
-    if ((res.status >= 500 || res.status === 429) && attempt < RETRIES) {
-      await sleep(attempt);
-      continue;
-    }
-    const detail = error ? `${error.code}${error.message ? `: ${error.message}` : ""}` : res.statusText;
-    throw unavailable(`${what}: ${endpoint} answered ${res.status} ${detail}`.trimEnd(), {
-      status: res.status,
-      s3Code: error?.code,
-    });
-  }
-}
-
-/** Reads a body under the same timeout; a connection dropped mid-body is UNAVAILABLE too. */
-async function read<T>(c: S3Connection, what: string, body: () => Promise<T>): Promise<T> {
+/** One SDK call; anything but an answer it can use is an UNAVAILABLE DomainError. */
+async function call<T>(c: S3Connection, what: string, send: () => Promise<T>): Promise<T> {
   try {
-    return await body();
+    return await send();
   } catch (err) {
-    throw unavailable(`${what}: reading the answer from ${c.endpoint} failed (${causeOf(err)})`);
+    throw failure(c, what, err);
   }
 }
 
-async function putObject(c: S3Connection, key: string, body: Uint8Array, metadata: Record<string, string>) {
-  const url = objectUrl(c, key);
-  const headers: Record<string, string> = { "content-type": "application/octet-stream" };
-  for (const [name, value] of Object.entries(metadata)) {
-    try {
-      if (name === "") throw new Error("empty name");
-      headers[`${META_PREFIX}${encodeMetaName(name)}`] = encodeMetaValue(value);
-    } catch {
-      throw new DomainError("INVALID_INPUT", `metadata ${JSON.stringify(name)} of blob ${key} cannot be stored`);
-    }
+/** The same, for a call on one key: a 404 for the key (not for a missing bucket) is null. */
+async function callOrMissing<T>(c: S3Connection, what: string, send: () => Promise<T>): Promise<T | null> {
+  try {
+    return await send();
+  } catch (err) {
+    // A 404 for the key is an answer; NoSuchBucket is a configuration problem, never "not there".
+    if (statusOf(err) === 404 && s3Code(err as SdkError) !== "NoSuchBucket") return null;
+    throw failure(c, what, err);
   }
-  await drain(await send(c, label(c, "PUT", key), "PUT", url, { headers, body }));
 }
 
 async function getObject(c: S3Connection, key: string): Promise<BlobObject | null> {
   const what = label(c, "GET", key);
-  const res = await send(c, what, "GET", objectUrl(c, key), { notFound: true });
+  const command = new GetObjectCommand({ Bucket: c.bucket, Key: objectKey(c, key) });
+  const res = await callOrMissing(c, what, () => c.client.send(command));
   if (!res) return null;
-  const body = new Uint8Array(await read(c, what, () => res.arrayBuffer()));
-  const metadata: Record<string, string> = {};
-  res.headers.forEach((value, name) => {
-    if (!name.startsWith(META_PREFIX)) return;
-    try {
-      metadata[decodeMetaName(name.slice(META_PREFIX.length))] = decodeMetaValue(value);
-    } catch {
-      metadata[name.slice(META_PREFIX.length)] = value; // written by another tool: keep it as it came
-    }
-  });
-  return { body, metadata };
+  let body: Uint8Array;
+  try {
+    // A fresh copy: the SDK's array may be a view into a pooled buffer.
+    body = new Uint8Array((await res.Body?.transformToByteArray()) ?? []);
+  } catch (err) {
+    throw unavailable(`${what}: reading the answer from ${c.endpoint} failed (${causeOf(err)})`);
+  }
+  return { body, metadata: decodeMetadata(res.Metadata) };
 }
 
 async function listKeys(c: S3Connection, listPrefix: string): Promise<string[]> {
   const { endpoint, prefix } = c;
   const what = label(c, "LIST", listPrefix);
   const keys: string[] = [];
-  let token: string | null = null;
+  let token: string | undefined;
   do {
-    const url = new URL(c.bucketUrl);
-    url.searchParams.set("list-type", "2");
-    url.searchParams.set("prefix", `${prefix}${listPrefix}`);
-    if (token) url.searchParams.set("continuation-token", token);
-    const res = (await send(c, what, "GET", url.toString())) as Response;
-    const page = parseListPage(await read(c, what, () => res.text()));
-    if (page.nextToken !== null && page.nextToken === token) {
+    const command = new ListObjectsV2Command({
+      Bucket: c.bucket,
+      Prefix: `${prefix}${listPrefix}`,
+      ContinuationToken: token,
+      MaxKeys: c.listPageSize,
+    });
+    const page = await call(c, what, () => c.client.send(command));
+    const next = page.IsTruncated ? page.NextContinuationToken : undefined;
+    if (page.IsTruncated && !next) throw unavailable(`${what}: ${endpoint} said the list goes on but gave no token`);
+    if (next !== undefined && next === token) {
       throw unavailable(`${what}: ${endpoint} returned the same continuation token twice`);
     }
-    keys.push(...page.keys);
-    token = page.nextToken;
+    for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+    token = next;
   } while (token);
   // Only keys this store could have written (a console's `folder/` marker is not one).
   return keys
@@ -211,14 +184,47 @@ function normalizePrefix(prefix: string | undefined): string {
   return `${trimmed}/`;
 }
 
-const sha256Hex = (body: Uint8Array) => createHash("sha256").update(body).digest("hex");
-const sleep = (attempt: number) => new Promise((r) => setTimeout(r, RETRY_BASE_MS * 2 ** attempt));
-const readText = (res: Response) => res.text().catch(() => "");
-/** Lets undici reuse the connection: an answer's body must be read or cancelled. */
-const drain = (res: Response | null) => res?.body?.cancel().catch(() => {});
-const isTimeout = (err: unknown) => err instanceof Error && err.name === "TimeoutError";
+/** What the SDK's errors carry: an S3 answer's status and code, or a transport error's code. */
+interface SdkError {
+  name?: string;
+  message?: string;
+  code?: string;
+  Code?: string;
+  $metadata?: { httpStatusCode?: number; attempts?: number };
+}
 
-/** undici says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, …) is in its cause. */
+const statusOf = (err: unknown): number | undefined => (err as SdkError | undefined)?.$metadata?.httpStatusCode;
+
+/** The S3 error code of an answer; none for bodiless answers (HEAD), which the SDK calls Unknown. */
+function s3Code(e: SdkError): string | undefined {
+  const code = e.Code ?? e.name;
+  return code && !["Unknown", "UnknownError", "Error", "S3ServiceException"].includes(code) ? code : undefined;
+}
+
+/** A raw SDK error as what failed and where: the bucket's answer, a timeout, or no connection. */
+function failure(c: S3Connection, what: string, err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  const e = (err ?? {}) as SdkError;
+  const status = statusOf(err);
+  const attempts = e.$metadata?.attempts;
+  const tries = attempts && attempts > 1 ? ` (${attempts} attempts)` : "";
+  if (status !== undefined) {
+    const code = s3Code(e);
+    const message = e.message && e.message !== "UnknownError" ? e.message : "";
+    const detail = code ? `${code}${message ? `: ${message}` : ""}` : (STATUS_CODES[status] ?? "");
+    return unavailable(`${what}: ${c.endpoint} answered ${status} ${detail}`.trimEnd() + tries, {
+      status,
+      s3Code: code,
+      attempts,
+    });
+  }
+  if (e.name === "TimeoutError") {
+    return unavailable(`${what}: no answer from ${c.endpoint} within ${c.timeoutMs} ms${tries}`, { attempts });
+  }
+  return unavailable(`${what}: cannot reach the S3 endpoint ${c.endpoint} (${causeOf(err)})${tries}`, { attempts });
+}
+
+/** A transport error's own words; Node's connection errors name their code (ECONNREFUSED, ENOTFOUND, …). */
 function causeOf(err: unknown): string {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   if (!(cause instanceof Error)) return String(cause);
