@@ -42,8 +42,10 @@ const args = process.argv.slice(2);
 const which = args.find((a) => !a.startsWith("--")) ?? "events";
 /** `--hog`: two busy-loop processes run beside the bench, as on a machine with other work. */
 const hog = args.includes("--hog");
-if (!["events", "commands", "landing", "verification", "import", "peers"].includes(which)) {
-  console.error(`unknown benchmark "${which}"; available: events, commands, landing, verification, import, peers`);
+if (!["events", "commands", "landing", "verification", "import", "peers", "scale"].includes(which)) {
+  console.error(
+    `unknown benchmark "${which}"; available: events, commands, landing, verification, import, peers, scale`,
+  );
   process.exit(2);
 }
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -490,9 +492,11 @@ const run =
         ? () => import("./bench-verification.ts").then((m) => m.verificationBench(openDatabase, emit))
         : which === "landing"
           ? () => import("./bench-landing.ts").then((m) => m.landingBench(openDatabase, emit))
-          : which === "commands"
-            ? commandsBench
-            : main;
+          : which === "scale"
+            ? () => import("./bench-scale.ts").then((m) => m.scaleBench(openDatabase, emit))
+            : which === "commands"
+              ? commandsBench
+              : main;
 withHogs(run).catch((err) => {
   console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

@@ -8,9 +8,12 @@ import { ROOT } from "./lib/stack.ts";
 
 // `npm start` with bad settings must exit non-zero with one line saying what is wrong and what to
 // do: no hang, no stack trace as the only message, nothing started.
-function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function start(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "scripts/start.ts")], {
+    const child = spawn(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "scripts/start.ts"), ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -113,5 +116,12 @@ describe("npm start refuses bad settings with one clear line", () => {
     const r = await start({ RHUMBATRON_EXECUTOR: "cron" });
     expect(r.code).toBe(1);
     expect(oneClearLine(r.stderr)).toMatch(/RHUMBATRON_EXECUTOR/);
+  });
+
+  it("a number of workers that is not one to eight", async () => {
+    const r = await start({}, ["--workers", "0"]);
+    expect(r.code).toBe(1);
+    expect(oneClearLine(r.stderr)).toMatch(/--workers takes a number of worker processes from 1 to 8, not "0"/);
+    expect(r.stdout).toBe("");
   });
 });

@@ -3,6 +3,7 @@
  * Refuses settings that would expose it (scripts/lib/exposure.ts) -> setup step (Chromium,
  * bubblewrap, git) -> Postgres (embedded in .data/ unless DATABASE_URL is set) -> migrations -> demo
  * seed -> worker + web, each restarted with backoff when it crashes (scripts/lib/supervisor.ts).
+ * `--workers N` starts N worker processes (docs/scale-out.md).
  * Ctrl-C stops web, worker and the embedded Postgres, each within a bounded time; a second Ctrl-C
  * kills them at once. The data stays for the next start.
  */
@@ -16,6 +17,18 @@ import { ROOT as ROOT_DIR, type Stack, startStack } from "./lib/stack.ts";
 import { ensureSystemParts, machineHost } from "./lib/system-parts.ts";
 
 const dev = process.argv.includes("--dev");
+
+/** `--workers N` (or `--workers=N`): worker processes to start, 1 to 8 (docs/scale-out.md). */
+function workersArg(argv: readonly string[]): number {
+  const at = argv.findIndex((a) => a === "--workers" || a.startsWith("--workers="));
+  if (at === -1) return 1;
+  const raw = argv[at]?.includes("=") ? argv[at]?.split("=")[1] : argv[at + 1];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 8) {
+    throw new StartupError(`--workers takes a number of worker processes from 1 to 8, not "${raw ?? ""}"`);
+  }
+  return n;
+}
 const log = (line: string) => process.stdout.write(`rhumbatron: ${line}\n`);
 
 /**
@@ -40,6 +53,7 @@ function runInOwnSession(): void {
 async function main() {
   loadEnvFile(ROOT_DIR);
   const settings = parseSettings(process.env);
+  const workers = workersArg(process.argv);
   // Before anything starts: never expose a server whose session cookies anyone can forge.
   const refusal = exposureRefusal(settings);
   if (refusal) throw new StartupError(refusal);
@@ -78,6 +92,7 @@ async function main() {
     env: process.env,
     log,
     signal: interrupt.signal,
+    workers,
   });
   void stack.crashed.then((why) => {
     if (stopping) return;

@@ -1,13 +1,13 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { configFromSettings, demoPassword, parseSettings, publicUrl } from "@rhumbatron/core";
+import { configFromSettings, demoPassword, parseSettings, publicUrl, type Settings } from "@rhumbatron/core";
 import { createDb, DEMO, migrate, seedDemo } from "@rhumbatron/db";
 import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { openDatabase } from "./database.ts";
 import { StartupError } from "./fail.ts";
 import { webLines, workerLines } from "./log-lines.ts";
-import { isPortFree, localAddress } from "./ports.ts";
+import { freePort, isPortFree, localAddress } from "./ports.ts";
 import { runningPostmaster, stopPostmaster } from "./postmaster.ts";
 import { signalGroup, startProcess, stopProcess, waitForHttp } from "./processes.ts";
 import { restartLine } from "./restart-policy.ts";
@@ -34,6 +34,13 @@ export interface StackOptions {
   log: (line: string) => void;
   /** Aborting it during start-up stops what has started and makes startStack throw. */
   signal?: AbortSignal;
+  /**
+   * Worker processes (default 1). The first holds the repositories and is the source service; each
+   * other one has a data folder of its own (`<data>/workers/worker-<i>`) and reaches the
+   * repositories over HTTP (docs/scale-out.md). On this one machine they share the blob folder
+   * unless RHUMBATRON_BLOB_STORE=s3.
+   */
+  workers?: number;
 }
 
 export interface Stack {
@@ -53,7 +60,7 @@ export interface Stack {
   /** Second Ctrl-C: SIGKILL to web, worker and the embedded Postgres, without waiting. */
   kill(): void;
   /** The PID (and process group) of the running web or worker process; undefined while it is down. */
-  pidOf(name: "web" | "worker"): number | undefined;
+  pidOf(name: string): number | undefined;
 }
 
 /** How long stopping the embedded Postgres through its library may take before we stop it ourselves. */
@@ -89,6 +96,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     throw new StartupError(`port ${o.port} is in use; stop what is using it or set PORT to a free port`);
   }
   const gitPort = settings.RHUMBATRON_GIT_PORT;
+  const workerCount = o.workers ?? 1;
+  if (workerCount > 1 && gitPort === 0) {
+    throw new StartupError("several workers need a fixed git port (the source service's): set RHUMBATRON_GIT_PORT");
+  }
+  const workerNames = Array.from({ length: workerCount }, (_, i) => (i === 0 ? "worker" : `worker-${i + 1}`));
   if (gitPort !== 0 && !(await isPortFree(gitPort, host))) {
     throw new StartupError(
       `port ${gitPort} for the git endpoint is in use; stop what is using it or set RHUMBATRON_GIT_PORT to a free port`,
@@ -137,12 +149,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await pgSupervisor?.stop();
     await stopDatabase();
   };
-  const pidOf = (name: "web" | "worker") => {
+  const pidOf = (name: string) => {
     const child = supervisor?.current(name)?.child;
     return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
   };
   const kill = () => {
-    for (const name of ["worker", "web"] as const) {
+    for (const name of [...workerNames, "web"]) {
       const pid = pidOf(name);
       if (pid !== undefined) signalGroup(pid, "SIGKILL");
     }
@@ -193,16 +205,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const quiet = o.quiet ?? false;
     supervisor = new Supervisor(
       [
-        {
-          name: "worker",
-          start: () =>
-            startProcess("worker", bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
-              cwd: ROOT,
-              env,
-              quiet,
-              format: workerLines(env),
-            }),
-        },
+        ...(await workerSpecs(o, env, settings, workerNames)),
         {
           name: "web",
           start: () =>
@@ -250,3 +253,38 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The worker processes' specs: the first as ever; each other one with a data folder of its own,
+ * the first one's git port as its source service, a port of its own for an Inngest endpoint, and
+ * (blobs in a folder) the first one's blob folder.
+ */
+async function workerSpecs(o: StackOptions, env: NodeJS.ProcessEnv, settings: Settings, names: string[]) {
+  const dataDir = resolve(ROOT, o.dataDir);
+  const specs = [];
+  for (const [i, name] of names.entries()) {
+    const own =
+      i === 0
+        ? {}
+        : {
+            RHUMBATRON_DATA_DIR: join(dataDir, "workers", name),
+            RHUMBATRON_SOURCE_URL: `http://${localAddress(settings.HOST)}:${settings.RHUMBATRON_GIT_PORT}`,
+            RHUMBATRON_WORKER_PORT: String(await freePort()),
+            ...(settings.RHUMBATRON_BLOB_STORE === "s3"
+              ? {}
+              : { RHUMBATRON_BLOB_DIR: settings.RHUMBATRON_BLOB_DIR ?? join(dataDir, "blobs") }),
+          };
+    const workerEnv = { ...env, ...own };
+    specs.push({
+      name,
+      start: () =>
+        startProcess(name, bin("tsx"), [join(ROOT, "apps/worker/src/main.ts")], {
+          cwd: ROOT,
+          env: workerEnv,
+          quiet: o.quiet ?? false,
+          format: workerLines(workerEnv),
+        }),
+    });
+  }
+  return specs;
+}

@@ -45,8 +45,9 @@ export const SYSTEM_PARTS: readonly SystemPart[] = [
   {
     name: "git",
     debianPackage: "git",
-    why: "command-line git is the composition tests' independent oracle",
-    withoutIt: "the composition tests cannot compare with git",
+    why: "the source service serves clones and pushes with git upload-pack and receive-pack, and the tests compare with command-line git",
+    withoutIt:
+      "nobody can clone a project or push to it over HTTP, other workers cannot reach the repositories, and the composition tests cannot compare with git",
     find: (h) => h.which("git"),
   },
   {

@@ -126,6 +126,8 @@ async function workerContext(
   // Source, Sandbox and Agents.
   const gitRoot = join(settings.RHUMBATRON_DATA_DIR, "git", repoNamespace(config.env));
   // The repositories are on this disk, or (RHUMBATRON_SOURCE_URL) behind another worker's source service.
+  if (settings.RHUMBATRON_SOURCE_URL && !ownSourceKey(settings))
+    fail("RHUMBATRON_SOURCE_URL needs RHUMBATRON_AUTH_SECRET in prod, the same on every worker and the source service");
   const localStore = settings.RHUMBATRON_SOURCE_URL
     ? null
     : new SourceStore({
@@ -185,6 +187,10 @@ async function workerContext(
 }
 
 /** The git HTTP endpoint: clones with a read token, and pushes into projects waiting for one. */
+/** Whether the source service's key may be derived here: a secret of the installation's own, or not prod. */
+const ownSourceKey = (settings: Settings) =>
+  settings.RHUMBATRON_ENV !== "prod" || settings.RHUMBATRON_AUTH_SECRET !== undefined;
+
 /** A worker whose repositories are behind another's source service serves no git of its own. */
 const NO_GIT_SERVER = { port: null, close: async () => {} };
 
@@ -198,7 +204,10 @@ function serveGit(settings: Settings, ctx: WorkerContext, gitRoot: string, store
     // Pushes to forks (never to a canonical repository) with a write token for that fork.
     authorizeWrite: (repo, token) => checkRepoToken(db, token, repo, "write", new Date()),
     // The other workers' calls on the repositories (source/service-rpc.ts).
-    routes: [sourceRpcRoute({ store, key: sourceServiceKey(authSecret(settings)), logger })],
+    // Not with the public development secret in prod: its key would be anyone's.
+    routes: ownSourceKey(settings)
+      ? [sourceRpcRoute({ store, key: sourceServiceKey(authSecret(settings)), logger })]
+      : [],
     logger,
     // Pushes into empty projects (docs/repositories.md, Pushing into an empty project), received
     // outside gitRoot.

@@ -63,6 +63,8 @@ export const settingsSchema = z.object({
    * source service for the others. Set: it keeps only working copies, and the web app asks it too.
    */
   RHUMBATRON_SOURCE_URL: z.preprocess(emptyToUndefined, z.string().url().optional()),
+  /** The blob folder when blobs are kept in one (not s3); unset: `$RHUMBATRON_DATA_DIR/blobs`. */
+  RHUMBATRON_BLOB_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
   RHUMBATRON_LOG_LEVEL: z.preprocess(
     emptyToUndefined,
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -12,7 +12,8 @@ export { type S3BlobStoreOptions, s3BlobStore } from "./s3.ts";
  * bucket when RHUMBATRON_BLOB_STORE=s3 (parseSettings has already required its variables).
  */
 export function blobStoreFromSettings(settings: Settings): BlobStore {
-  if (settings.RHUMBATRON_BLOB_STORE !== "s3") return localFolderBlobStore(join(settings.RHUMBATRON_DATA_DIR, "blobs"));
+  if (settings.RHUMBATRON_BLOB_STORE !== "s3")
+    return localFolderBlobStore(settings.RHUMBATRON_BLOB_DIR ?? join(settings.RHUMBATRON_DATA_DIR, "blobs"));
   const required = (name: keyof Settings): string => {
     const value = settings[name];
     if (typeof value !== "string" || value === "") {
