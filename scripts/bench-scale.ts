@@ -2,14 +2,13 @@
  * `npm run bench -- scale`: the landing of BENCH_SCALE_CHANGES (default 6) non-overlapping Changes
  * created together, on 1, 2 and 3 worker processes that share only Postgres, the source service
  * (worker 1) and an S3-compatible bucket (s3rver), each trial on a fresh database
- * (scripts/lib/scale-trial.ts; the template's own checks, scripted Agents). One JSON line per
+ * (scripts/lib/scale-trial.testing.ts; the template's own checks, scripted Agents). One JSON line per
  * trial: Changes landed per minute and the ratio to one worker, measured in the same run. Then 3
  * workers again with the third killed with SIGKILL while it holds work: how many landed, of how
  * many, and the work done twice as the fault trial counts it (scripts/chaos/invariants.ts).
  */
 import { createDb, migrate } from "@rhumbatron/db";
-import { S3RVER_CREDENTIALS, startS3rver } from "../packages/db/src/blob/testing/s3rver.ts";
-import { type ScaleTrialResult, scaleTrial } from "./lib/scale-trial.ts";
+import { S3RVER_CREDENTIALS, type ScaleTrialResult, scaleTrial, startS3rver } from "./lib/scale-trial.testing.ts";
 
 type Emit = (o: Record<string, unknown>) => void;
 type OpenDatabase = () => Promise<{ url: string; server: string; stop: () => Promise<void> }>;

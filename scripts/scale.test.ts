@@ -1,8 +1,7 @@
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { WHOLE_WORKER_LIMIT } from "../apps/worker/src/test-world.ts";
-import { S3RVER_CREDENTIALS, type S3rver, startS3rver } from "../packages/db/src/blob/testing/s3rver.ts";
-import { scaleTrial } from "./lib/scale-trial.ts";
+import { S3RVER_CREDENTIALS, type S3rver, scaleTrial, startS3rver } from "./lib/scale-trial.testing.ts";
 
 /**
  * Scale-out on real processes (docs/scale-out.md): three worker processes, each with a data folder

@@ -7,6 +7,9 @@ import { enqueueCommand, withTransaction } from "@rhumbatron/runtime";
 import { createScriptedChange, type TestWorld, testWorld, waitUntil } from "../../apps/worker/src/test-world.ts";
 import { checkInvariants, type InvariantReport } from "../chaos/invariants.ts";
 import { freePort } from "./ports.ts";
+
+export { S3RVER_CREDENTIALS, type S3rver, startS3rver } from "../../packages/db/src/blob/testing/s3rver.ts";
+
 import { type Managed, signalGroup, startProcess, stopProcess, waitForHttp } from "./processes.ts";
 import { ROOT } from "./stack.ts";
 
@@ -16,7 +19,7 @@ import { ROOT } from "./stack.ts";
  * reach over HTTP (RHUMBATRON_SOURCE_URL); blobs are in one S3-compatible bucket. Changes are
  * created together and land by themselves; with `kill`, the last worker is killed with SIGKILL
  * while it holds work, and the others must finish it. Used by scripts/scale.test.ts and
- * `npm run bench -- scale`.
+ * `npm run bench -- scale` (a harness of real processes, hence `.testing`: it may start s3rver).
  */
 export interface S3Settings {
   endpoint: string;
