@@ -29,7 +29,7 @@ import { createLocalExecutor } from "./executors/local.ts";
 import { errorMessage } from "./executors/run.ts";
 import type { Executor } from "./executors/types.ts";
 import { startBeating } from "./functions/heartbeat.ts";
-import { buildFunctions, functionsForHost } from "./functions/index.ts";
+import { buildFunctions, functionsForHost, placeFunctions } from "./functions/index.ts";
 import type { WorkerFunction } from "./functions/types.ts";
 import { workerIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
@@ -73,7 +73,12 @@ async function main(): Promise<void> {
   if (settings.RHUMBATRON_FUNCTION_HOST === "split" && settings.RHUMBATRON_EXECUTOR !== "inngest") {
     fail("RHUMBATRON_FUNCTION_HOST=split needs RHUMBATRON_EXECUTOR=inngest (the web app serves its share to Inngest)");
   }
-  const hosted = functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all");
+  const sandboxRuns = ctx.sandbox.isolates || !requiresIsolation(settings);
+  const hosted = placeFunctions(
+    functionsForHost(functions, settings.RHUMBATRON_FUNCTION_HOST === "split" ? "worker" : "all"),
+    sandboxRuns,
+  );
+  if (!sandboxRuns) ctx.logger.warn("this worker's Sandbox refuses commands: it runs no Agent and no check; others do");
   // The worker that holds the repositories is the source service for the others (docs/scale-out.md).
   const gitHttp = localStore ? await serveGit(settings, ctx, gitRoot, localStore) : NO_GIT_SERVER;
   const executor = executorFor(settings, { ...ctx, functions: hosted });

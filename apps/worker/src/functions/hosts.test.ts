@@ -2,7 +2,7 @@ import { loadConfig, scriptedProvider } from "@rhumbatron/core";
 import { localFolderBlobStore } from "@rhumbatron/db";
 import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { buildFunctions, functionsForHost, WORKER_HOST_FUNCTIONS } from "./index.ts";
+import { buildFunctions, functionsForHost, placeFunctions, SANDBOX_FUNCTIONS, WORKER_HOST_FUNCTIONS } from "./index.ts";
 
 const config = loadConfig("dev");
 const blobs = localFolderBlobStore("/nonexistent/blobs");
@@ -35,5 +35,20 @@ describe("where each function is served (RHUMBATRON_FUNCTION_HOST=split)", () =>
     expect(functionsForHost(buildFunctions({ config, nudger: pgNotifyNudger, blobs, ...host }), "all")).toHaveLength(
       all.length,
     );
+  });
+});
+
+describe("placement: a worker whose Sandbox refuses commands", () => {
+  it("claims no Agent run and no verification, and still does the rest of its share", () => {
+    const all = buildFunctions({ config, nudger: pgNotifyNudger, blobs, ...host });
+    const ids = (fns: { id: string }[]) => fns.map((f) => f.id).sort();
+    expect(ids(placeFunctions(all, true))).toEqual(ids(all));
+    const without = ids(placeFunctions(all, false));
+    expect(without).not.toContain("agent-runner");
+    expect(without).not.toContain("verification-workflow");
+    expect(without).toContain("queue-integration");
+    // Every function that opens the Sandbox is one the registry has: the set names no stale ID.
+    expect([...SANDBOX_FUNCTIONS].every((id) => ids(all).includes(id))).toBe(true);
+    expect(without.length).toBe(all.length - SANDBOX_FUNCTIONS.size);
   });
 });

@@ -59,6 +59,17 @@ export const WORKER_HOST_FUNCTIONS: ReadonlySet<string> = new Set([
   "queue-indexing",
 ]);
 
+/** The functions that run commands in the Sandbox: Agent runs, and verifications with their reruns. */
+export const SANDBOX_FUNCTIONS: ReadonlySet<string> = new Set(["agent-runner", "verification-workflow"]);
+
+/**
+ * Placement (docs/scale-out.md): a worker whose Sandbox refuses commands (prod without bubblewrap)
+ * claims no work that runs them; workers that have a Sandbox take it all. Its other work it does.
+ */
+export function placeFunctions(functions: WorkerFunction[], sandboxRuns: boolean): WorkerFunction[] {
+  return sandboxRuns ? functions : functions.filter((fn) => !SANDBOX_FUNCTIONS.has(fn.id));
+}
+
 export type FunctionHost = "web" | "worker";
 
 export function functionsForHost(functions: WorkerFunction[], host: FunctionHost | "all"): WorkerFunction[] {
