@@ -54,7 +54,7 @@ export interface GitHttpOptions {
   /** Throws DomainError("FORBIDDEN") when `token` may not read `repo`. */
   authorize: (repo: string, token: string | null) => Promise<void>;
   gitBinary?: string;
-  logger?: Pick<Logger, "info" | "warn">;
+  logger?: Pick<Logger, "info" | "warn"> & Partial<Pick<Logger, "debug">>;
   /** The largest upload-pack or fork push body read, after gzip (413 beyond it); default `source.gitRequestMaxBytes`. */
   maxRequestBytes?: number;
   /** Pushes into projects waiting for one; without it every push on that route is refused (403). */
@@ -102,12 +102,14 @@ export function createGitHttpHandler({
   };
   return (req, res) => {
     const started = Date.now();
-    res.on("finish", () =>
-      logger?.info(
-        { method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms: Date.now() - started },
-        "git http",
-      ),
-    );
+    res.on("finish", () => {
+      const path = req.url?.split("?")[0] ?? "";
+      const line = { method: req.method, path, status: res.statusCode, ms: Date.now() - started };
+      // A mounted route's calls (the other workers' source calls) come by the hundred: debug, unless refused.
+      const routine = routes?.some((r) => path.startsWith(r.prefix)) && res.statusCode < 400;
+      if (routine) logger?.debug?.(line, "git http");
+      else logger?.info(line, "git http");
+    });
     handle(h, req, res).catch((err: unknown) => {
       logger?.warn({ err }, "git http request failed");
       if (!res.headersSent) send(res, 500, "internal error");
