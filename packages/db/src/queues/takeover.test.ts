@@ -38,6 +38,31 @@ const beatOf = (workerId: string, over: Partial<WorkerBeat> = {}): WorkerBeat =>
   ...over,
 });
 
+/** A project with one verification instance `cand_<x>` and one running Agent run `run_<x>`. */
+async function seedLeasable(x: string) {
+  await seedProjects(t.db, [`proj_${x}`]);
+  await seedChange(t.db, `proj_${x}`, `chg_${x}`);
+  await t.db.workflowInstance.create({
+    data: { instanceId: `cand_${x}`, workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
+  });
+  await t.db.task.create({ data: { id: `tsk_${x}`, changeId: `chg_${x}`, key: "a", title: "a", state: "running" } });
+  await t.db.agentRun.create({
+    data: {
+      id: `run_${x}`,
+      taskId: `tsk_${x}`,
+      changeId: `chg_${x}`,
+      agentId: `agt_${x}`,
+      wakeCommandId: `cmd_${x}`,
+      reason: "t",
+    },
+  });
+}
+
+const claimWf = (owner: string, now: Date) =>
+  claimWorkflowInstance(t.db, WORKFLOWS.verification, { now, leaseSeconds: 3600, owner, takeoverSeconds: TAKEOVER });
+const claimRun = (runner: string, now: Date) =>
+  claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+
 /** Worker A claims at t0 (and keeps beating until `aliveUntil`); worker B tries at `when`. */
 async function aBeatsUntil(aliveUntil: number) {
   for (let s = 0; s <= aliveUntil; s += config.worker.heartbeatSeconds) await recordBeat(t.db, beatOf("wrk_a"), at(s));
@@ -73,24 +98,7 @@ describe("a lease held by a dead worker is taken over within worker.takeoverSeco
   });
 
   it("workflow instances and Agent runs, and a stopped worker's are free at once", async () => {
-    await seedProjects(t.db, ["proj_w"]);
-    await seedChange(t.db, "proj_w", "chg_w");
-    await t.db.workflowInstance.create({
-      data: { instanceId: "cand_w", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
-    });
-    await t.db.task.create({ data: { id: "tsk_w", changeId: "chg_w", key: "a", title: "a", state: "running" } });
-    await t.db.agentRun.create({
-      data: { id: "run_w", taskId: "tsk_w", changeId: "chg_w", agentId: "agt_w", wakeCommandId: "cmd_w", reason: "t" },
-    });
-    const claimWf = (owner: string, now: Date) =>
-      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
-        now,
-        leaseSeconds: 3600,
-        owner,
-        takeoverSeconds: TAKEOVER,
-      });
-    const claimRun = (runner: string, now: Date) =>
-      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+    await seedLeasable("w");
 
     await recordBeat(t.db, beatOf("wrk_a"), t0);
     expect((await claimWf("wrk_a", t0))?.instanceId).toBe("cand_w");
@@ -130,15 +138,7 @@ describe("a lease held by a dead worker is taken over within worker.takeoverSeco
 
 describe("a live holder's orphan (its work ended without letting go) is its own to take again at once", () => {
   it("Agent runs, workflow instances and queue messages: not while it works on them, at once after", async () => {
-    await seedProjects(t.db, ["proj_o"]);
-    await seedChange(t.db, "proj_o", "chg_o");
-    await t.db.workflowInstance.create({
-      data: { instanceId: "cand_o", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
-    });
-    await t.db.task.create({ data: { id: "tsk_o", changeId: "chg_o", key: "a", title: "a", state: "running" } });
-    await t.db.agentRun.create({
-      data: { id: "run_o", taskId: "tsk_o", changeId: "chg_o", agentId: "agt_o", wakeCommandId: "cmd_o", reason: "t" },
-    });
+    await seedLeasable("o");
     await withTransaction(t.db, (ctx) =>
       enqueueCommand(
         ctx,
@@ -153,15 +153,6 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
         { config, nudger, now: () => t0 },
       ),
     );
-    const claimWf = (owner: string, now: Date) =>
-      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
-        now,
-        leaseSeconds: 3600,
-        owner,
-        takeoverSeconds: TAKEOVER,
-      });
-    const claimRun = (runner: string, now: Date) =>
-      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
     const lease = (owner: string, now: Date) =>
       leaseMessages(t.db, "indexing", { config, nudger, now: () => now, owner });
     const claimAll = async (owner: string, now: Date) => ({
@@ -196,24 +187,7 @@ describe("a live holder's orphan (its work ended without letting go) is its own 
   });
 
   it("a holder whose own beat is late never takes what it works on as a dead worker's, in any lane", async () => {
-    await seedProjects(t.db, ["proj_s"]);
-    await seedChange(t.db, "proj_s", "chg_s");
-    await t.db.workflowInstance.create({
-      data: { instanceId: "cand_s", workflow: WORKFLOWS.verification, input: {}, startedBy: "test" },
-    });
-    await t.db.task.create({ data: { id: "tsk_s", changeId: "chg_s", key: "a", title: "a", state: "running" } });
-    await t.db.agentRun.create({
-      data: { id: "run_s", taskId: "tsk_s", changeId: "chg_s", agentId: "agt_s", wakeCommandId: "cmd_s", reason: "t" },
-    });
-    const claimWf = (owner: string, now: Date) =>
-      claimWorkflowInstance(t.db, WORKFLOWS.verification, {
-        now,
-        leaseSeconds: 3600,
-        owner,
-        takeoverSeconds: TAKEOVER,
-      });
-    const claimRun = (runner: string, now: Date) =>
-      claimNextRun(t.db, { now, runner, staleAfterMs: 3_600_000, takeoverSeconds: TAKEOVER });
+    await seedLeasable("s");
     await recordBeat(t.db, beatOf("wrk_s"), t0);
     expect((await claimWf("wrk_s", t0))?.instanceId).toBe("cand_s");
     expect(await claimRun("wrk_s", t0)).toBe("run_s");
