@@ -190,6 +190,20 @@ const SAMPLES: Record<string, Sample> = {
     input: { projectId: SHOP, state: "running" },
     acmeResource: true,
   },
+  "tests.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },
+  // The seeded test (seedProcedureRows) is flaky and not quarantined.
+  "tests.quarantine": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, checkId: "unit", testId: "cart > adds", reason: "flaky since the clock change" },
+    acmeResource: true,
+  },
+  "tests.release": {
+    scope: "tenant",
+    minimum: "admin",
+    input: { projectId: SHOP, checkId: "unit", testId: "cart > adds" },
+    acmeResource: true,
+  },
   "task.list": { scope: "tenant", minimum: "viewer", input: { changeId: CHANGE }, acmeResource: true },
   "task.transcript": { scope: "tenant", minimum: "viewer", input: { taskId: "task_authz" }, acmeResource: true },
   "candidate.list": { scope: "tenant", minimum: "viewer", input: { projectId: SHOP }, acmeResource: true },

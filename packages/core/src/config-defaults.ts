@@ -139,6 +139,7 @@ export const base: RhumbatronConfig = {
     rerunsPerCheck: 2,
     concurrency: 2,
   },
+  tests: { failingAttempts: 3, newTestAttempts: 3, brokenAfter: 3, healthyAfterPasses: 10, quarantineDays: 14 },
   verification: { reuseEvidence: true, concurrency: 4 },
   worker: {
     heartbeatCron: "* * * * *",

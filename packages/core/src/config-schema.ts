@@ -204,6 +204,23 @@ export const configSchema = z
        */
       concurrency: positiveInt,
     }),
+    /** Each test's history, flaky tests and their quarantine (docs/flaky-tests.md). */
+    tests: z.object({
+      /**
+       * Runs of a check with a test report on one tree while one of its tests failed and has not yet
+       * passed there: a test that passes on another attempt is flaky, one that fails every attempt
+       * failed. 1: no second attempt.
+       */
+      failingAttempts: z.number().int().min(1).max(10),
+      /** Runs of a check on a Candidate that adds tests the project has never run: new tests must agree with themselves. */
+      newTestAttempts: z.number().int().min(1).max(10),
+      /** A test that failed every attempt on this many trees in a row is broken. */
+      brokenAfter: z.number().int().min(1).max(100),
+      /** A flaky or quarantined test that then passes on this many trees in a row is healthy again (and leaves quarantine). */
+      healthyAfterPasses: z.number().int().min(1).max(1000),
+      /** A quarantine without an expiry of its own ends after this many days. */
+      quarantineDays: z.number().int().min(1).max(365),
+    }),
     verification: z.object({
       /**
        * Whether a check whose inputs are byte-identical to a recorded pass of the same project (the

@@ -650,6 +650,52 @@ describe("rhumbatron CLI", () => {
     expect(refused.stderr).toContain("there is nothing left to land");
   }, 120_000);
 
+  it("tests lists the flaky and broken tests; an admin quarantines one with a reason and releases it; a member cannot", async () => {
+    const at = new Date("2026-11-02T00:00:00Z");
+    const row = { projectId: SHOP, checkId: "unit", statusSince: at, lastRunAt: at };
+    await t.db.testStatus.createMany({
+      data: [
+        { ...row, testId: "cart > adds", name: "cart > adds", status: "flaky", runs: 9, flakyRuns: 2, delayedCount: 2 },
+        { ...row, testId: "cart > totals", name: "cart > totals", status: "broken", runs: 4, failedRuns: 3 },
+        { ...row, testId: "cart > empty", name: "cart > empty", status: "ok", runs: 4 },
+      ],
+    });
+    const listed = await run(["tests", "--project", SHOP], as("viewer"));
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split("\n")).toEqual([
+      "broken unit › cart > totals",
+      "       flaky on 0 of 4 runs, 3 failed, since 2026-11-02",
+      "flaky  unit › cart > adds",
+      "       flaky on 2 of 9 runs, 0 failed, since 2026-11-02; held up 2 Candidates",
+    ]);
+    const quarantine = ["tests", "quarantine", "unit", "cart > adds", "--project", SHOP, "--reason", "clock-dependent"];
+    expect((await run(quarantine, as("member"))).code).toBe(4);
+    const bad = await run([...quarantine, "--until", "someday"], as("admin"));
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      1,
+      "error: --until someday is not a time: give one as 2027-01-31 or 2027-01-31T12:00:00Z",
+    ]);
+    const past = await run([...quarantine, "--until", "2020-01-01"], as("admin"));
+    expect(past.code).toBe(1);
+    expect(past.stderr).toContain("the quarantine's expiry is in the past");
+    const done = await run([...quarantine, "--until", "2099-01-31"], as("admin"));
+    expect(done.stdout.trim()).toMatch(
+      /^unit › cart > adds: in quarantine until 2099-01-31T00:00:00.000Z \(owner usr_\S+: clock-dependent\)$/,
+    );
+    const only = await run(["tests", "--project", SHOP, "--quarantined", "--json"], as("viewer"));
+    expect((JSON.parse(only.stdout) as { testId: string }[]).map((r) => r.testId)).toEqual(["cart > adds"]);
+    const unknown = await run(["tests", "quarantine", "unit", "nope", "--project", SHOP, "--reason", "x"], as("admin"));
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("has reported no test");
+    const released = await run(["tests", "release", "unit", "cart > adds", "--project", SHOP], as("admin"));
+    expect(released.stdout.trim()).toBe("unit › cart > adds: not in quarantine: its failures block");
+    const events = await t.db.outboxRow.findMany({ where: { projectId: SHOP, eventType: "test.quarantine_changed" } });
+    expect(events.map((e) => (e.envelope as { payload: { quarantined: boolean } }).payload.quarantined)).toEqual([
+      true,
+      false,
+    ]);
+  }, 120_000);
+
   it("change context prints the Context Packet an Agent run was given; an unknown run is exit 1 with the reason", async () => {
     const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
     await t.db.agentRun.create({

@@ -15,6 +15,7 @@ import {
   processIo,
   SHORT_FOOTER,
 } from "./cli/shared.ts";
+import { addTestsCommands } from "./cli/tests.ts";
 import { RhumbatronError } from "./errors.ts";
 
 export { type CliIo, DEFAULT_URL, EXIT } from "./cli/shared.ts";
@@ -60,6 +61,7 @@ function buildProgram(io: CliIo): Command {
   addProjectsCommands(program, cli);
   addChangesCommands(program, cli);
   addCandidatesCommands(program, cli);
+  addTestsCommands(program, cli);
   forEachCommand(program, (cmd) => cmd !== program && cmd.addHelpText("after", SHORT_FOOTER));
   return program;
 }

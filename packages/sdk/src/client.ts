@@ -10,6 +10,7 @@ import { projectMethods } from "./client/projects.ts";
 import { runMethods } from "./client/runs.ts";
 import { secretMethods } from "./client/secrets.ts";
 import { tenantMethods } from "./client/tenant.ts";
+import { testMethods } from "./client/tests.ts";
 import type { ChangeDetail, Membership } from "./client/types.ts";
 import { RhumbatronError, toRhumbatronError } from "./errors.ts";
 import type { AppRouter } from "./router.ts";
@@ -101,6 +102,7 @@ export function createRhumbatronClient(opts: RhumbatronClientOptions) {
     ...runMethods(base),
     ...candidateMethods(base),
     ...landingMethods(base),
+    ...testMethods(base),
     ...tenantMethods(base),
     ...secretMethods(base),
     ...inboxMethods(base),

@@ -142,6 +142,8 @@ function gapLines(c: CandidateDetail): string[] {
     // The failure's first lines (the compiler error, the failing test), before anyone opens the log.
     lines.push(...(g.excerpt ?? []).map((l) => `      > ${l}`));
   }
+  // Quarantined tests that failed and were let through: the gate names each (docs/flaky-tests.md).
+  for (const q of c.gate?.quarantined ?? []) lines.push(`  quarantined, not blocking: ${q.checkId} › ${q.name}`);
   return lines;
 }
 

@@ -47,6 +47,12 @@ export const GAP_STYLES: Record<GapKind, GapStyle> = {
     meaning:
       "A command or program Agent edited files outside the paths its Task declared, which it was not allowed to.",
   },
+  flaky: {
+    tone: "fail",
+    label: "Flaky",
+    meaning:
+      "The failing tests also passed on this same tree: they are flaky, and a flaky failure does not pass. An admin may quarantine a test (rhumbatron tests quarantine).",
+  },
 };
 
 /** Unknown gap kinds (a newer worker) still show as gaps, never as passing. */

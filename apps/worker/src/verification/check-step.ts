@@ -8,7 +8,15 @@ import {
   type PlannedCheck,
   type SandboxWorkspace,
 } from "@rhumbatron/core";
-import { takeBrowserRun, type VerificationInput } from "@rhumbatron/db";
+import { knownTests, takeBrowserRun, type VerificationInput } from "@rhumbatron/db";
+import {
+  type Attempt,
+  type AttemptPlan,
+  attemptPlan,
+  attemptsDetail,
+  mergeAttempts,
+  wantsAnother,
+} from "./attempts.ts";
 import { lastLines, type ReportReading, readCommandCheck } from "./checks.ts";
 import { CandidateClosed } from "./closed-watch.ts";
 import { ensureWorkingCopy } from "./composition.ts";
@@ -224,17 +232,31 @@ async function readCommandRun({
   if (!check.argv)
     throw new DomainError("INVALID_CONFIG", check.undeclared ? check.reason : `check ${check.id} has no command`);
   const timeoutMs = check.timeoutSeconds * 1000;
-  // A report left by the base tree or an earlier run must never stand for this one.
-  if (check.report?.path) await rm(join(ws.path, check.report.path), { force: true, recursive: true });
-  const r = await ws.run({
-    argv: check.argv,
-    timeoutMs,
-    ...(check.tools ? { allow: check.tools } : {}),
-    ...(check.env ? { env: check.env } : {}),
-  });
-  let log = `$ ${check.argv.join(" ")}\n${r.stdout}\n${r.stderr}`;
-  const report = check.report && !r.timedOut ? await readCheckReport(ws, check.report, r) : null;
+  const argv = check.argv;
+  const once = async (): Promise<Attempt> => {
+    // A report left by the base tree or an earlier run must never stand for this one.
+    if (check.report?.path) await rm(join(ws.path, check.report.path), { force: true, recursive: true });
+    const r = await ws.run({
+      argv,
+      timeoutMs,
+      ...(check.tools ? { allow: check.tools } : {}),
+      ...(check.env ? { env: check.env } : {}),
+    });
+    return { r, report: check.report && !r.timedOut ? await readCheckReport(ws, check.report, r) : null };
+  };
+  const attempts = await attemptsOf(deps, input, check.id, once);
+  const { r, report } = mergeAttempts(attempts.done, attempts.plan);
+  let log = attempts.done
+    .map((a, n) => `${n ? `\n--- attempt ${n + 1} ---\n` : ""}$ ${argv.join(" ")}\n${a.r.stdout}\n${a.r.stderr}`)
+    .join("");
   let reading = readCommandCheck(check, r, report);
+  const more = attemptsDetail(attempts.done, { r, report });
+  if (more)
+    reading = {
+      ...reading,
+      detail: `${reading.detail}; ${more}`,
+      metrics: { ...reading.metrics, attempts: attempts.done.length },
+    };
 
   if (check.kind === "contract" && reading.status === "pass") {
     const against = await contractAgainstBase(
@@ -259,7 +281,8 @@ async function readCommandRun({
     {
       ...reading,
       metrics,
-      durationMs: r.durationMs,
+      // Each attempt had the check's timeout; the record's duration is the longest.
+      durationMs: Math.max(...attempts.done.map((a) => a.r.durationMs)),
       command: check.argv.join(" "),
       // A reader of a failure sees its end inline; a pass needs none (the full log is one click away).
       outputTail: reading.status === "pass" ? null : lastLines(log, OUTPUT_TAIL_LINES),
@@ -273,6 +296,30 @@ async function readCommandRun({
     },
     out,
   );
+}
+
+/**
+ * The check's runs on this tree: the first, then more while attempts.ts asks (a failing test not
+ * yet passed, or tests the project never ran). A run that times out ends the attempts and is not
+ * counted: it says nothing about any one test.
+ */
+async function attemptsOf(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  checkId: string,
+  once: () => Promise<Attempt>,
+): Promise<{ done: Attempt[]; plan: AttemptPlan }> {
+  const first = await once();
+  const ids = first.report && "report" in first.report ? first.report.report.tests.map((t) => t.id) : [];
+  if (ids.length === 0) return { done: [first], plan: { failing: new Set(), fresh: new Set() } };
+  const plan = attemptPlan(first, await knownTests(deps.db, input.project.id, checkId, ids));
+  const done = [first];
+  while (wantsAnother(done, plan, deps.config.tests)) {
+    const next = await once();
+    if (next.r.timedOut) break;
+    done.push(next);
+  }
+  return { done, plan };
 }
 
 /** How many tests' outcomes a record keeps (failing first); the counts are always complete. */

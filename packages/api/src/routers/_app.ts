@@ -12,6 +12,7 @@ import { projectsRouter } from "./projects.ts";
 import { sandboxRouter } from "./sandbox.ts";
 import { secretsRouter } from "./secrets.ts";
 import { tenantsRouter } from "./tenants.ts";
+import { testsRouter } from "./tests.ts";
 import { tokensRouter } from "./tokens.ts";
 import { webhooksRouter } from "./webhooks.ts";
 
@@ -32,6 +33,7 @@ export const appRouter = router({
   policy: policyRouter,
   notifications: notificationsRouter,
   webhooks: webhooksRouter,
+  tests: testsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -214,6 +214,20 @@ export async function seedProcedureRows(
       },
     });
   }
+  const at = new Date("2026-01-01T00:00:00Z");
+  await db.testStatus.create({
+    data: {
+      projectId,
+      checkId: "unit",
+      testId: "cart > adds",
+      name: "cart > adds",
+      status: "flaky",
+      statusSince: at,
+      lastRunAt: at,
+      runs: 3,
+      flakyRuns: 1,
+    },
+  });
   await db.user.create({ data: { id: o.extraMember, email: "extra@acme.test", name: "Extra" } });
   await db.membership.create({ data: { tenantId: ACME.tenantId, userId: o.extraMember, role: "member" } });
   const memberToken = await createApiToken(

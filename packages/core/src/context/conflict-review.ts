@@ -191,5 +191,5 @@ export function reviewGaps(findings: readonly RecordedFinding[]): CheckVerdict[]
 export function withReviewGaps(gate: GateResult, findings: readonly RecordedFinding[]): GateResult {
   const gaps = reviewGaps(findings);
   if (gaps.length === 0) return gate;
-  return { promotable: false, verdicts: [...gate.verdicts, ...gaps], gaps: [...gate.gaps, ...gaps] };
+  return { ...gate, promotable: false, verdicts: [...gate.verdicts, ...gaps], gaps: [...gate.gaps, ...gaps] };
 }

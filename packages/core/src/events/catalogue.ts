@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TEST_EVENTS } from "./flaky-events.ts";
 
 /**
  * Every Event type the system writes, its current version, its payload schema, and which owner
@@ -246,6 +247,7 @@ export const EVENT_CATALOGUE = {
       coverage: z.enum(["not_checked", "checked_no_signal", "checked_supported"]),
     }),
   },
+  ...TEST_EVENTS,
   /**
    * A Candidate's conflict review, recorded once with its findings (docs/verification.md, Conflict reviews):
    * `skipped` when no model is configured, `failed` when its answer could not be used.

@@ -37,5 +37,5 @@ export function outsidePathGaps(
 export function withOutsidePathGaps(gate: GateResult, changeSets: Parameters<typeof outsidePathGaps>[0]): GateResult {
   const gaps = outsidePathGaps(changeSets);
   if (gaps.length === 0) return gate;
-  return { promotable: false, verdicts: [...gate.verdicts, ...gaps], gaps: [...gate.gaps, ...gaps] };
+  return { ...gate, promotable: false, verdicts: [...gate.verdicts, ...gaps], gaps: [...gate.gaps, ...gaps] };
 }

@@ -6,6 +6,7 @@ export * from "./decision.ts";
 export * from "./declared-paths.ts";
 export * from "./detect-checks.ts";
 export * from "./failure-excerpt.ts";
+export * from "./flake-rules.ts";
 export * from "./gate.ts";
 export * from "./interdiff.ts";
 export * from "./landing.ts";

@@ -81,6 +81,19 @@ export const policyDocumentSchema = z.strictObject({
   timeoutSeconds: byCheck(seconds),
   rerunBudget: z.number().int().min(POLICY_BOUNDS.rerunBudget.min).max(POLICY_BOUNDS.rerunBudget.max),
   p95LimitMs: z.number().int().min(POLICY_BOUNDS.p95LimitMs.min).max(POLICY_BOUNDS.p95LimitMs.max),
+  /**
+   * Flaky tests quarantined by the policy itself (docs/flaky-tests.md): one found flaky on at least
+   * `flakyRate` of its last runs, over at least `minRuns`, for `days`. Absent or null: only an admin
+   * quarantines. A broken test is never quarantined by this rule.
+   */
+  autoQuarantine: z
+    .strictObject({
+      flakyRate: z.number().gt(0).max(1),
+      minRuns: z.number().int().min(1).max(1000),
+      days: z.number().int().min(1).max(365),
+    })
+    .nullable()
+    .optional(),
 });
 export type PolicyDocument = z.infer<typeof policyDocumentSchema>;
 
@@ -138,6 +151,7 @@ export function canonicalPolicyDocument(d: PolicyDocument): PolicyDocument {
     timeoutSeconds: sortedKeys(d.timeoutSeconds),
     rerunBudget: d.rerunBudget,
     p95LimitMs: d.p95LimitMs,
+    ...(d.autoQuarantine ? { autoQuarantine: { ...d.autoQuarantine } } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ import { moveCandidates, moveChanges } from "../statuses/moves.ts";
 import type { TxContext } from "../transaction.ts";
 import { pickByRule } from "../work-graph/attempts.ts";
 import { waitOnStack } from "../work-graph/stack.ts";
+import { failingTestsOf, type RecordedTest, recordTestHistory, type TestHistoryDeps } from "./history.ts";
 import { earlierApproval } from "./interdiff.ts";
 
 /**
@@ -152,7 +153,7 @@ export async function recordEvidence(
   ctx: TxContext,
   c: { candidateId: string; changeId: string },
   e: NewEvidence,
-  deps: StateDeps,
+  deps: TestHistoryDeps,
 ): Promise<void> {
   const owner = await lockResourceRow(ctx, `change:${c.changeId}`);
   const inserted = await ctx.tx.evidence.createMany({
@@ -196,6 +197,15 @@ export async function recordEvidence(
     ],
     deps,
   );
+  // The tests it ran join their history; a reused record ran nothing.
+  if (e.tests?.length && !e.reusedFrom) {
+    await recordTestHistory(
+      ctx,
+      owner,
+      { id: e.id, checkId: e.checkId, candidateId: c.candidateId, tests: e.tests as RecordedTest[] },
+      deps,
+    );
+  }
 }
 
 export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string): Promise<EvidenceRecord[]> {
@@ -213,6 +223,7 @@ export async function evidenceOf(db: Db | TxContext["tx"], candidateId: string):
     detail: r.detail,
     excerpt: r.outputExcerpt === null ? null : r.outputExcerpt.split("\n"),
     reusedFrom: r.reusedFrom,
+    failingTests: failingTestsOf(r.tests),
   }));
 }
 

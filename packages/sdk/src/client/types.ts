@@ -46,3 +46,5 @@ export interface CreateChangeOptions {
   /** "Land when ready" (off by default): promoted without another click once verified and approved. */
   land?: boolean;
 }
+export type TestRow = RouterOutputs["tests"]["list"][number];
+export type TestQuarantineResult = RouterOutputs["tests"]["quarantine"];

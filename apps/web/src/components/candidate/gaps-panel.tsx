@@ -127,6 +127,24 @@ export function GapsPanel({ candidate }: { candidate: CandidateDetail }) {
           })}
         </ul>
       )}
+      <QuarantinedTests quarantined={gate?.quarantined ?? []} />
     </Panel>
+  );
+}
+
+/** Quarantined tests that failed here and were let through: the gate names each (docs/flaky-tests.md). */
+function QuarantinedTests({ quarantined }: { quarantined: { checkId: string; testId: string; name: string }[] }) {
+  if (quarantined.length === 0) return null;
+  return (
+    <div data-testid="gate-quarantined" className="mt-3 rounded border border-amber-300 bg-amber-50 p-2 text-sm">
+      <p className="font-medium text-amber-900">Quarantined tests that failed and did not block:</p>
+      <ul className="mt-1 list-disc pl-5">
+        {quarantined.map((q) => (
+          <li key={`${q.checkId}:${q.testId}`} data-testid="gate-quarantined-test">
+            <span className="font-mono">{q.checkId}</span> › {q.name}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
