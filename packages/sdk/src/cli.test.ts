@@ -696,6 +696,32 @@ describe("rhumbatron CLI", () => {
     ]);
   }, 120_000);
 
+  it("change show prints the Change, its Tasks and the Task its newest Candidate's culprit search named", async () => {
+    const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
+    const culprit = {
+      checkId: "unit",
+      tests: ["cart > adds"],
+      task: { id: task.id, key: task.key, title: task.title, changeSetId: "cs_x", position: 3 },
+      of: 4,
+      probes: [
+        { prefix: 2, evidenceId: "ev_p2", failed: false },
+        { prefix: 3, evidenceId: "ev_p3", failed: true },
+      ],
+    };
+    await t.db.candidate.update({ where: { id: REJECTED }, data: { culprit } });
+    const r = await run(["change", "show", "chg_cli_rejected"], as("viewer"));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`candidate ${REJECTED}: rejected`);
+    expect(r.stdout).toContain(
+      `  culprit: Task ${task.key} "${task.title}", ChangeSet 3 of 4, first fails unit (cart > adds); found in 2 extra runs of unit`,
+    );
+    expect(r.stdout).toContain("    prefix 2: passes (Evidence ev_p2)\n    prefix 3: fails (Evidence ev_p3)");
+    expect(r.stdout).toContain(`  retry it with: rhumbatron task retry ${task.id}`);
+    const json = JSON.parse((await run(["change", "show", "chg_cli_rejected", "--json"], as("viewer"))).stdout);
+    expect(json.candidates[0].culprit).toEqual(culprit);
+    expect((await run(["change", "show", "chg_nope"], as("viewer"))).code).toBe(1);
+  }, 120_000);
+
   it("change context prints the Context Packet an Agent run was given; an unknown run is exit 1 with the reason", async () => {
     const task = await t.db.task.findFirstOrThrow({ where: { changeId: "chg_cli_rejected" } });
     await t.db.agentRun.create({

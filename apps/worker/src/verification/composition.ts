@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   appendOnlyMatcher,
   type ComposableChangeSet,
+  candidateFork,
   DomainError,
   dirForCandidate,
   type FileChangeKind,
@@ -151,6 +152,26 @@ async function composeAll(
         },
       ),
   );
+}
+
+/**
+ * The first `k` ChangeSets composed on the Candidate's base in `dir`, as merge composes all of them
+ * (same message and time), for a culprit probe (culprit.ts): checked out from the Candidate's fork,
+ * which holds the base, and pushed nowhere.
+ */
+export async function composePrefix(deps: VerificationDeps, input: VerificationInput, dir: string, k: number) {
+  const fork = candidateFork(input.candidate.id);
+  await withRepoToken(deps.db, { repo: fork, mode: "read", purpose: "culprit probe" }, deps.config, deps.now, (t) =>
+    deps.source.checkout(fork, t, dir, input.candidate.baseCommit),
+  );
+  const appendOnly = appendOnlyMatcher(deps.projectChecks?.file ?? (await checksFileInCheckout(dir)));
+  // Prefix 0 is the base as it is.
+  const commit =
+    k > 0
+      ? await composeAll(deps, dir, { ...input, changeSets: input.changeSets.slice(0, k) }, appendOnly)
+      : input.candidate.baseCommit;
+  await deps.source.materializeSubmodules(dir);
+  return commit;
 }
 
 /** After a restart the run directory may be gone: check the composed commit out again. */

@@ -32,6 +32,7 @@ import { CandidateClosed, watchCandidateClosed } from "./closed-watch.ts";
 import { composable, ensureWorkingCopy, type Merged, merge } from "./composition.ts";
 import { conflictReviewStep } from "./conflict-review.ts";
 import { prefetchBaseRouteTable } from "./contract-base.ts";
+import { culpritStep } from "./culprit.ts";
 import { baseRepo, checksStep, requiresStep, setupStep } from "./project-steps.ts";
 import { recordReusedStep, reuseStep } from "./reuse.ts";
 import {
@@ -128,7 +129,9 @@ export async function runVerification(deps: VerificationDeps, instanceId: string
   } finally {
     watch.stop();
   }
-  return done(await stackedVerdict(v, await gateStep(v, plan, merged.tree)));
+  const verdict = await stackedVerdict(v, await gateStep(v, plan, merged.tree));
+  // A failed check of a Change of several Tasks: which Task's ChangeSet broke it (culprit.ts).
+  return done(await culpritStep(v, plan, checks.project, verdict));
 }
 
 /**

@@ -2,6 +2,7 @@ export * from "./candidate-status.ts";
 export * from "./checks-file.ts";
 export * from "./compatibility.ts";
 export * from "./composition.ts";
+export * from "./culprit.ts";
 export * from "./decision.ts";
 export * from "./declared-paths.ts";
 export * from "./detect-checks.ts";

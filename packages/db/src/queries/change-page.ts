@@ -53,6 +53,7 @@ export async function listChangeCandidates(db: Db, q: { tenantId: string; change
       recomposedFrom: true,
       recomposeReason: true,
       rejectionReason: true,
+      culprit: true,
       createdAt: true,
     },
   });

@@ -1,6 +1,7 @@
 import {
   type buildEvent,
   CANDIDATE_STATUS_SETS,
+  type Culprit,
   candidateStatusesInto,
   DomainError,
   type EventPayload,
@@ -142,6 +143,8 @@ export type NewEvidence = Omit<EvidenceRecord, "completedAt"> & {
   outputTail?: string | null;
   /** Each test's outcome from the check's report (reports.ts), failing first; null: no report. */
   tests?: unknown[] | null;
+  /** A culprit probe's record: its tests ran on a prefix of the ChangeSets, so they join no test's history. */
+  probe?: boolean;
   /** The check's inputs key, and the Evidence it reuses (docs/checks-file.md, Reused Evidence); null when neither. */
   inputsKey?: string | null;
   reusedFrom?: string | null;
@@ -198,7 +201,7 @@ export async function recordEvidence(
     deps,
   );
   // The tests it ran join their history; a reused record ran nothing.
-  if (e.tests?.length && !e.reusedFrom) {
+  if (e.tests?.length && !e.reusedFrom && !e.probe) {
     await recordTestHistory(
       ctx,
       owner,
@@ -289,10 +292,7 @@ export type VerificationOutcome =
   | {
       status: "stale";
       canonicalGeneration: number;
-      /**
-       * A stacked Candidate that conflicted or failed on top of a Candidate below it that has not
-       * passed: composed again once that one has left the stack (docs/landing.md, Speculative stacks).
-       */
+      /** A stacked Candidate that failed on one below it not yet passed: composed again once that one left (docs/landing.md). */
       waitsForBelow?: string;
     }
   | {
@@ -302,6 +302,8 @@ export type VerificationOutcome =
       gate?: GateResult | null;
       /** A merge conflict's Tasks whose ChangeSets could not apply (work-graph/conflict-repair.ts). */
       conflictTasks?: string[];
+      /** The Task whose ChangeSet first fails the failing check (apps/worker/src/verification/culprit.ts). */
+      culprit?: Culprit | null;
     }
   | { status: "verified"; gate: GateResult; humanGate: boolean; treeHash: string };
 
@@ -319,7 +321,11 @@ export async function finishCandidateVerification(
     o.status === "stale"
       ? {}
       : o.status === "rejected"
-        ? { rejectionReason: o.reason, ...(o.gate ? { gate: o.gate as unknown as Prisma.InputJsonValue } : {}) }
+        ? {
+            rejectionReason: o.reason,
+            ...(o.gate ? { gate: o.gate as unknown as Prisma.InputJsonValue } : {}),
+            ...(o.culprit ? { culprit: o.culprit as unknown as Prisma.InputJsonValue } : {}),
+          }
         : { gate: o.gate as unknown as Prisma.InputJsonValue };
   const moved = await moveCandidates(ctx.tx, { id: c.candidateId }, o.status, { data, among: IN_PROGRESS });
   if (moved === 0) return false;

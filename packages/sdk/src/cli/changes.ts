@@ -8,6 +8,7 @@ import {
   formatTransition,
   formatWatchEnd,
 } from "../format.ts";
+import { formatChange } from "../format-change.ts";
 import { parseChangeJson } from "../work-graph.ts";
 import { type Cli, EXIT, Exit, positiveInt, readText } from "./shared.ts";
 
@@ -21,6 +22,7 @@ export function addChangesCommands(program: Command, cli: Cli): void {
   changePick(change, cli);
   changeContext(change, cli);
   changeWatch(change, cli);
+  changeShow(change, cli);
   const queue = program.command("queue").description("the landing queue");
   queueList(queue, cli);
   queueStates(queue, cli);
@@ -147,6 +149,19 @@ function changeContext(change: Command, cli: Cli): void {
       const { client, print } = setup(cmd);
       const r = await client.contextPacket(runId);
       print(r, () => formatContextPacket(r));
+    });
+}
+
+function changeShow(change: Command, cli: Cli): void {
+  const { setup } = cli;
+  change
+    .command("show")
+    .description("a Change: its status, its Tasks and its newest Candidate, with the Task that broke it if one did")
+    .argument("<changeId>")
+    .action(async (changeId: string, _opts: unknown, cmd: Command) => {
+      const { client, print } = setup(cmd);
+      const [detail, candidates] = await Promise.all([client.getChange(changeId), client.changeCandidates(changeId)]);
+      print({ change: detail, candidates }, () => formatChange(detail, candidates));
     });
 }
 

@@ -1,7 +1,7 @@
 import { type WatchOptions, type WatchResult, type WatchUpdate, watchChange } from "../watch.ts";
 import { type ChangeDraft, parseChange, parseChangeJson } from "../work-graph.ts";
 import type { ClientBase } from "./base.ts";
-import type { CreateChangeOptions } from "./types.ts";
+import type { ChangeCandidate, CreateChangeOptions } from "./types.ts";
 
 /** Changes: create, follow, cancel, their attempts, runs and Tasks. */
 export function changeMethods({ trpc, call, tenantId, getChange }: ClientBase) {
@@ -31,6 +31,12 @@ export function changeMethods({ trpc, call, tenantId, getChange }: ClientBase) {
     },
 
     getChange,
+
+    /** The Candidates composed from the Change, newest first (with the culprit Task of a rejected one). */
+    async changeCandidates(changeId: string): Promise<ChangeCandidate[]> {
+      const t = await tenantId();
+      return call(() => trpc.change.candidates.query({ tenantId: t, changeId }));
+    },
 
     /**
      * Polls the Change until it or its newest Candidate is final (see WatchOutcome), calling

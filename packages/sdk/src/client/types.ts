@@ -48,3 +48,4 @@ export interface CreateChangeOptions {
 }
 export type TestRow = RouterOutputs["tests"]["list"][number];
 export type TestQuarantineResult = RouterOutputs["tests"]["quarantine"];
+export type ChangeCandidate = RouterOutputs["change"]["candidates"][number];

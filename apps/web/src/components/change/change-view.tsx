@@ -1,6 +1,6 @@
 "use client";
 
-import { changeLabel, completedTasksRerunnable } from "@rhumbatron/core";
+import { type Culprit, changeLabel, completedTasksRerunnable, culpritText } from "@rhumbatron/core";
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useTRPC } from "../../trpc/client.tsx";
@@ -97,6 +97,11 @@ export function ChangeView({
     <div data-testid="change-view" data-state="ready" data-status={c.status} className="space-y-6">
       <ChangeHeader change={c} projectId={projectId} label={label} />
 
+      <CulpritNotice
+        culprit={(first?.culprit ?? null) as Culprit | null}
+        href={first ? `/projects/${projectId}/candidates/${first.id}` : null}
+      />
+
       <ChangeActions
         tenantId={tenantId}
         change={c}
@@ -120,6 +125,29 @@ export function ChangeView({
       <Panel title="ChangeSets" testId="changesets-panel">
         <ChangeSets tenantId={tenantId} changeId={c.id} live={live} />
       </Panel>
+    </div>
+  );
+}
+
+/**
+ * The Task whose ChangeSet first broke the newest Candidate's failing check, found by composing
+ * prefixes of its ChangeSets (docs/flaky-tests.md): retrying that Task gives its Agent the failure.
+ */
+export function CulpritNotice({ culprit, href }: { culprit: Culprit | null; href: string | null }) {
+  if (!culprit) return null;
+  return (
+    <div data-testid="change-culprit" data-task-key={culprit.task?.key ?? ""}>
+      <Notice
+        title={culprit.task ? `Task ${culprit.task.key} broke ${culprit.checkId}` : "No Task broke it"}
+        tone="error"
+      >
+        {culpritText(culprit).replace(/^culprit: /, "")}.{" "}
+        {href && (
+          <a className="underline" href={href}>
+            Each probe's Evidence
+          </a>
+        )}
+      </Notice>
     </div>
   );
 }

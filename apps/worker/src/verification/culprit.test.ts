@@ -1,0 +1,83 @@
+import type { Culprit } from "@rhumbatron/core";
+import { getCandidate } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
+import { describe, expect, it } from "vitest";
+import { candidateFor, importedProject, testWorld, verificationDeps } from "../test-world.ts";
+import { drainVerifications } from "./runner.ts";
+
+/**
+ * The culprit Task (docs/flaky-tests.md), through the real verification workflow: a Change of
+ * four Tasks whose third breaks a test is rejected, and composing prefixes of its ChangeSets
+ * names that Task after two extra runs of the failing check, each one Evidence.
+ */
+const t = useTestDatabase();
+
+const LIBRARY = {
+  "package.json": JSON.stringify({ name: "culprit-lib", type: "module" }, null, 2),
+  "src/add.js": "export const add = (a, b) => a + b;\n",
+  "test/add.test.js": [
+    'import { test } from "node:test";',
+    'import assert from "node:assert/strict";',
+    'import { add } from "../src/add.js";',
+    'test("adds two numbers", () => assert.equal(add(2, 3), 5));',
+    'test("adds zero", () => assert.equal(add(2, 0), 2));',
+    "",
+  ].join("\n"),
+  ".rhumbatron/checks.yml": [
+    "version: 1",
+    "checks:",
+    "  - id: tests",
+    "    run: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, test/add.test.js]",
+    "    report: { format: junit, path: tests.xml }",
+    "    timeout: 120",
+    "",
+  ].join("\n"),
+};
+
+const write = (key: string, path: string, content: string) => ({
+  key,
+  paths: [path],
+  editPlan: [{ op: "write" as const, path, content }],
+});
+
+describe("the culprit Task", () => {
+  it("names the third of four Tasks that broke a test after two extra runs, each recorded", async () => {
+    const w = await testWorld(t.db);
+    const projectId = await importedProject(w, LIBRARY);
+    const { candidateId } = await candidateFor(w, projectId, {
+      requestId: "four",
+      tasks: [
+        write("a", "src/sub.js", "export const sub = (a, b) => a - b;\n"),
+        write("b", "src/mul.js", "export const mul = (a, b) => a * b;\n"),
+        write("c", "src/add.js", "export const add = (a, b) => a + b + 1;\n"),
+        write("d", "src/div.js", "export const div = (a, b) => a / b;\n"),
+      ],
+    });
+    expect((await drainVerifications(verificationDeps(w)))[0]).toMatchObject({ candidateId, outcome: "rejected" });
+    const row = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
+    const culprit = row.culprit as unknown as Culprit;
+    expect(culprit.task).toMatchObject({ key: "c", title: "c", position: 3 });
+    expect(culprit.of).toBe(4);
+    expect(culprit.tests).toEqual(["adds two numbers", "adds zero"]);
+    // Prefix 2 (a, b) passes, prefix 3 (a, b, c) fails: two extra runs, ceil(log2 4).
+    expect(culprit.probes.map((p) => [p.prefix, p.failed])).toEqual([
+      [2, false],
+      [3, true],
+    ]);
+    const view = await getCandidate(t.db, { tenantId: "ten_a", candidateId }, w.config);
+    const probes = view.evidence.filter((e) => e.checkId.startsWith("tests@"));
+    expect(probes.map((e) => [e.checkId, e.status])).toEqual([
+      ["tests@prefix-2", "pass"],
+      ["tests@prefix-3", "fail"],
+    ]);
+    expect(probes[0]?.detail).toMatch(/^the first 2 of 4 ChangeSets: passes \(2 passed/);
+    // The gate still judges the Candidate's own record; the probes are Evidence beside it.
+    expect(view.gate?.gaps.map((g) => [g.checkId, g.gap])).toEqual([["tests", "failed"]]);
+    const rejected = await t.db.outboxRow.findFirstOrThrow({ where: { eventType: "candidate.rejected" } });
+    expect((rejected.envelope as { payload: { gaps: string[] } }).payload.gaps).toContain(
+      'culprit: Task c "c", ChangeSet 3 of 4, first fails tests (adds two numbers; adds zero); found in 2 extra runs of tests',
+    );
+    // Probes join no test's history: only the Candidate's own record did.
+    expect(await t.db.testResult.count({ where: { candidateId } })).toBe(2);
+  }, 300_000);
+});

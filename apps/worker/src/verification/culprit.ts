@@ -1,0 +1,119 @@
+import {
+  type Culprit,
+  type CulpritProbe,
+  culpritText,
+  dirForCandidate,
+  nextPrefix,
+  type PlannedCheck,
+  type ProjectChecks,
+  parseRequirement,
+  type VerificationPlan,
+} from "@rhumbatron/core";
+import { evidenceOf, recordEvidence, type VerificationOutcome } from "@rhumbatron/db";
+import { runCheck } from "./check-step.ts";
+import { composePrefix } from "./composition.ts";
+import type { SerializedEvidence, VerificationRun } from "./verification-run.ts";
+
+/**
+ * The culprit Task (docs/flaky-tests.md): a Candidate of several ChangeSets rejected because a
+ * command check failed has prefixes of its ChangeSets composed on the same base, each in a
+ * directory of its own, and that check run once on each (binary search, core's nextPrefix): the
+ * first prefix that fails names the Task whose ChangeSet broke it. When the check's report names
+ * failing tests, a probe fails when one of them fails; without a report, when the check does not
+ * pass. Every probe is Evidence of its own (`<check>@prefix-<k>`, never judged by the gate), each
+ * a step, so a replay tries nothing twice. The project's setup commands and the checks that
+ * prepare the tree run in the probe before the check, as in the Candidate's workspace.
+ */
+export async function culpritStep(
+  v: VerificationRun,
+  plan: VerificationPlan,
+  project: ProjectChecks,
+  outcome: VerificationOutcome,
+): Promise<VerificationOutcome> {
+  const sets = v.input.changeSets;
+  if (outcome.status !== "rejected" || !outcome.gate || sets.length < 2 || v.input.candidate.stackedOn) return outcome;
+  const gap = outcome.gate.gaps.find((g) => g.gap === "failed");
+  const check = plan.checks.find(
+    (c) => c.id === gap?.checkId && c.procedure !== "browser" && c.procedure !== "playwright",
+  );
+  if (!gap || !check) return outcome;
+  const judged = (await evidenceOf(v.deps.db, v.input.candidate.id)).find((e) => e.id === gap.evidenceId);
+  const tests = (judged?.failingTests ?? []).filter((t) => t.failedAttempts >= t.attempts).map((t) => t.id);
+  const probes: CulpritProbe[] = [];
+  const probe = async (k: number) => {
+    const p = await probeStep(v, plan, project, check, tests, k);
+    probes.push(p);
+    return p.failed;
+  };
+  let lo = 0;
+  let hi = sets.length;
+  for (let k = nextPrefix(lo, hi); k !== null; k = nextPrefix(lo, hi)) {
+    if (await probe(k)) hi = k;
+    else lo = k;
+  }
+  // Every prefix tried failed: the base itself may fail the check, and then no Task broke it.
+  const baseFails = hi === 1 && (await probe(0));
+  const cs = sets[hi - 1];
+  const task = cs && !baseFails ? await v.deps.db.task.findUnique({ where: { id: cs.taskId } }) : null;
+  const culprit: Culprit = {
+    checkId: check.id,
+    tests: (judged?.failingTests ?? []).filter((t) => tests.includes(t.id)).map((t) => t.name),
+    task: cs && task ? { id: task.id, key: task.key, title: task.title, changeSetId: cs.id, position: hi } : null,
+    of: sets.length,
+    probes,
+  };
+  return { ...outcome, gaps: [...outcome.gaps, culpritText(culprit)], culprit };
+}
+
+/** Steps `probe:<k>` and `evidence:<check>@prefix-<k>`: one prefix composed and the check run on it. */
+async function probeStep(
+  v: VerificationRun,
+  plan: VerificationPlan,
+  project: ProjectChecks,
+  check: PlannedCheck,
+  tests: string[],
+  k: number,
+): Promise<CulpritProbe> {
+  const { deps, input, ids } = v;
+  const e = await v.run.step(`probe:${k}`, async () => {
+    const ws = await deps.sandbox.open({
+      projectId: input.project.id,
+      dirName: `${dirForCandidate(input.candidate.id)}-prefix-${k}`,
+    });
+    try {
+      await composePrefix(deps, input, ws.path, k);
+      const tools = (project.file.requires ?? []).flatMap((r) => parseRequirement(r)?.tool ?? []);
+      for (const step of project.file.setup ?? []) {
+        await ws.run({ argv: step.run, allow: tools, timeoutMs: (step.timeout ?? 600) * 1000 });
+      }
+      // One run each: a probe asks whether the failing tests fail, not whether they are flaky.
+      const once = {
+        ...deps,
+        config: { ...deps.config, tests: { ...deps.config.tests, failingAttempts: 1, newTestAttempts: 1 } },
+      };
+      for (const before of plan.checks.filter((c) => c.prepares && c.id !== check.id)) {
+        await runCheck(once, input, ws, before, deps.now(), `p${k}`);
+      }
+      return await runCheck(once, input, ws, check, deps.now(), `p${k}`);
+    } finally {
+      await ws.remove().catch(() => {});
+    }
+  });
+  const failed = probeFailed(e, tests);
+  const record: SerializedEvidence = {
+    ...e,
+    checkId: `${check.id}@prefix-${k}`,
+    detail: `${k === 0 ? "the base alone" : `the first ${k} of ${input.changeSets.length} ChangeSets`}: ${failed ? "fails" : "passes"} (${e.detail})`,
+  };
+  await v.run.txStep(`evidence:${record.checkId}`, (ctx) =>
+    recordEvidence(ctx, ids, { ...record, probe: true, completedAt: new Date(record.completedAt) }, deps),
+  );
+  return { prefix: k, evidenceId: record.id, failed };
+}
+
+/** Whether the probe failed as the Candidate did: one of its failing tests failed, or (no tests) the check did not pass. */
+function probeFailed(e: SerializedEvidence, tests: string[]): boolean {
+  if (tests.length === 0) return e.status !== "pass";
+  const ran = (e.tests ?? []) as { id: string; status: string }[];
+  return ran.some((t) => t.status === "failed" && tests.includes(t.id));
+}
