@@ -40,6 +40,7 @@ export * from "./source/generations.ts";
 export * from "./source/rows.ts";
 export * from "./source/tokens.ts";
 export * from "./verification/create-candidate.ts";
+export * from "./verification/culprit-note.ts";
 export * from "./verification/gate-reading.ts";
 export * from "./verification/history.ts";
 export * from "./verification/interdiff.ts";

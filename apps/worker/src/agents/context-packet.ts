@@ -8,7 +8,7 @@ import {
   type PacketTask,
   sourceKeys,
 } from "@rhumbatron/core";
-import { conflictedCandidateOf, recordContextPacket, withRepoToken } from "@rhumbatron/db";
+import { conflictedCandidateOf, culpritNoteFor, recordContextPacket, withRepoToken } from "@rhumbatron/db";
 import type { WorkerContext } from "../context.ts";
 import { publishCodeStore } from "../source/code-store.ts";
 import { repairNote } from "../verification/conflict-record.ts";
@@ -84,7 +84,9 @@ export async function agentRunContext(
     conflicted && run.repair
       ? await repairNote(deps.blobs, { projectId: run.projectId, candidateId: conflicted, taskKey: run.repair.taskKey })
       : null;
-  const notes = [note, repair].filter((n): n is string => n !== null);
+  // A re-run of the Task whose ChangeSet broke a check of the Change (verification/culprit.ts) is told the failure.
+  const culprit = run.repair ? await culpritNoteFor(deps.db, run.repair.changeId, run.repair.taskKey) : null;
+  const notes = [note, repair, culprit].filter((n): n is string => n !== null);
   const built = buildAgentPacket(agentPacketId(run.runId), index, run.task, {
     indexSource: source,
     note: notes.length ? notes.join("\n\n") : null,

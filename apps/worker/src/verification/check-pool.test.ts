@@ -10,6 +10,7 @@ import {
   type SandboxWorkspace,
 } from "@rhumbatron/core";
 import type { VerificationInput } from "@rhumbatron/db";
+import { useTestDatabase } from "@rhumbatron/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapAvailable, bubblewrapSandbox, sandboxLimits } from "../sandbox/index.ts";
 import { testConfig } from "../testing.ts";
@@ -91,8 +92,12 @@ async function project(dirName: string): Promise<SandboxWorkspace> {
   return ws;
 }
 
+// A check with a test report asks the project's test history which of its tests are new (attempts.ts).
+const t = useTestDatabase();
+
 function deps(blobs: BlobStore, concurrency: number): VerificationDeps {
   return {
+    db: t.db,
     config: { ...testConfig, checks: { ...testConfig.checks, concurrency } },
     blobs,
     now: () => new Date(),

@@ -2,7 +2,7 @@ import type { Culprit } from "@rhumbatron/core";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, importedProject, testWorld, verificationDeps } from "../test-world.ts";
+import { candidateFor, importedProject, runTaskDirectly, testWorld, verificationDeps } from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 
 /**
@@ -79,5 +79,20 @@ describe("the culprit Task", () => {
     );
     // Probes join no test's history: only the Candidate's own record did.
     expect(await t.db.testResult.count({ where: { candidateId } })).toBe(2);
+
+    // Task c run again is told the failure in its Context Packet; Task a is not.
+    const { changeId } = row;
+    const [a, c] = await Promise.all(["a", "c"].map((key) => t.db.task.findFirstOrThrow({ where: { changeId, key } })));
+    for (const task of [a, c]) await runTaskDirectly(w, task as NonNullable<typeof task>);
+    const packets = await t.db.contextPacket.findMany({
+      where: { purpose: "agent_run" },
+      orderBy: { createdAt: "asc" },
+    });
+    const notes = packets.slice(-2).map((p) => p.note ?? "");
+    expect(notes[0]).not.toContain("broke the check");
+    expect(notes[1]).toContain(
+      `Your Task's previous ChangeSet broke the check tests of Candidate ${candidateId}: the Change's ChangeSets before it pass that check`,
+    );
+    expect(notes[1]).toContain("Failing tests: adds two numbers; adds zero");
   }, 300_000);
 });
