@@ -680,7 +680,7 @@ describe("rhumbatron CLI", () => {
     expect(past.stderr).toContain("the quarantine's expiry is in the past");
     const done = await run([...quarantine, "--until", "2099-01-31"], as("admin"));
     expect(done.stdout.trim()).toMatch(
-      /^unit › cart > adds: in quarantine until 2099-01-31T00:00:00.000Z \(owner usr_\S+: clock-dependent\)$/,
+      /^unit › cart > adds: in quarantine until 2099-01-31T00:00:00.000Z \(owner admin@acme\.test: clock-dependent\)$/,
     );
     const only = await run(["tests", "--project", SHOP, "--quarantined", "--json"], as("viewer"));
     expect((JSON.parse(only.stdout) as { testId: string }[]).map((r) => r.testId)).toEqual(["cart > adds"]);

@@ -9,7 +9,7 @@ import {
   parseRequirement,
   type VerificationPlan,
 } from "@rhumbatron/core";
-import { evidenceOf, recordEvidence, type VerificationOutcome } from "@rhumbatron/db";
+import { evidenceOf, recordEvidence, taskTitlesOf, type VerificationOutcome } from "@rhumbatron/db";
 import { runCheck } from "./check-step.ts";
 import { composePrefix } from "./composition.ts";
 import type { SerializedEvidence, VerificationRun } from "./verification-run.ts";
@@ -54,11 +54,12 @@ export async function culpritStep(
   // Every prefix tried failed: the base itself may fail the check, and then no Task broke it.
   const baseFails = hi === 1 && (await probe(0));
   const cs = sets[hi - 1];
-  const task = cs && !baseFails ? await v.deps.db.task.findUnique({ where: { id: cs.taskId } }) : null;
+  const titles = cs && !baseFails ? await taskTitlesOf(v.deps.db, v.input.change.id) : [];
+  const task = cs ? titles.find((t) => t.key === cs.taskKey) : undefined;
   const culprit: Culprit = {
     checkId: check.id,
     tests: (judged?.failingTests ?? []).filter((t) => tests.includes(t.id)).map((t) => t.name),
-    task: cs && task ? { id: task.id, key: task.key, title: task.title, changeSetId: cs.id, position: hi } : null,
+    task: cs && task ? { id: cs.taskId, key: task.key, title: task.title, changeSetId: cs.id, position: hi } : null,
     of: sets.length,
     probes,
   };

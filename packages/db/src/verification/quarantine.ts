@@ -38,7 +38,15 @@ export interface TestRow {
   delayed: string[];
   delayedCount: number;
   lastRunAt: Date;
-  quarantine: { owner: string; reason: string; since: Date; expiresAt: Date; auto: boolean } | null;
+  /** `owner`: a user's ID or "policy"; `ownerName`: the user's email, when the user still exists. */
+  quarantine: {
+    owner: string;
+    ownerName: string | null;
+    reason: string;
+    since: Date;
+    expiresAt: Date;
+    auto: boolean;
+  } | null;
 }
 
 /** The project's tests: by default the flaky and broken ones and those in quarantine, worst first. */
@@ -67,7 +75,22 @@ export async function listTests(
     orderBy: [{ status: "asc" }, { flakyRuns: "desc" }, { failedRuns: "desc" }, { testId: "asc" }],
     take: q.limit ?? 200,
   });
-  return rows.map((r) => testRow(r, now));
+  return named(
+    db,
+    rows.map((r) => testRow(r, now)),
+  );
+}
+
+/** Each quarantine's owner by email, as people read it. */
+async function named(db: Db, rows: TestRow[]): Promise<TestRow[]> {
+  const ids = [...new Set(rows.flatMap((r) => (r.quarantine && !r.quarantine.auto ? [r.quarantine.owner] : [])))];
+  const users = ids.length
+    ? await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })
+    : [];
+  const email = new Map(users.map((u) => [u.id, u.email]));
+  return rows.map((r) =>
+    r.quarantine ? { ...r, quarantine: { ...r.quarantine, ownerName: email.get(r.quarantine.owner) ?? null } } : r,
+  );
 }
 
 function testRow(r: Parameters<typeof quarantineOf>[0], now: Date): TestRow {
@@ -88,7 +111,10 @@ function testRow(r: Parameters<typeof quarantineOf>[0], now: Date): TestRow {
     lastRunAt: r.lastRunAt,
     quarantine:
       held && quarantineHolds(held, now)
-        ? { owner: held.owner, reason: held.reason, since: held.at, expiresAt: held.expiresAt, auto: held.auto }
+        ? {
+            ...{ owner: held.owner, ownerName: null, reason: held.reason },
+            ...{ since: held.at, expiresAt: held.expiresAt, auto: held.auto },
+          }
         : null,
   };
 }
@@ -181,5 +207,6 @@ export async function setTestQuarantine(
   const row = await db.testStatus.findUniqueOrThrow({
     where: { projectId_checkId_testId: { projectId: q.projectId, checkId: q.checkId, testId: q.testId } },
   });
-  return { changed, row: testRow(row, now) };
+  const [shown] = await named(db, [testRow(row, now)]);
+  return { changed, row: shown as TestRow };
 }

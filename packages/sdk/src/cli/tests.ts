@@ -64,7 +64,7 @@ function isoTime(text: string): string {
 function quarantineLine(r: TestQuarantineResult): string {
   const q = r.row.quarantine;
   const what = q
-    ? `in quarantine until ${new Date(q.expiresAt).toISOString()} (owner ${q.owner}: ${q.reason})`
+    ? `in quarantine until ${new Date(q.expiresAt).toISOString()} (owner ${q.ownerName ?? q.owner}: ${q.reason})`
     : "not in quarantine: its failures block";
   return `${r.row.checkId} › ${r.row.testId}: ${what}${r.changed ? "" : " (unchanged)"}`;
 }
@@ -80,7 +80,7 @@ export function formatTests(rows: readonly TestRow[], filter: TestFilter): strin
     .map((r) => {
       const since = new Date(r.since).toISOString().slice(0, 10);
       const q = r.quarantine
-        ? `; quarantined until ${new Date(r.quarantine.expiresAt).toISOString().slice(0, 10)} by ${r.quarantine.owner}: ${r.quarantine.reason}`
+        ? `; quarantined until ${new Date(r.quarantine.expiresAt).toISOString().slice(0, 10)} by ${r.quarantine.ownerName ?? r.quarantine.owner}: ${r.quarantine.reason}`
         : "";
       const held = r.delayedCount ? `; held up ${r.delayedCount} Candidate${r.delayedCount === 1 ? "" : "s"}` : "";
       return `${r.status.padEnd(6)} ${r.checkId} › ${r.testId}\n       ${r.rate}, ${r.failedRuns} failed, since ${since}${held}${q}`;

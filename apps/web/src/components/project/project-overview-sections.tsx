@@ -12,6 +12,7 @@ import { ChangeList } from "./change-list.tsx";
 import { CloneAccess } from "./clone-access.tsx";
 import { CodeSearch } from "./code-search.tsx";
 import { EventFeed } from "./event-feed.tsx";
+import { FlakyTests } from "./flaky-tests.tsx";
 import { GenerationTimeline } from "./generation-timeline.tsx";
 import { IndexStatus } from "./index-status.tsx";
 import { LandingQueue } from "./landing-queue.tsx";
@@ -201,6 +202,10 @@ export function SettingsPanels({
 
       <Panel title="Checks" testId="checks-panel">
         <ProjectChecks tenantId={tenantId} projectId={project.id} />
+      </Panel>
+
+      <Panel title="Flaky and broken tests" testId="tests-panel">
+        <FlakyTests tenantId={tenantId} projectId={project.id} canQuarantine={hasAtLeast(role, "admin")} />
       </Panel>
 
       <Panel title="Releases" testId="releases-panel">
