@@ -94,14 +94,16 @@ export async function checkInvariants(o: {
     );
     inv.push(
       zero(
+        // A woken run (a wake received while the Task runs: work-graph/woken.ts) ends completed too; it is no result.
         "no Task has two finished runs for one attempt, or two ChangeSets",
         await count(
           db,
           `SELECT count(*) AS n FROM (
              SELECT task_id FROM agent_runs WHERE change_id = ANY($1::text[]) AND status = 'completed'
-             GROUP BY task_id HAVING count(*) > 1
+               AND reason IN ('dispatch', 'attempt') GROUP BY task_id, alternative HAVING count(*) > 1
              UNION ALL
-             SELECT task_id FROM changesets WHERE change_id = ANY($1::text[]) GROUP BY task_id HAVING count(*) > 1) d`,
+             SELECT task_id FROM changesets WHERE change_id = ANY($1::text[])
+               GROUP BY task_id, alternative HAVING count(*) > 1) d`,
           [o.changeIds],
         ),
       ),

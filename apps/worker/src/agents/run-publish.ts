@@ -1,5 +1,5 @@
 import { appendOnlyMatcher, pathsOutside, sourceKeys, workspaceFork } from "@rhumbatron/core";
-import { publishChangeSet, withRepoTokens } from "@rhumbatron/db";
+import { publishChangeSet, runStillHeld, runSuperseded, withRepoTokens } from "@rhumbatron/db";
 import { storePatch } from "../source/code-store.ts";
 import { checksFileInCheckout } from "../verification/project-checks.ts";
 import { outsideAllowed, secretsInFiles } from "./run-ready.ts";
@@ -27,6 +27,9 @@ export async function publishStep(
   const fork = workspaceFork(runId);
   const who = { name: ctx.agentId, email: `${ctx.agentId}@agents.rhumbatron.local` };
   const commit = (await deps.source.commitAll(dir, `${task.key}: ${task.title}\n\nRun ${runId}`, who)) ?? base;
+  // A runner whose run was taken over pushes nothing to the run's fork, where the taker works now.
+  const held = { runId, epoch: ctx.epoch };
+  if (!(await runStillHeld(deps.db, held))) throw runSuperseded(held);
   const diff = await withRepoTokens(
     deps.db,
     [{ repo: fork, mode: "write", purpose: `push ${runId}` }],
@@ -64,6 +67,7 @@ export async function publishStep(
     deps.db,
     {
       runId,
+      epoch: ctx.epoch,
       changeId: ctx.changeId,
       taskId: task.taskId,
       agentId: ctx.agentId,

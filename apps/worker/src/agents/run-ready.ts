@@ -11,7 +11,6 @@ import {
 import {
   blockTaskForLimit,
   finishAttempt,
-  markRun,
   readTenantSecrets,
   recordRunTranscript,
   TenantSecretError,
@@ -60,9 +59,10 @@ export async function readyStep(
   }
   if (reason === null) return { ok: true, installed, secrets };
   if (ctx.alternative > 1) return { ok: false, result: await failAttempt(deps, runId, ctx, reason) };
+  const { changeId, epoch } = ctx;
   await blockTaskForLimit(
     deps.db,
-    { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "agent_unavailable", cause: who, reason },
+    { changeId, taskId: ctx.task.taskId, runId, epoch, limit: "agent_unavailable", cause: who, reason },
     deps,
   );
   return { ok: false, result: { outcome: "blocked", detail: reason } };
@@ -75,11 +75,11 @@ export async function failAttempt(
   ctx: RunContext,
   reason: string,
 ): Promise<RunResult> {
-  await markRun(deps.db, runId, "failed", reason, deps.now());
   await finishAttempt(
     deps.db,
     {
       runId,
+      epoch: ctx.epoch,
       changeId: ctx.changeId,
       taskId: ctx.task.taskId,
       agentId: ctx.agentId,
@@ -116,7 +116,7 @@ export async function runProgramStep(
   });
   await recordRunTranscript(
     deps.db,
-    runId,
+    { runId, epoch: ctx.epoch },
     {
       key,
       program: agent.program,

@@ -6,8 +6,6 @@ import {
   type ContextPacket,
   canonicalRepo,
   DomainError,
-  dirForAgentRun,
-  type SandboxWorkspace,
   scriptedProvider,
   workspaceFork,
 } from "@rhumbatron/core";
@@ -16,8 +14,7 @@ import {
   blockTaskForLimit,
   canonicalGenerationOf,
   changeSetOfRun,
-  finishAttempt,
-  finishTask,
+  isRunSuperseded,
   loadRunContext,
   markRun,
   openReservation,
@@ -28,18 +25,16 @@ import {
   retryAfterStartFailure,
   type SandboxReservation,
   START_FAILURE,
-  settleSandbox,
-  taskCancelled,
   withRepoTokens,
 } from "@rhumbatron/db";
 import { syncCanonical } from "../source/sync.ts";
 import { runCommandAgent } from "./command-agent.ts";
 import { agentRunContext } from "./context-packet.ts";
+import { type OpenRun, openRunStep } from "./run-open.ts";
 import { composeDependencies, publishStep } from "./run-publish.ts";
 import { type AgentReady, failAttempt, readyStep, runProgramStep } from "./run-ready.ts";
 import type { RunContext, RunnerDeps, RunResult } from "./run-types.ts";
 import { workspaceTools } from "./toolbox.ts";
-import { type WakeDelivery, wakeDelivery } from "./wakes.ts";
 
 export type { RunnerDeps, RunResult } from "./run-types.ts";
 
@@ -54,6 +49,17 @@ export type { RunnerDeps, RunResult } from "./run-types.ts";
 const RUN_MARKER = "rhumbatron-run";
 
 export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
+  try {
+    return await executeHeldRun(deps, runId);
+  } catch (err) {
+    // Another runner took the run over while this one worked (its beat was late, or the run went
+    // stale): the run, its Task and its ChangeSet are the taker's, and this one recorded nothing.
+    if (isRunSuperseded(err)) return { outcome: "skipped", detail: `superseded: ${err.message}` };
+    throw err;
+  }
+}
+
+async function executeHeldRun(deps: RunnerDeps, runId: string): Promise<RunResult> {
   const ctx = await loadRunContext(deps.db, runId);
   if (ctx.reason !== "dispatch" && ctx.alternative === 1) {
     // A wake that no running work of the Agent took (it ended, or runs elsewhere): checked against the state now.
@@ -63,7 +69,7 @@ export async function executeRun(deps: RunnerDeps, runId: string): Promise<RunRe
   // Another attempt runs while its Task runs or once it completed (docs/attempts.md).
   const alive = ctx.alternative === 1 ? ["running"] : ["running", "completed"];
   if (!alive.includes(ctx.taskState)) {
-    await markRun(deps.db, runId, "failed", `task is ${ctx.taskState}`, deps.now());
+    await markRun(deps.db, { runId, epoch: ctx.epoch }, "failed", `task is ${ctx.taskState}`, deps.now());
     return { outcome: "skipped", detail: `task is ${ctx.taskState}` };
   }
   const unreviewed = ctx.agent?.kind === "program" || ctx.agent?.kind === "command" ? ctx.agent : null;
@@ -164,56 +170,14 @@ async function reserveStep(
     if (!(err instanceof DomainError && err.code === "PRECONDITION_FAILED")) throw err;
     const cause = typeof err.details?.limit === "string" ? err.details.limit : null;
     if (ctx.alternative > 1) return { ok: false, result: await failAttempt(deps, runId, ctx, err.message) };
+    const { changeId, epoch } = ctx;
     await blockTaskForLimit(
       deps.db,
-      { changeId: ctx.changeId, taskId: ctx.task.taskId, runId, limit: "sandbox_meter", cause, reason: err.message },
+      { changeId, taskId: ctx.task.taskId, runId, epoch, limit: "sandbox_meter", cause, reason: err.message },
       deps,
     );
     return { ok: false, result: { outcome: "blocked", detail: err.message } };
   }
-}
-
-interface OpenRun {
-  ws: SandboxWorkspace;
-  cancel: { signal: AbortSignal; stop(): Promise<void> };
-  wakes: WakeDelivery;
-  /** Settle the meter, remove the run directory, then record the run and finish the Task (or note the cancel). */
-  finish(outcome: "completed" | "failed", detail: string, changeSetId?: string): Promise<RunResult>;
-}
-
-/** The run directory, the cancel watch, and how the run ends whatever happens in between. */
-async function openRunStep(
-  deps: RunnerDeps,
-  runId: string,
-  ctx: RunContext,
-  reservation: SandboxReservation,
-): Promise<OpenRun> {
-  const started = deps.now();
-  const ws = await deps.sandbox.open({ projectId: ctx.projectId, dirName: dirForAgentRun(runId) });
-  const wakes = wakeDelivery(deps, { changeId: ctx.changeId, taskId: ctx.task.taskId });
-  const cancel = watchForCancel(deps, ctx.task.taskId, () => wakes.poll());
-  const finish: OpenRun["finish"] = async (outcome, detail, changeSetId) => {
-    await cancel.stop();
-    const wallSeconds = Math.ceil((deps.now().getTime() - started.getTime()) / 1000);
-    await settleSandbox(deps.db, reservation, { wallSeconds, billing: deps.sandbox.billing }, deps.config);
-    await ws.remove().catch(() => {});
-    if (cancel.signal.aborted) {
-      // The Change was cancelled under the run: its Task is blocked already; nothing is published.
-      await markRun(deps.db, runId, "cancelled", "the Change was cancelled", deps.now());
-      return { outcome: "skipped", detail: "cancelled: the Change was cancelled while the Agent worked" };
-    }
-    await markRun(deps.db, runId, outcome, outcome === "failed" ? detail : null, deps.now());
-    const task = { taskId: ctx.task.taskId, runId, agentId: ctx.agentId, changeSetId: changeSetId ?? null };
-    if (ctx.alternative > 1)
-      await finishAttempt(
-        deps.db,
-        { ...task, changeId: ctx.changeId, attempt: ctx.alternative, outcome, reason: detail },
-        deps,
-      );
-    else await finishTask(deps.db, { ...task, outcome, reason: detail }, deps);
-    return { outcome, detail, ...(changeSetId ? { changeSetId } : {}) };
-  };
-  return { ws, cancel, wakes, finish };
 }
 
 /**
@@ -274,7 +238,7 @@ async function prepareStep(
     },
   );
   const stacked = await composeDependencies(deps, ctx.stack, dir, start, ctx.task.key);
-  await recordRunStart(deps.db, runId, fork, start, deps.now());
+  await recordRunStart(deps.db, { runId, epoch: ctx.epoch }, fork, start, deps.now());
   await writeFile(join(dir, ".git", RUN_MARKER), `${runId} ${start}\n`);
   return { base: start, start: stacked };
 }
@@ -289,40 +253,6 @@ async function emptyRunDirectory(dir: string): Promise<void> {
     throw err;
   });
   await Promise.all(names.map((name) => rm(join(dir, name), { recursive: true, force: true })));
-}
-
-/** How often a running Agent checks whether its Change was cancelled, and takes the wakes sent to it. */
-const CANCEL_POLL_MS = 1000;
-
-/**
- * Aborts the run's signal once its Task is blocked as cancelled (cancelChange), so the command in
- * flight is killed with its children and the tool loop stops. Each tick also runs `onTick` (taking
- * the Agent's wakes); stop waits for a tick in flight, so nothing is taken after the run ends.
- */
-function watchForCancel(
-  deps: RunnerDeps,
-  taskId: string,
-  onTick: () => Promise<void>,
-): { signal: AbortSignal; stop(): Promise<void> } {
-  const controller = new AbortController();
-  let ticking: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    void taskCancelled(deps.db, taskId)
-      .then((cancelled) => {
-        if (cancelled) controller.abort(new Error("cancelled"));
-      })
-      .catch(() => {});
-    // A failed take leaves the wake queued for the next tick (or the runner).
-    ticking = onTick().catch(() => {});
-  }, CANCEL_POLL_MS);
-  timer.unref();
-  return {
-    signal: controller.signal,
-    stop: async () => {
-      clearInterval(timer);
-      await ticking;
-    },
-  };
 }
 
 /** Runs the Task's Agent: a command, an installed program, or the tool loop of a model or the scripted plan. */
@@ -371,7 +301,10 @@ function agentOutcome({
       : provider.run({ ...task, context: context.packet }, run.wakes.tools(tools), run.cancel.signal, run.wakes.inbox);
 }
 
-/** A run that threw: before its Agent started the failure is this system's own, and a first attempt is retried. */
+/**
+ * A run that threw: before its Agent started the failure is this system's own, and a first attempt
+ * is retried. A run taken over by another runner ends here with nothing recorded.
+ */
 async function failedRun(
   deps: RunnerDeps,
   ctx: RunContext,
@@ -379,6 +312,10 @@ async function failedRun(
   agentStarted: boolean,
   err: unknown,
 ): Promise<RunResult> {
+  if (isRunSuperseded(err)) {
+    await run.leave();
+    throw err;
+  }
   const message = err instanceof Error ? err.message : String(err);
   if (agentStarted) return run.finish("failed", `the run failed: ${message}`);
   const result = await run.finish("failed", `${START_FAILURE} ${message}`);

@@ -11,8 +11,9 @@ import {
 import { appendToOutbox, enqueueCommand } from "@rhumbatron/runtime";
 import type { Db } from "../client.ts";
 import { type LockedChange, lockResourceRow } from "../events/owners.ts";
-import { moveCandidates } from "../statuses/moves.ts";
+import { moveCandidates, moveRuns } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
+import { fenceRun, UNCLAIMED_EPOCH } from "./run-fence.ts";
 import { changeEvent, nudgeAgentRunners, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -68,14 +69,18 @@ export async function queueAttemptRuns(
 }
 
 /**
- * An attempt's run ended: attempt.finished, and when the Change's Work Graph is complete already, the
- * request for that attempt's Candidate (a Candidate per attempt is made when the graph completes,
- * for the attempts finished by then: createCandidate). A repeat writes nothing new.
+ * An attempt's run ended: the run ends and attempt.finished is written, and when the Change's Work
+ * Graph is complete already, the request for that attempt's Candidate (a Candidate per attempt is
+ * made when the graph completes, for the attempts finished by then: createCandidate), in one
+ * transaction while the runner still holds the run (`epoch`, ./run-fence.ts). A repeat writes
+ * nothing new.
  */
 export async function finishAttempt(
   db: Db,
   f: {
     runId: string;
+    /** The runner's epoch (./run-fence.ts); none: a run no runner claimed. */
+    epoch?: number;
     changeId: string;
     taskId: string;
     agentId: string;
@@ -88,6 +93,11 @@ export async function finishAttempt(
 ): Promise<void> {
   await withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${f.changeId}`);
+    const now = deps.now();
+    await fenceRun(ctx.tx, { runId: f.runId, epoch: f.epoch ?? UNCLAIMED_EPOCH }, now);
+    await moveRuns(ctx.tx, { id: f.runId }, f.outcome, {
+      data: { error: f.outcome === "failed" ? (f.reason ?? null) : null, updatedAt: now },
+    });
     const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: f.changeId }, select: { status: true } });
     await appendToOutbox(
       ctx,
@@ -96,7 +106,7 @@ export async function finishAttempt(
           taskId: f.taskId,
           key: f.runId,
           actor: { kind: "agent", id: f.agentId },
-          now: deps.now(),
+          now,
           payload: {
             attempt: f.attempt,
             runId: f.runId,

@@ -13,19 +13,24 @@ import { type LockedChange, lockResourceRow } from "../events/owners.ts";
 import { moveCandidates, moveChanges, moveOne, moveRuns, moveTasks } from "../statuses/moves.ts";
 import { type TxContext, withTransaction } from "../transaction.ts";
 import { loadTasks } from "./dispatch.ts";
+import { fenceRun, UNCLAIMED_EPOCH } from "./run-fence.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
- * An Agent finished its Task: task.completed (or task.failed) and claim.released through the shard
- * outbox. When every
- * Task of the Change has completed, the shard also writes verification.started with reason
- * work_graph_completed. Stable Event IDs make a retried finish a no-op.
+ * An Agent finished its Task: the run ends, and task.completed (or task.failed) and claim.released
+ * go through the shard outbox, in one transaction, while the runner still holds the run (`epoch`,
+ * ./run-fence.ts; a runner whose run was taken over records nothing). When every Task of the Change
+ * has completed, the shard also writes verification.started with reason work_graph_completed.
+ * Stable Event IDs make a retried finish a no-op. A Task no longer running for this Agent (its
+ * Change was cancelled meanwhile) is left as it is: the run ends, and PRECONDITION_FAILED says why.
  */
 export async function finishTask(
   db: Db,
   f: {
     taskId: string;
     runId: string;
+    /** The runner's epoch (./run-fence.ts); none: a run no runner claimed. */
+    epoch?: number;
     agentId: string;
     outcome: "completed" | "failed";
     changeSetId?: string | null;
@@ -33,22 +38,24 @@ export async function finishTask(
   },
   deps: WorkGraphDeps,
 ): Promise<{ changed: boolean; graphComplete: boolean }> {
-  return withTransaction(db, async (ctx) => {
+  type Finished = { changed: boolean; graphComplete: boolean } | { refused: string };
+  const finished = await withTransaction(db, async (ctx): Promise<Finished> => {
     const t = await ctx.tx.task.findUnique({ where: { id: f.taskId }, select: { changeId: true } });
     if (!t) throw new DomainError("NOT_FOUND", `task ${f.taskId} not found`);
     const owner = await lockResourceRow(ctx, `change:${t.changeId}`);
+    const now = deps.now();
+    await fenceRun(ctx.tx, { runId: f.runId, epoch: f.epoch ?? UNCLAIMED_EPOCH }, now);
+    await moveRuns(ctx.tx, { id: f.runId }, f.outcome, {
+      data: { error: f.outcome === "failed" ? (f.reason ?? null) : null, updatedAt: now },
+    });
     const task = await ctx.tx.task.findUniqueOrThrow({ where: { id: f.taskId } });
     if (task.state === f.outcome) return { changed: false, graphComplete: false };
     if (task.state !== "running" || task.agentId !== f.agentId) {
-      throw new DomainError(
-        "PRECONDITION_FAILED",
-        `task ${task.key} is ${task.state}${task.agentId ? ` (held by ${task.agentId})` : ""}, not running for ${f.agentId}`,
-      );
+      const holder = task.agentId ? ` (held by ${task.agentId})` : "";
+      return { refused: `task ${task.key} is ${task.state}${holder}, not running for ${f.agentId}` };
     }
-    const now = deps.now();
     const actor = { kind: "agent" as const, id: f.agentId };
     await moveOne(`task ${task.id}`, f.outcome, moveTasks(ctx.tx, { id: task.id }, f.outcome));
-    await moveRuns(ctx.tx, { id: f.runId }, f.outcome);
     const events: EventEnvelope[] = [
       f.outcome === "completed"
         ? changeEvent(owner, "task.completed", {
@@ -72,6 +79,8 @@ export async function finishTask(
     await appendToOutbox(ctx, events, deps);
     return { changed: true, graphComplete: started !== null };
   });
+  if ("refused" in finished) throw new DomainError("PRECONDITION_FAILED", finished.refused);
+  return finished;
 }
 
 /**

@@ -7,6 +7,7 @@ export * from "./dispatch.ts";
 export * from "./fixture.ts";
 export * from "./queries.ts";
 export * from "./retry-task.ts";
+export { type HeldRun, isRunSuperseded, runStillHeld, runSuperseded } from "./run-fence.ts";
 export * from "./runs.ts";
 export * from "./shared.ts";
 export * from "./wake.ts";

@@ -14,6 +14,7 @@ import { lockResourceRow } from "../events/owners.ts";
 import { moveRuns, moveTasks } from "../statuses/moves.ts";
 import { withTransaction } from "../transaction.ts";
 import { type ChangeSetRow, insertChangeSet } from "./changeset-row.ts";
+import { fenceRun, type HeldRun, runStillHeld, runSuperseded, UNCLAIMED_EPOCH, updateHeldRun } from "./run-fence.ts";
 import { changeEvent, type WorkGraphDeps } from "./shared.ts";
 
 /**
@@ -21,7 +22,8 @@ import { changeEvent, type WorkGraphDeps } from "./shared.ts";
  * heartbeat stopped for worker.takeoverSeconds, or it has not touched the run for `staleAfterMs`;
  * or one the claiming runner itself holds but no longer works on, see leases/working.ts), records
  * where it started, and publishes its ChangeSet. The caller calls doneWorking(runner, "agent_run",
- * [id], now) when it is done with the run, however it ended.
+ * [id], now) when it is done with the run, however it ended. Each claim starts a new epoch of the
+ * run, and every write of the runner is fenced with the epoch it claimed in (./run-fence.ts).
  */
 export interface RunClaim {
   now: Date;
@@ -31,31 +33,50 @@ export interface RunClaim {
   takeoverSeconds: number;
 }
 
+/**
+ * Claims the next run, in a new epoch. A running run is taken over only when this runner does not
+ * work on it itself (it is not among `busy`): two lanes of one worker never execute one run at once.
+ */
 export async function claimNextRun(db: Db, claim: RunClaim): Promise<string | null> {
   const { now } = claim;
   const stale = new Date(now.getTime() - claim.staleAfterMs);
   const deadRunner = heldByDeadWorker("runner_id", takeoverCutoff(now, claim.takeoverSeconds), claim.runner);
-  return claimWhileWorking(
+  const held = await claimWhileWorking(
     claim.runner,
     "agent_run",
     { now, holdMs: claim.takeoverSeconds * 1000 },
     async (busy) => {
       const orphan = orphanedBy("runner_id", "id", claim.runner, busy);
-      const rows = await db.$queryRaw<{ id: string }[]>`
-        UPDATE agent_runs SET status = 'running', runner_id = ${claim.runner}, updated_at = ${now}
+      const rows = await db.$queryRaw<{ id: string; runner_epoch: number }[]>`
+        UPDATE agent_runs SET status = 'running', runner_id = ${claim.runner}, updated_at = ${now},
+          runner_epoch = runner_epoch + 1
         WHERE id = (
           SELECT id FROM agent_runs
-          WHERE status = 'queued' OR (status = 'running' AND (updated_at < ${stale} OR ${deadRunner} OR ${orphan}))
+          WHERE status = 'queued' OR (status = 'running' AND NOT (id = ANY(${busy}::text[]))
+            AND (updated_at < ${stale} OR ${deadRunner} OR ${orphan}))
           ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING id`;
-      return rows[0]?.id ?? null;
+        RETURNING id, runner_epoch`;
+      const row = rows[0];
+      return row ? { runId: row.id, epoch: row.runner_epoch } : null;
     },
-    (id) => (id ? [id] : []),
+    (run) => (run ? [run.runId] : []),
   );
+  if (!held) return null;
+  claimedHere.set(held.runId, held.epoch);
+  return held.runId;
 }
+
+/**
+ * The epoch of each run this process claimed and has not loaded yet. The runner loads the run it
+ * claimed at once (loadRunContext), and takes the epoch from here, not from the row: had another
+ * worker taken the run over in between, the row would hold that worker's epoch.
+ */
+const claimedHere = new Map<string, number>();
 
 export interface RunContext {
   runId: string;
+  /** The epoch this runner claimed the run in: every write of the run carries it (./run-fence.ts). */
+  epoch: number;
   agentId: string;
   reason: string;
   tenantId: string;
@@ -123,8 +144,11 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
   });
   if (!run) throw new DomainError("NOT_FOUND", `run ${runId} not found`);
   const stack = await dependencyStack(db, run.changeId, run.task.key);
+  const epoch = claimedHere.get(runId) ?? run.runnerEpoch;
+  claimedHere.delete(runId);
   return {
     runId,
+    epoch,
     agentId: run.agentId,
     reason: run.reason,
     tenantId: run.change.project.tenantId,
@@ -151,22 +175,29 @@ export async function loadRunContext(db: Db, runId: string): Promise<RunContext>
 
 export async function recordRunStart(
   db: Db,
-  runId: string,
+  run: HeldRun,
   fork: string,
   startCommit: string,
   now: Date,
 ): Promise<void> {
-  await db.agentRun.update({ where: { id: runId }, data: { fork, startCommit, updatedAt: now } });
+  await updateHeldRun(db, run, { fork, startCommit, updatedAt: now });
 }
 
+/**
+ * Ends a run that ends without its Task moving (skipped, cancelled); finishTask and finishAttempt end
+ * the runs that finish their work. Nothing moves for a runner whose run was taken over.
+ */
 export async function markRun(
   db: Db,
-  runId: string,
-  status: "completed" | "failed" | "blocked" | "cancelled",
+  run: HeldRun,
+  status: "failed" | "cancelled",
   error: string | null,
   now: Date,
-) {
-  await moveRuns(db, { id: runId }, status, { data: { error, updatedAt: now } });
+): Promise<void> {
+  const moved = await moveRuns(db, { id: run.runId, runnerEpoch: run.epoch }, status, {
+    data: { error, updatedAt: now },
+  });
+  if (moved === 0 && !(await runStillHeld(db, run))) throw runSuperseded(run);
 }
 
 /** What a program Agent's run reported, beside its steps in the blob store (`key`). */
@@ -183,21 +214,23 @@ export interface RunTranscript {
   refused: string[];
 }
 
-export async function recordRunTranscript(db: Db, runId: string, t: RunTranscript, now: Date): Promise<void> {
-  await db.agentRun.update({ where: { id: runId }, data: { transcript: { ...t }, updatedAt: now } });
+export async function recordRunTranscript(db: Db, run: HeldRun, t: RunTranscript, now: Date): Promise<void> {
+  await updateHeldRun(db, run, { transcript: { ...t }, updatedAt: now });
 }
 
 /**
- * Records the run's ChangeSet and writes changeset.published through the shard outbox. Idempotent
- * per run (a retried publish finds the first ChangeSet).
+ * Records the run's ChangeSet and writes changeset.published through the shard outbox, while the
+ * runner still holds the run (`epoch`, ./run-fence.ts). Idempotent per run (a retried publish finds
+ * the first ChangeSet).
  */
 export async function publishChangeSet(
   db: Db,
-  p: Omit<ChangeSetRow, "id" | "alternative"> & { changeSetId?: string },
+  p: Omit<ChangeSetRow, "id" | "alternative"> & { changeSetId?: string; epoch: number },
   deps: WorkGraphDeps,
 ): Promise<string> {
   return withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${p.changeId}`);
+    await fenceRun(ctx.tx, { runId: p.runId, epoch: p.epoch }, deps.now());
     const existing = await ctx.tx.changeSet.findUnique({ where: { runId: p.runId } });
     if (existing) return existing.id;
     // A retried Task's ChangeSet is news of its own (its Event ID is keyed by the attempt).
@@ -234,11 +267,21 @@ export async function publishChangeSet(
  */
 export async function blockTaskForLimit(
   db: Db,
-  b: { changeId: string; taskId: string; runId: string; limit: string; cause?: string | null; reason: string },
+  b: {
+    changeId: string;
+    taskId: string;
+    runId: string;
+    /** The runner's epoch (./run-fence.ts); none: a run no runner claimed. */
+    epoch?: number;
+    limit: string;
+    cause?: string | null;
+    reason: string;
+  },
   deps: WorkGraphDeps,
 ) {
   await withTransaction(db, async (ctx) => {
     const owner = await lockResourceRow(ctx, `change:${b.changeId}`);
+    await fenceRun(ctx.tx, { runId: b.runId, epoch: b.epoch ?? UNCLAIMED_EPOCH }, deps.now());
     const before = await ctx.tx.task.findUniqueOrThrow({ where: { id: b.taskId } });
     await moveTasks(ctx.tx, { id: b.taskId }, "blocked", {
       data: { blockedLimit: b.limit, blockedCause: b.cause ?? null },

@@ -93,7 +93,17 @@ describe("intents and claims", () => {
 
   it("a finished Task releases its claim once; a cancelled Change releases its running Tasks' claims", async () => {
     const h = await holders("proj_in2");
-    const done = { taskId: h.a, runId: "run_none", agentId: "agt_a", outcome: "completed" as const };
+    await t.db.agentRun.create({
+      data: {
+        id: "run_in2",
+        taskId: h.a,
+        changeId: h.x,
+        agentId: "agt_a",
+        wakeCommandId: "cmd_in2",
+        reason: "dispatch",
+      },
+    });
+    const done = { taskId: h.a, runId: "run_in2", agentId: "agt_a", outcome: "completed" as const };
     await finishTask(t.db, done, deps);
     await finishTask(t.db, done, deps);
     await cancelChange(t.db, { tenantId: "ten_test", changeId: h.y, actorId: "usr_1", reason: "no" }, deps);
@@ -150,7 +160,17 @@ describe("a wake reaching its Agent", () => {
     });
 
     await wokenRun("run_wk3", { taskId: h.a, changeId: h.x, causeTaskId: h.b });
-    await finishTask(t.db, { taskId: h.a, runId: "run_a", agentId: "agt_a", outcome: "completed" }, deps);
+    await t.db.agentRun.create({
+      data: {
+        id: "run_wk2_own",
+        taskId: h.a,
+        changeId: h.x,
+        agentId: "agt_a",
+        wakeCommandId: "cmd_wk2_own",
+        reason: "dispatch",
+      },
+    });
+    await finishTask(t.db, { taskId: h.a, runId: "run_wk2_own", agentId: "agt_a", outcome: "completed" }, deps);
     expect((await receiveWake(t.db, { runId: "run_wk3", editedPaths: [] }, deps))?.note).toBe(
       "stopped: the Task is completed: its run ended before the wake reached it",
     );
