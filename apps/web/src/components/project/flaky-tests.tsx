@@ -105,7 +105,6 @@ export function TestItem({
   projectId: string;
   actions: Actions | null;
 }) {
-  const [reason, setReason] = useState("");
   const q = t.quarantine;
   return (
     <li
@@ -141,42 +140,48 @@ export function TestItem({
           names it.
         </p>
       )}
-      {actions &&
-        (q ? (
-          <button
-            type="button"
-            data-testid="flaky-test-release"
-            disabled={actions.pending}
-            onClick={actions.release}
-            className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
-          >
-            Take out of quarantine
-          </button>
-        ) : (
-          <form
-            className="flex flex-wrap gap-2"
-            onSubmit={(e) => {
-              e.preventDefault();
-              actions.quarantine(reason);
-            }}
-          >
-            <input
-              data-testid="flaky-test-reason"
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              placeholder="Why (required): who fixes it, where"
-              className="min-w-64 rounded border border-slate-300 px-2 py-0.5 text-xs"
-            />
-            <button
-              type="submit"
-              data-testid="flaky-test-quarantine-submit"
-              disabled={actions.pending || reason.trim() === ""}
-              className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
-            >
-              Quarantine
-            </button>
-          </form>
-        ))}
+      {actions && <QuarantineActions actions={actions} quarantined={q !== null} />}
     </li>
+  );
+}
+
+/** An admin's buttons: take a quarantined test out, or quarantine one with a reason (required). */
+function QuarantineActions({ actions, quarantined }: { actions: Actions; quarantined: boolean }) {
+  const [reason, setReason] = useState("");
+  const q = quarantined;
+  return q ? (
+    <button
+      type="button"
+      data-testid="flaky-test-release"
+      disabled={actions.pending}
+      onClick={actions.release}
+      className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
+    >
+      Take out of quarantine
+    </button>
+  ) : (
+    <form
+      className="flex flex-wrap gap-2"
+      onSubmit={(e) => {
+        e.preventDefault();
+        actions.quarantine(reason);
+      }}
+    >
+      <input
+        data-testid="flaky-test-reason"
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        placeholder="Why (required): who fixes it, where"
+        className="min-w-64 rounded border border-slate-300 px-2 py-0.5 text-xs"
+      />
+      <button
+        type="submit"
+        data-testid="flaky-test-quarantine-submit"
+        disabled={actions.pending || reason.trim() === ""}
+        className="rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-50 disabled:opacity-50"
+      >
+        Quarantine
+      </button>
+    </form>
   );
 }
