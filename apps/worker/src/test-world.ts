@@ -475,3 +475,14 @@ export async function waitUntil<T>(
   }
   return v;
 }
+
+/** A checks file with one check, `tests`: node:test over test/add.test.js, read from its JUnit report. */
+export const NODE_TEST_CHECKS = [
+  "version: 1",
+  "checks:",
+  "  - id: tests",
+  "    run: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, test/add.test.js]",
+  "    report: { format: junit, path: tests.xml }",
+  "    timeout: 120",
+  "",
+].join("\n");

@@ -88,18 +88,18 @@ const crashNote = (crash: number | null) => (crash === null ? "" : ` (crash at c
 
 class CreateChange extends Step {
   protected kind = "create";
-  constructor(readonly spec: { tasks: number; shared: boolean; risk: M.Risk }) {
+  constructor(readonly shape: { tasks: number; shared: boolean; risk: M.Risk }) {
     super();
   }
   name(): string {
-    return `create(${this.spec.tasks} Task(s), ${this.spec.risk}${this.spec.shared ? ", README.md" : ""})`;
+    return `create(${this.shape.tasks} Task(s), ${this.shape.risk}${this.shape.shared ? ", README.md" : ""})`;
   }
   check(m: Readonly<Model>): boolean {
     return m.changes.length < MAX_CHANGES;
   }
   async step(m: Model, r: RunState): Promise<Outcome> {
-    const expected = M.createChange(m, this.spec);
-    r.changes.push(await realCreate(r.world, r.projectId, r.changes.length, this.spec));
+    const expected = M.createChange(m, this.shape);
+    r.changes.push(await realCreate(r.world, r.projectId, r.changes.length, this.shape));
     return { expected, actual: { kind: "change", change: r.changes.length - 1 } };
   }
 }

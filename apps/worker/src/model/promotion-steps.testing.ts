@@ -50,12 +50,12 @@ export async function realCreate(
   w: ModelWorld,
   projectId: string,
   index: number,
-  spec: { tasks: number; shared: boolean; risk: Risk },
+  shape: { tasks: number; shared: boolean; risk: Risk },
 ): Promise<string> {
-  const slots = Array.from({ length: spec.tasks }, (_, t) => poolSlot(w, index, t, spec.shared));
+  const slots = Array.from({ length: shape.tasks }, (_, t) => poolSlot(w, index, t, shape.shared));
   const input = changeInput.parse({
     title: `Model Change ${index}`,
-    riskTier: spec.risk,
+    riskTier: shape.risk,
     tasks: slots.map((s, t) => ({
       key: `t${t}`,
       title: `writes ${s.path}`,

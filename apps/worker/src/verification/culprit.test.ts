@@ -2,7 +2,14 @@ import type { Culprit } from "@rhumbatron/core";
 import { getCandidate } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, importedProject, runTaskDirectly, testWorld, verificationDeps } from "../test-world.ts";
+import {
+  candidateFor,
+  importedProject,
+  NODE_TEST_CHECKS,
+  runTaskDirectly,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import { drainVerifications } from "./runner.ts";
 
 /**
@@ -23,15 +30,7 @@ const LIBRARY = {
     'test("adds zero", () => assert.equal(add(2, 0), 2));',
     "",
   ].join("\n"),
-  ".rhumbatron/checks.yml": [
-    "version: 1",
-    "checks:",
-    "  - id: tests",
-    "    run: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, test/add.test.js]",
-    "    report: { format: junit, path: tests.xml }",
-    "    timeout: 120",
-    "",
-  ].join("\n"),
+  ".rhumbatron/checks.yml": NODE_TEST_CHECKS,
 };
 
 const write = (key: string, path: string, content: string) => ({

@@ -9,7 +9,14 @@ import {
 } from "@rhumbatron/db";
 import { useTestDatabase } from "@rhumbatron/db/testing";
 import { describe, expect, it } from "vitest";
-import { candidateFor, importedProject, type TestWorld, testWorld, verificationDeps } from "../test-world.ts";
+import {
+  candidateFor,
+  importedProject,
+  NODE_TEST_CHECKS,
+  type TestWorld,
+  testWorld,
+  verificationDeps,
+} from "../test-world.ts";
 import { storeSourceProbe } from "./landing.ts";
 import { drainVerifications } from "./runner.ts";
 
@@ -45,15 +52,7 @@ function project(extra: string[] = []) {
       ...extra,
       "",
     ].join("\n"),
-    ".rhumbatron/checks.yml": [
-      "version: 1",
-      "checks:",
-      "  - id: tests",
-      "    run: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, test/add.test.js]",
-      "    report: { format: junit, path: tests.xml }",
-      "    timeout: 120",
-      "",
-    ].join("\n"),
+    ".rhumbatron/checks.yml": NODE_TEST_CHECKS,
   };
 }
 

@@ -33,7 +33,7 @@ export interface EvidenceRecord {
 /** A test that failed on at least one attempt of its check on the Candidate's tree. */
 export interface FailingTest {
   id: string;
-  /** Suite path and name, as a reader reads it ("cart > adds an item"). */
+  /** Suite path and name, as a reader reads it ("parser > reads numbers"). */
   name: string;
   attempts: number;
   failedAttempts: number;
@@ -133,7 +133,7 @@ export function judge(
 
 const NO_TESTS: ReadonlySet<string> = new Set();
 
-/** "cart > adds (failed 1 of 3 attempts)" */
+/** "parser > reads numbers (failed 1 of 3 attempts)" */
 const attemptsText = (t: FailingTest) => `${t.name} (failed ${t.failedAttempts} of ${t.attempts} attempts)`;
 
 /**

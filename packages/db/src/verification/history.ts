@@ -121,7 +121,7 @@ export async function recordTestHistory(
   );
 }
 
-/** "cart > adds an item": the suite path and the name. */
+/** "parser > reads numbers": the suite path and the name. */
 export const displayName = (t: Pick<RecordedTest, "name" | "suite">) => [...(t.suite ?? []), t.name].join(" > ");
 
 async function healthRules(ctx: TxContext, projectId: string, config: RhumbatronConfig): Promise<HealthRules> {
