@@ -124,7 +124,8 @@ describe("a worker without repositories, through the source service", () => {
         fork,
         await s.token(fork, "read"),
         "0".repeat(40),
-        s0.commit.replace(/.$/, "0"),
+        // a commit that is not s0 (its last digit changed, never to itself)
+        s0.commit.replace(/.$/, (c) => (c === "0" ? "1" : "0")),
       ),
     ).rejects.toMatchObject({ code: "CONFLICT" });
     expect(s.git(projectId, "rev-parse", "refs/heads/main")).toBe(s0.commit);
