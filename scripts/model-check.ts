@@ -7,7 +7,7 @@
  *
  * --runs N (default 1000), --seed S (default: the time), --lanes L (runs side by side, default 4),
  * --max-commands C (default 10), --path P --replay-path R (replays the failure fast-check reported
- * with `seed` S, `path` P and the counterexample's replayPath R, on one lane), --late-compose (compose cancelled Changes too), --outcomes (how
+ * with `seed` S, `path` P and the counterexample's replayPath R, on one lane), --no-late-compose (never compose a cancelled Change), --outcomes (how
  * often each command answered what, and where the time went).
  */
 import { modelCheckDatabase, runModelCheck } from "../apps/worker/src/model/promotion-check.testing.ts";
@@ -35,7 +35,7 @@ try {
     seed: value("--seed", Date.now() % 2 ** 31),
     lanes: value("--lanes", 4),
     maxCommands: value("--max-commands", 10),
-    lateCompose: args.includes("--late-compose"),
+    lateCompose: !args.includes("--no-late-compose"),
     ...(path ? { path } : {}),
     ...(replayPath ? { replayPath } : {}),
   });

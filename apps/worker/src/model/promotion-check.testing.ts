@@ -24,7 +24,7 @@ export interface ModelCheckOptions {
   lanes?: number;
   /** The most commands a run is generated with (default 10; those that do not apply are skipped). */
   maxCommands?: number;
-  /** Composing a cancelled Change too (docs/model-check.md, What it found); default off. */
+  /** Composing a cancelled Change too, as a late candidate.create does (docs/model-check.md, What it found); default on. */
   lateCompose?: boolean;
   /**
    * Replays one failure as fast-check reported it: its `path` and the counterexample's `replayPath`,
@@ -103,7 +103,7 @@ function property(
 ) {
   const commands = promotionCommands({
     maxCommands: o.maxCommands ?? 10,
-    late: o.lateCompose ?? false,
+    late: o.lateCompose ?? true,
     ...(o.replayPath ? { replayPath: o.replayPath } : {}),
   });
   const limit = world.config.integration.recompositionsPerChangePerHour;

@@ -78,6 +78,9 @@ const readmeMoved = (m: Model) => m.landed.some((i) => m.changes[m.candidates[i]
 
 /** candidate.create for a Change whose Tasks completed: the same Candidate for the same ChangeSets on one generation. */
 export function compose(m: Model, change: number): Answer {
+  // A Change that moved on (a candidate.create delivered after its cancel) composes nothing.
+  const status = m.changes[change]?.status;
+  if (status === "cancelled" || status === "promoted") return { kind: "skipped", why: "moved on" };
   const existing = m.candidates.findIndex((c) => c.change === change && c.base === m.generation);
   if (existing >= 0) return { kind: "candidate", candidate: existing, created: false, after: merge(m, existing) };
   m.candidates.push({

@@ -45,3 +45,4 @@ export function useTestDatabase(): TestDatabase {
 export type { Prisma } from "../generated/prisma/client.ts";
 export { blockStreamOffset, seedChange, seedProjects, testEvent, waitFor, waitForLockWaiter } from "./fixtures.ts";
 export { dumpAllRows } from "./rows.ts";
+export { seedVerifiedCandidate } from "./verified.ts";

@@ -52,12 +52,14 @@ export async function createCandidate(
   const attempt = await attemptInComposition(ctx, changeId, recompose, attemptChangeSetId);
   if ("skipped" in attempt) return { skipped: attempt.skipped, created: false };
   let reason: string | null = null;
+  // A Change that moved on composes nothing: a candidate.create delivered after a cancel (or after
+  // the Change landed) must not make a Candidate that could land its work.
+  const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
+  if (change.status === "cancelled" || change.status === "promoted" || (recompose && change.status !== "verifying")) {
+    await leaveStackWait(ctx, changeId);
+    return { skipped: `the change is ${change.status}`, created: false };
+  }
   if (recompose) {
-    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: changeId }, select: { status: true } });
-    if (change.status !== "verifying") {
-      await leaveStackWait(ctx, changeId);
-      return { skipped: `the change is ${change.status}`, created: false };
-    }
     if (await replacedAlready(ctx, changeId, recompose.from))
       return { skipped: `a newer Candidate replaced ${recompose.from} already`, created: false };
     const held = await recompositionHeld(ctx, changeId, deps);

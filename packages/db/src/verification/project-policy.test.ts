@@ -1,14 +1,7 @@
-import {
-  buildVerificationPlan,
-  defaultPolicyDocument,
-  loadConfig,
-  type PolicyDocument,
-  policyFromDocument,
-} from "@rhumbatron/core";
-import { shopChecks } from "@rhumbatron/core/testing";
+import { defaultPolicyDocument, loadConfig, type PolicyDocument } from "@rhumbatron/core";
 import { pgNotifyNudger } from "@rhumbatron/runtime";
 import { describe, expect, it } from "vitest";
-import { seedChange, seedProjects, useTestDatabase, waitFor } from "../testing/index.ts";
+import { seedProjects, seedVerifiedCandidate, useTestDatabase, waitFor } from "../testing/index.ts";
 import { withTransaction } from "../transaction.ts";
 import {
   activeProjectPolicy,
@@ -165,55 +158,8 @@ describe("a project's policy", () => {
   });
 });
 
-/**
- * A Candidate of a low-risk Change, verified under policy v1 (its plan says so), every planned
- * check passing on the composed tree, based on S0: promotable while v1 is the active policy.
- */
-async function verifiedUnderV1(projectId: string, status: "verified" | "rejected" = "verified") {
-  await seedProjects(t.db, [projectId]);
-  const changeId = `chg_${projectId}`;
-  const candidateId = `cand_${projectId}`;
-  await seedChange(t.db, projectId, changeId);
-  await t.db.change.update({ where: { id: changeId }, data: { status: "verifying" } });
-  await t.db.canonicalGeneration.create({ data: { projectId, generation: 0, commit: "c0", tree: "t0" } });
-  const plan = buildVerificationPlan(
-    { riskTier: "low", invariants: [], goals: {} },
-    ["src/banner.ts"],
-    policyFromDocument(defaults, 1),
-    config,
-    shopChecks(),
-  );
-  await t.db.candidate.create({
-    data: {
-      id: candidateId,
-      projectId,
-      changeId,
-      compositionKey: candidateId,
-      baseGeneration: 0,
-      baseCommit: "c0",
-      status,
-      composedCommit: "c1",
-      composedTree: "t1",
-      plan: JSON.parse(JSON.stringify(plan)),
-    },
-  });
-  for (const check of plan.checks) {
-    await t.db.evidence.create({
-      data: {
-        id: `ev_${projectId}_${check.id}`,
-        candidateId,
-        checkId: check.id,
-        kind: check.kind,
-        status: status === "verified" ? "pass" : "fail",
-        coverage: "checked_supported",
-        durationMs: 10,
-        timeoutSeconds: check.timeoutSeconds,
-        completedAt: new Date(),
-      },
-    });
-  }
-  return { changeId, candidateId };
-}
+const verifiedUnderV1 = (projectId: string, status: "verified" | "rejected" = "verified") =>
+  seedVerifiedCandidate(t.db, projectId, config, status);
 
 const inFork = { commitInCandidateFork: async () => true };
 const promote = (candidateId: string, probe = inFork) =>

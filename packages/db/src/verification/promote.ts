@@ -1,5 +1,6 @@
 import {
   type ApprovalDecision,
+  CHANGE_STATUS_SETS,
   checkPromotionPreconditions,
   commandIds,
   DomainError,
@@ -320,8 +321,13 @@ async function advanceCanonical(
   await ctx.tx.project.update({ where: { id: c.projectId }, data: { canonicalGeneration: generation } });
   const moved = await moveCandidates(ctx.tx, { id: c.id }, "promoted", { data: { promotedGeneration: generation } });
   if (moved !== 1) throw new DomainError("CONFLICT", `candidate ${c.id} changed while promoting; try again`);
-  // The Change is done: its composed work is canonical now.
-  await moveChanges(ctx.tx, { id: c.changeId }, "promoted");
+  // The Change is done: its composed work is canonical now. A Change already final (cancelled, or
+  // landed by another Candidate) lands nothing more: the whole transaction rolls back.
+  if ((await moveChanges(ctx.tx, { id: c.changeId }, "promoted")) !== 1) {
+    const change = await ctx.tx.change.findUniqueOrThrow({ where: { id: c.changeId }, select: { status: true } });
+    if ((CHANGE_STATUS_SETS.final as readonly string[]).includes(change.status))
+      throw new DomainError("CONFLICT", `change ${c.changeId} is ${change.status}; its Candidate cannot land`);
+  }
   const by = {
     changeId: c.changeId,
     actor: { kind: q.actorKind ?? "user", id: q.actorId },

@@ -106,8 +106,6 @@ export async function verificationIfGraphComplete(
   });
 }
 
-/** A Candidate that can still move: cancelling its Change cancels it too. */
-
 /**
  * Cancels a Change in any state that is not final (open, verifying, conflicted): its Tasks that
  * have not finished are blocked (limit `cancelled`; a running Agent run sees it and stops its
