@@ -229,7 +229,7 @@ export async function createScriptedChange(
 export async function candidateFor(
   w: TestWorld,
   projectId: string,
-  c: Omit<Parameters<typeof createScriptedChange>[2], "title" | "landWhenReady">,
+  c: Omit<Parameters<typeof createScriptedChange>[2], "title">,
 ): Promise<{ changeId: string; candidateId: string }> {
   const changeId = await createScriptedChange(w, projectId, { ...c, title: `Change ${c.requestId}` });
   const tasks = await w.db.task.findMany({ where: { changeId }, orderBy: { position: "asc" } });

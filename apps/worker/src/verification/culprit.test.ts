@@ -28,9 +28,15 @@ const LIBRARY = {
     'import { add } from "../src/add.js";',
     'test("adds two numbers", () => assert.equal(add(2, 3), 5));',
     'test("adds zero", () => assert.equal(add(2, 0), 2));',
+    'test("concatenates", () => assert.equal("a" + "b", "ab"));',
     "",
   ].join("\n"),
-  ".rhumbatron/checks.yml": NODE_TEST_CHECKS,
+  // The same check, which says how to run named tests: the probes run only the failing ones.
+  ".rhumbatron/checks.yml": NODE_TEST_CHECKS.replace(
+    "    report:",
+    () =>
+      "    only: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, --test-name-pattern, '{pattern}', test/add.test.js]\n    report:",
+  ),
 };
 
 const write = (key: string, path: string, content: string) => ({
@@ -69,7 +75,12 @@ describe("the culprit Task", () => {
       ["tests@prefix-2", "pass"],
       ["tests@prefix-3", "fail"],
     ]);
-    expect(probes[0]?.detail).toMatch(/^the first 2 of 4 ChangeSets: passes \(2 passed/);
+    expect(probes[0]?.detail).toMatch(
+      /^the first 2 of 4 ChangeSets: passes \(only the 2 failing test\(s\) run; 2 passed/,
+    );
+    // The test that did not fail is not run there (Node 20 lists it as skipped, later ones leave it out).
+    const ran = (probes[0]?.tests ?? []) as { name: string; status: string }[];
+    expect(ran.filter((x) => x.status !== "skipped").map((x) => x.name)).toEqual(["adds two numbers", "adds zero"]);
     // The gate still judges the Candidate's own record; the probes are Evidence beside it.
     expect(view.gate?.gaps.map((g) => [g.checkId, g.gap])).toEqual([["tests", "failed"]]);
     const rejected = await t.db.outboxRow.findFirstOrThrow({ where: { eventType: "candidate.rejected" } });
@@ -77,7 +88,7 @@ describe("the culprit Task", () => {
       'culprit: Task c "c", ChangeSet 3 of 4, first fails tests (adds two numbers; adds zero); found in 2 extra runs of tests',
     );
     // Probes join no test's history: only the Candidate's own record did.
-    expect(await t.db.testResult.count({ where: { candidateId } })).toBe(2);
+    expect(await t.db.testResult.count({ where: { candidateId } })).toBe(3);
 
     // Task c run again is told the failure in its Context Packet; Task a is not.
     const { changeId } = row;
@@ -93,5 +104,43 @@ describe("the culprit Task", () => {
       `Your Task's previous ChangeSet broke the check tests of Candidate ${candidateId}: the Change's ChangeSets before it pass that check`,
     );
     expect(notes[1]).toContain("Failing tests: adds two numbers; adds zero");
+  }, 300_000);
+
+  it("on a speculative stack: names the Task on the tree below; a selection that ran no failing test falls back to the whole check", async () => {
+    const w = await testWorld(t.db);
+    // `only` with a pattern that selects nothing: every probe must then run the whole check.
+    const checks = NODE_TEST_CHECKS.replace(
+      "    report:",
+      () =>
+        "    only: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, --test-name-pattern, '^no such test {pattern}$', test/add.test.js]\n    report:",
+    );
+    const projectId = await importedProject(w, { ...LIBRARY, ".rhumbatron/checks.yml": checks });
+    const below = await candidateFor(w, projectId, {
+      requestId: "below",
+      landWhenReady: true,
+      tasks: [write("a", "src/sub.js", "export const sub = (a, b) => a - b;\n")],
+    });
+    const first = (await drainVerifications(verificationDeps(w)))[0];
+    expect(first, JSON.stringify(first)).toMatchObject({ outcome: "verified" });
+    const { candidateId } = await candidateFor(w, projectId, {
+      requestId: "above",
+      landWhenReady: true,
+      tasks: [
+        write("m", "src/mul.js", "export const mul = (a, b) => a * b;\n"),
+        write("c", "src/add.js", "export const add = (a, b) => a + b + 1;\n"),
+      ],
+    });
+    const row = await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
+    expect(row.stackedOn).toBe(below.candidateId);
+    expect((await drainVerifications(verificationDeps(w)))[0]).toMatchObject({ candidateId, outcome: "rejected" });
+    const culprit = (await t.db.candidate.findUniqueOrThrow({ where: { id: candidateId } }))
+      .culprit as unknown as Culprit;
+    // Prefix 1 (m) on the Candidate below passes, so c is the culprit: one extra run.
+    expect(culprit.task).toMatchObject({ key: "c", position: 2 });
+    expect(culprit.probes.map((p) => [p.prefix, p.failed])).toEqual([[1, false]]);
+    const view = await getCandidate(t.db, { tenantId: "ten_a", candidateId }, w.config);
+    const probe = view.evidence.find((e) => e.checkId === "tests@prefix-1");
+    // The whole check ran: all three tests passed there, the failing ones among them.
+    expect(probe?.detail).toMatch(/^the first 1 of 2 ChangeSets: passes \(3 passed/);
   }, 300_000);
 });

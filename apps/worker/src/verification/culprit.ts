@@ -4,15 +4,17 @@ import {
   culpritText,
   dirForCandidate,
   nextPrefix,
+  onlyTests,
   type PlannedCheck,
   type ProjectChecks,
   parseRequirement,
+  type SandboxWorkspace,
   type VerificationPlan,
 } from "@rhumbatron/core";
 import { evidenceOf, recordEvidence, taskTitlesOf, type VerificationOutcome } from "@rhumbatron/db";
 import { runCheck } from "./check-step.ts";
 import { composePrefix } from "./composition.ts";
-import type { SerializedEvidence, VerificationRun } from "./verification-run.ts";
+import type { SerializedEvidence, VerificationDeps, VerificationRun } from "./verification-run.ts";
 
 /**
  * The culprit Task (docs/flaky-tests.md): a Candidate of several ChangeSets rejected because a
@@ -31,17 +33,19 @@ export async function culpritStep(
   outcome: VerificationOutcome,
 ): Promise<VerificationOutcome> {
   const sets = v.input.changeSets;
-  if (outcome.status !== "rejected" || !outcome.gate || sets.length < 2 || v.input.candidate.stackedOn) return outcome;
+  // A stacked Candidate is rejected only once the one below it passed (workflow.ts, stackedVerdict):
+  // its base, that one's composed tree, passes, and the prefixes are composed on it.
+  if (outcome.status !== "rejected" || !outcome.gate || sets.length < 2) return outcome;
   const gap = outcome.gate.gaps.find((g) => g.gap === "failed");
   const check = plan.checks.find(
     (c) => c.id === gap?.checkId && c.procedure !== "browser" && c.procedure !== "playwright",
   );
   if (!gap || !check) return outcome;
   const judged = (await evidenceOf(v.deps.db, v.input.candidate.id)).find((e) => e.id === gap.evidenceId);
-  const tests = (judged?.failingTests ?? []).filter((t) => t.failedAttempts >= t.attempts).map((t) => t.id);
+  const failing = (judged?.failingTests ?? []).filter((t) => t.failedAttempts >= t.attempts);
   const probes: CulpritProbe[] = [];
   const probe = async (k: number) => {
-    const p = await probeStep(v, plan, project, check, tests, k);
+    const p = await probeStep(v, plan, project, check, failing, k);
     probes.push(p);
     return p.failed;
   };
@@ -58,7 +62,7 @@ export async function culpritStep(
   const task = cs ? titles.find((t) => t.key === cs.taskKey) : undefined;
   const culprit: Culprit = {
     checkId: check.id,
-    tests: (judged?.failingTests ?? []).filter((t) => tests.includes(t.id)).map((t) => t.name),
+    tests: failing.map((t) => t.name),
     task: cs && task ? { id: cs.taskId, key: task.key, title: task.title, changeSetId: cs.id, position: hi } : null,
     of: sets.length,
     probes,
@@ -72,9 +76,11 @@ async function probeStep(
   plan: VerificationPlan,
   project: ProjectChecks,
   check: PlannedCheck,
-  tests: string[],
+  failing: { id: string; name: string }[],
   k: number,
 ): Promise<CulpritProbe> {
+  const tests = failing.map((t) => t.id);
+  const names = failing.map((t) => t.name);
   const { deps, input, ids } = v;
   const e = await v.run.step(`probe:${k}`, async () => {
     const ws = await deps.sandbox.open({
@@ -95,7 +101,7 @@ async function probeStep(
       for (const before of plan.checks.filter((c) => c.prepares && c.id !== check.id)) {
         await runCheck(once, input, ws, before, deps.now(), `p${k}`);
       }
-      return await runCheck(once, input, ws, check, deps.now(), `p${k}`);
+      return await runProbe(once, input, ws, { check, only: onlyCommand(project, check, names) }, tests, k);
     } finally {
       await ws.remove().catch(() => {});
     }
@@ -110,6 +116,40 @@ async function probeStep(
     recordEvidence(ctx, ids, { ...record, probe: true, completedAt: new Date(record.completedAt) }, deps),
   );
   return { prefix: k, evidenceId: record.id, failed };
+}
+
+/**
+ * The failing check on one prefix: with the checks file's `only` command, just the failing tests;
+ * when that run's report shows none of them run (a pattern the runner reads otherwise), the whole
+ * check, so a selection that missed never passes for them.
+ */
+async function runProbe(
+  deps: VerificationDeps,
+  input: VerificationRun["input"],
+  ws: SandboxWorkspace,
+  c: { check: PlannedCheck; only: string[] | null },
+  tests: string[],
+  k: number,
+): Promise<SerializedEvidence> {
+  if (c.only) {
+    const e = await runCheck(deps, input, ws, { ...c.check, argv: c.only }, deps.now(), `p${k}`);
+    const ran = ((e.tests ?? []) as { id: string; status: string }[]).filter(
+      (t) => tests.includes(t.id) && t.status !== "skipped",
+    );
+    if (ran.length > 0) return { ...e, detail: `only the ${tests.length} failing test(s) run; ${e.detail}` };
+  }
+  return runCheck(deps, input, ws, c.check, deps.now(), `p${k}`);
+}
+
+/**
+ * The declared `only` command, for the tests by name; null without one, without failing tests, or
+ * when the policy runs another command for this check than the file's.
+ */
+function onlyCommand(project: ProjectChecks, check: PlannedCheck, names: string[]): string[] | null {
+  const declared = project.file.checks.find((c) => c.id === check.id);
+  if (!declared?.only || names.length === 0) return null;
+  const fileCommand = check.related || JSON.stringify(check.argv) === JSON.stringify(declared.run);
+  return fileCommand ? onlyTests(declared.only, names) : null;
 }
 
 /** Whether the probe failed as the Candidate did: one of its failing tests failed, or (no tests) the check did not pass. */

@@ -3,6 +3,7 @@ import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { DEFAULT_COMMAND_ALLOWLIST } from "../sandbox/allowlist.ts";
 import { RISK_TIERS } from "../work-graph/model.ts";
+import { namesTestsOnce } from "./culprit.ts";
 
 /**
  * A project's own checks, declared in its repository (docs/checks-file.md). The worker reads
@@ -74,7 +75,7 @@ const argvSchema = z
   ])
   .transform((v, ctx) => {
     if (Array.isArray(v)) return v;
-    if (SHELL_SYNTAX.test(v.replace(/\{files\}/g, ""))) {
+    if (SHELL_SYNTAX.test(v.replace(/\{(files|tests|pattern)\}/g, ""))) {
       ctx.addIssue({
         code: "custom",
         message:
@@ -170,6 +171,13 @@ const checkSchema = z
         message: "name {files} once, as an argument of its own, e.g. [npx, vitest, related, --run, '{files}']",
       })
       .optional(),
+    /** Only the named tests, for the culprit's probes (culprit.ts, onlyTests): `{tests}` or `{pattern}` once. */
+    only: argvSchema
+      .refine(
+        namesTestsOnce,
+        "name {tests} (an argument of its own) or {pattern} once, e.g. [npx, vitest, run, -t, '{pattern}']",
+      )
+      .optional(),
     /**
      * One of Rhumbatron's own procedures instead of the bare command: `contract` compares the route
      * table the command prints ({"routes": [...]}) with the base's and the Change's declared contract
@@ -203,6 +211,8 @@ const checkSchema = z
         path: ["report"],
         message: "a playwright check's report is Rhumbatron's own (JUnit)",
       });
+    if (c.only && (!c.report || c.procedure))
+      ctx.addIssue({ code: "custom", path: ["only"], message: "only a test check with a report runs named tests" });
     if (c.related && (c.procedure || c.prepares))
       ctx.addIssue({
         code: "custom",
@@ -271,6 +281,7 @@ export const checksFileSchema = z
     for (const [i, c] of f.checks.entries()) {
       refuse(["checks", i, "run"], c.run);
       refuse(["checks", i, "related"], c.related);
+      refuse(["checks", i, "only"], c.only);
     }
     for (const [i, s] of (f.setup ?? []).entries()) refuse(["setup", i, "run"], s.run);
   });

@@ -33,3 +33,23 @@ export function culpritText(c: Culprit): string {
   const tests = c.tests.length ? ` (${c.tests.slice(0, 3).join("; ")}${c.tests.length > 3 ? "; …" : ""})` : "";
   return `culprit: Task ${c.task.key} "${c.task.title}", ChangeSet ${c.task.position} of ${c.of}, first fails ${c.checkId}${tests}; found in ${runs}`;
 }
+
+/** Whether a check's `only` command names its tests once: `{tests}` as an argument of its own, or `{pattern}` inside one. */
+export function namesTestsOnce(argv: readonly string[]): boolean {
+  const tests = argv.filter((a) => a.includes("{tests}"));
+  const patterns = argv.join("\u0000").split("{pattern}").length - 1;
+  return tests.length + patterns === 1 && tests.every((a) => a === "{tests}");
+}
+
+/**
+ * The `only` command that runs just these tests: `{tests}` becomes each test's name, one argument
+ * each; `{pattern}` one regular expression matching any of them. A nested name ("suite > test") is
+ * matched by its last part, so runners that join the parts otherwise (vitest's -t, node's
+ * --test-name-pattern) still find it; a few more tests may run, never fewer.
+ */
+export function onlyTests(only: readonly string[], names: readonly string[]): string[] {
+  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  // A group, so text around `{pattern}` (an anchor, a prefix) applies to every name.
+  const pattern = `(?:${[...new Set(names.map((n) => literal(n.split(" > ").at(-1) ?? n)))].join("|")})`;
+  return only.flatMap((a) => (a === "{tests}" ? [...names] : [a.replaceAll("{pattern}", pattern)]));
+}

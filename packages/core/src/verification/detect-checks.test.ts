@@ -76,6 +76,7 @@ describe("detecting a repository's checks", () => {
             `--outputFile=${VITEST_REPORT}`,
             "{files}",
           ],
+          only: ["npx", "vitest", "run", "--reporter=junit", `--outputFile=${VITEST_REPORT}`, "-t", "{pattern}"],
         },
         {
           id: "lint",

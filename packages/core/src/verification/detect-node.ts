@@ -105,6 +105,7 @@ function testCheck(test: string, hasDep: (name: string) => boolean, reasons: str
         timeout: TIMEOUT.test,
         report: { format: "junit", path: report },
         related: ["npx", "vitest", "related", "--run", "--reporter=junit", `--outputFile=${report}`, "{files}"],
+        only: ["npx", "vitest", "run", "--reporter=junit", `--outputFile=${report}`, "-t", "{pattern}"],
       },
       why: `package.json's test script is ${test}; vitest is run directly so it writes a JUnit report, and passing needs at least one test that ran.`,
     };
