@@ -16,6 +16,7 @@ import {
   createWebhook,
   listWebhookDeliveries,
   localFolderBlobStore,
+  recordEvidence,
   redeliverWebhookDelivery,
   removeWebhook,
   updateWebhook,
@@ -223,6 +224,58 @@ describe("outgoing webhooks", () => {
     expect(log[0]).toMatchObject({ eventType: "approval.requested", status: "succeeded", redeliveryOf: null });
     expect(log[0]?.attempts).toMatchObject([{ attempt: 1, outcome: "succeeded", httpStatus: 200, error: null }]);
     expect(await t.db.webhookDelivery.count({ where: { eventType: "task.ready" } })).toBe(0);
+  });
+
+  it("sends test.status_changed when a check's record makes a test flaky (docs/flaky-tests.md)", async () => {
+    const p = await project("flaky");
+    await p.hook(["test.status_changed"]);
+    const candidateId = `cand_${p.id}`;
+    await t.db.candidate.create({
+      data: {
+        id: candidateId,
+        projectId: p.id,
+        changeId: `chg_${p.id}`,
+        compositionKey: candidateId,
+        baseGeneration: 0,
+        baseCommit: "c0",
+        status: "verifying",
+        composedTree: "t1",
+      },
+    });
+    // The test failed once and passed on its second attempt on this tree: flaky, where it was ok.
+    const tests = [{ id: "test/add.test.js::adds", name: "adds", status: "passed", attempts: 2, failedAttempts: 1 }];
+    await withTransaction(t.db, (ctx) =>
+      recordEvidence(
+        ctx,
+        { candidateId, changeId: `chg_${p.id}` },
+        {
+          id: `ev_${p.id}`,
+          checkId: "unit",
+          kind: "command",
+          status: "pass",
+          coverage: "checked_supported",
+          durationMs: 5,
+          timeoutSeconds: 60,
+          metrics: {},
+          outputKey: null,
+          detail: "2 attempts; flaky: adds",
+          excerpt: null,
+          tests,
+          completedAt: clock.now(),
+        },
+        { config: testConfig, nudger: noNudge, now: clock.now },
+      ),
+    );
+    const w = worker();
+    await w.route(p.id, []);
+    expect(await w.deliver()).toMatchObject({ leased: 1 });
+    expect(receiver.got).toHaveLength(1);
+    expect(receiver.got[0]?.verified).toBe(true);
+    expect(header(receiver.got[0], "X-Rhumbatron-Event")).toBe("test.status_changed");
+    expect(JSON.parse(receiver.got[0]?.body ?? "{}").event).toMatchObject({
+      eventType: "test.status_changed",
+      payload: { checkId: "unit", testId: "test/add.test.js::adds", status: "flaky", previous: "ok", candidateId },
+    });
   });
 
   it("retries a receiver that answered 500 after the queue's backoff, under the same delivery ID, and logs both attempts", async () => {
