@@ -114,7 +114,14 @@ describe("the culprit Task", () => {
       () =>
         "    only: [node, --test, --test-reporter=junit, --test-reporter-destination=tests.xml, --test-name-pattern, '^no such test {pattern}$', test/add.test.js]\n    report:",
     );
-    const projectId = await importedProject(w, { ...LIBRARY, ".rhumbatron/checks.yml": checks });
+    // A cached setup step: the probes restore it from the setup cache, as the Candidates did.
+    const setup = "setup:\n  - id: vendor\n    run: [node, vendor.cjs]\n    cache: [vendor]\n    key: [package.json]\n";
+    const projectId = await importedProject(w, {
+      ...LIBRARY,
+      "vendor.cjs":
+        'require("node:fs").mkdirSync("vendor"); require("node:fs").writeFileSync("vendor/one.txt", "1");\n',
+      ".rhumbatron/checks.yml": checks.replace("checks:\n", () => `${setup}checks:\n`),
+    });
     const below = await candidateFor(w, projectId, {
       requestId: "below",
       landWhenReady: true,
@@ -141,6 +148,6 @@ describe("the culprit Task", () => {
     const view = await getCandidate(t.db, { tenantId: "ten_a", candidateId }, w.config);
     const probe = view.evidence.find((e) => e.checkId === "tests@prefix-1");
     // The whole check ran: all three tests passed there, the failing ones among them.
-    expect(probe?.detail).toMatch(/^the first 1 of 2 ChangeSets: passes \(3 passed/);
+    expect(probe?.detail).toMatch(/^the first 1 of 2 ChangeSets: passes \(setup vendor from the setup cache; 3 passed/);
   }, 300_000);
 });

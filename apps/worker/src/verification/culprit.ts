@@ -14,6 +14,7 @@ import {
 import { evidenceOf, recordEvidence, taskTitlesOf, type VerificationOutcome } from "@rhumbatron/db";
 import { runCheck } from "./check-step.ts";
 import { composePrefix } from "./composition.ts";
+import { runSetupStep } from "./project-steps.ts";
 import type { SerializedEvidence, VerificationDeps, VerificationRun } from "./verification-run.ts";
 
 /**
@@ -89,9 +90,13 @@ async function probeStep(
     });
     try {
       await composePrefix(deps, input, ws.path, k);
+      // The project's setup as the Candidate's ran it: from the setup cache, or with its registries.
       const tools = (project.file.requires ?? []).flatMap((r) => parseRequirement(r)?.tool ?? []);
+      const setup: string[] = [];
       for (const step of project.file.setup ?? []) {
-        await ws.run({ argv: step.run, allow: tools, timeoutMs: (step.timeout ?? 600) * 1000 });
+        const set = await runSetupStep(deps, input, ws, { project, step, tools }, `.p${k}`);
+        if (set.status !== "pass") return { ...set, id: `${set.id}_p${k}`, detail: `setup ${step.id}: ${set.detail}` };
+        setup.push(`setup ${step.id} ${set.metrics.cacheHit === 1 ? "from the setup cache" : "ran"}`);
       }
       // One run each: a probe asks whether the failing tests fail, not whether they are flaky.
       const once = {
@@ -101,7 +106,8 @@ async function probeStep(
       for (const before of plan.checks.filter((c) => c.prepares && c.id !== check.id)) {
         await runCheck(once, input, ws, before, deps.now(), `p${k}`);
       }
-      return await runProbe(once, input, ws, { check, only: onlyCommand(project, check, names) }, tests, k);
+      const e = await runProbe(once, input, ws, { check, only: onlyCommand(project, check, names) }, tests, k);
+      return { ...e, detail: [...setup, e.detail].join("; ") };
     } finally {
       await ws.remove().catch(() => {});
     }
@@ -152,9 +158,14 @@ function onlyCommand(project: ProjectChecks, check: PlannedCheck, names: string[
   return fileCommand ? onlyTests(declared.only, names) : null;
 }
 
-/** Whether the probe failed as the Candidate did: one of its failing tests failed, or (no tests) the check did not pass. */
+/**
+ * Whether the probe failed as the Candidate did: one of its failing tests failed; or, when none of
+ * them ran (no report, a setup step that failed, a crash before the tests), the check did not pass.
+ */
 function probeFailed(e: SerializedEvidence, tests: string[]): boolean {
-  if (tests.length === 0) return e.status !== "pass";
-  const ran = (e.tests ?? []) as { id: string; status: string }[];
-  return ran.some((t) => t.status === "failed" && tests.includes(t.id));
+  const ran = ((e.tests ?? []) as { id: string; status: string }[]).filter(
+    (t) => tests.includes(t.id) && t.status !== "skipped",
+  );
+  if (ran.length === 0) return e.status !== "pass";
+  return ran.some((t) => t.status === "failed");
 }

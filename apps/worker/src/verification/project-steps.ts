@@ -31,6 +31,7 @@ import {
   evidenceKey,
   OUTPUT_TAIL_LINES,
   refusalEvidence,
+  type SerializedEvidence,
   type VerificationDeps,
   type VerificationRun,
 } from "./verification-run.ts";
@@ -162,57 +163,7 @@ export async function setupStep(
   const tools = (project.file.requires ?? []).flatMap((r) => parseRequirement(r)?.tool ?? []);
   for (const step of project.file.setup ?? []) {
     const id = `setup-${step.id}`;
-    const e = await run.step(id, async () => {
-      const started = deps.now();
-      const timeoutSeconds = step.timeout ?? 600;
-      const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
-      const record = (r: Parameters<typeof evidenceFrom>[4], key: string | null) =>
-        evidenceFrom(input.candidate.id, setupCheck, started, deps.now(), { command: step.run.join(" "), ...r }, key);
-      const cache = step.cache && step.key ? setupCacheOf(ws, input.project.id, deps.config) : null;
-      const cacheKey = cache && step.key ? await stepCacheKey(ws, step, tools) : null;
-      const hit = cache && cacheKey ? await cache.restore(cacheKey, ws.path) : null;
-      if (hit && cacheKey) {
-        return record(
-          {
-            status: "pass",
-            coverage: "checked_supported",
-            metrics: { cacheHit: 1, restoredBytes: hit.bytes },
-            detail: `restored from the setup cache (key ${cacheKey.slice(0, 12)}): ${hit.paths.join(", ")}; the command did not run`,
-            durationMs: deps.now().getTime() - started.getTime(),
-          },
-          null,
-        );
-      }
-      const { r, visits } = await withRegistries(project.file.registries ?? [], (network) =>
-        ws.run({ argv: step.run, allow: tools, timeoutMs: timeoutSeconds * 1000, ...(network ? { network } : {}) }),
-      );
-      const log = `$ ${step.run.join(" ")}\n${r.stdout}\n${r.stderr}${visits}`;
-      const key = evidenceKey(input.project.id, input.candidate.id, `${id}.log`);
-      await deps.blobs.put(key, new TextEncoder().encode(log), { contentType: "text/plain; charset=utf-8" });
-      const ok = r.exitCode === 0 && !r.timedOut;
-      const saved = ok && cache && cacheKey && step.cache ? await cache.save(cacheKey, ws.path, step.cache) : null;
-      const cached = saved
-        ? saved.kept
-          ? `; saved to the setup cache (key ${cacheKey?.slice(0, 12)}): ${saved.saved.join(", ") || "nothing"}${saved.missing.length ? ` (not produced: ${saved.missing.join(", ")})` : ""}`
-          : "; too large for the setup cache, not kept"
-        : "";
-      return record(
-        {
-          status: ok ? "pass" : r.timedOut ? "error" : "fail",
-          coverage: ok ? "checked_supported" : "not_checked",
-          metrics: { ...(r.exitCode === null ? {} : { exitCode: r.exitCode }), ...(cache ? { cacheHit: 0 } : {}) },
-          detail: ok
-            ? `prepared${cached}`
-            : r.timedOut
-              ? `timed out after ${timeoutSeconds} s`
-              : `exited with ${r.exitCode ?? r.signal}`,
-          durationMs: r.durationMs,
-          outputTail: ok ? null : lastLines(log, OUTPUT_TAIL_LINES),
-          excerpt: ok ? null : failureExcerpt(`${r.stdout}\n${r.stderr}`),
-        },
-        key,
-      );
-    });
+    const e = await run.step(id, () => runSetupStep(deps, input, ws, { project, step, tools }));
     await run.txStep(`evidence:${id}`, (ctx) =>
       recordEvidence(ctx, ids, { ...e, kind: "setup", completedAt: new Date(e.completedAt) }, deps),
     );
@@ -225,6 +176,71 @@ export async function setupStep(
     }
   }
   return null;
+}
+
+/**
+ * One setup step in a workspace, from the setup cache when its inputs were seen, else run with its
+ * registries; its record (not yet Evidence). `tag` keeps a culprit probe's log apart from the
+ * Candidate's own (culprit.ts).
+ */
+export async function runSetupStep(
+  deps: VerificationDeps,
+  input: VerificationInput,
+  ws: SandboxWorkspace,
+  s: { project: ProjectChecks; step: SetupStep; tools: string[] },
+  tag = "",
+): Promise<SerializedEvidence> {
+  const { project, step, tools } = s;
+  const id = `setup-${step.id}`;
+  const started = deps.now();
+  const timeoutSeconds = step.timeout ?? 600;
+  const setupCheck: PlannedCheck = { id, kind: "command", timeoutSeconds, argv: step.run, reason: "setup" };
+  const record = (r: Parameters<typeof evidenceFrom>[4], key: string | null) =>
+    evidenceFrom(input.candidate.id, setupCheck, started, deps.now(), { command: step.run.join(" "), ...r }, key);
+  const cache = step.cache && step.key ? setupCacheOf(ws, input.project.id, deps.config) : null;
+  const cacheKey = cache && step.key ? await stepCacheKey(ws, step, tools) : null;
+  const hit = cache && cacheKey ? await cache.restore(cacheKey, ws.path) : null;
+  if (hit && cacheKey) {
+    return record(
+      {
+        status: "pass",
+        coverage: "checked_supported",
+        metrics: { cacheHit: 1, restoredBytes: hit.bytes },
+        detail: `restored from the setup cache (key ${cacheKey.slice(0, 12)}): ${hit.paths.join(", ")}; the command did not run`,
+        durationMs: deps.now().getTime() - started.getTime(),
+      },
+      null,
+    );
+  }
+  const { r, visits } = await withRegistries(project.file.registries ?? [], (network) =>
+    ws.run({ argv: step.run, allow: tools, timeoutMs: timeoutSeconds * 1000, ...(network ? { network } : {}) }),
+  );
+  const log = `$ ${step.run.join(" ")}\n${r.stdout}\n${r.stderr}${visits}`;
+  const key = evidenceKey(input.project.id, input.candidate.id, `${id}${tag}.log`);
+  await deps.blobs.put(key, new TextEncoder().encode(log), { contentType: "text/plain; charset=utf-8" });
+  const ok = r.exitCode === 0 && !r.timedOut;
+  const saved = ok && cache && cacheKey && step.cache ? await cache.save(cacheKey, ws.path, step.cache) : null;
+  const cached = saved
+    ? saved.kept
+      ? `; saved to the setup cache (key ${cacheKey?.slice(0, 12)}): ${saved.saved.join(", ") || "nothing"}${saved.missing.length ? ` (not produced: ${saved.missing.join(", ")})` : ""}`
+      : "; too large for the setup cache, not kept"
+    : "";
+  return record(
+    {
+      status: ok ? "pass" : r.timedOut ? "error" : "fail",
+      coverage: ok ? "checked_supported" : "not_checked",
+      metrics: { ...(r.exitCode === null ? {} : { exitCode: r.exitCode }), ...(cache ? { cacheHit: 0 } : {}) },
+      detail: ok
+        ? `prepared${cached}`
+        : r.timedOut
+          ? `timed out after ${timeoutSeconds} s`
+          : `exited with ${r.exitCode ?? r.signal}`,
+      durationMs: r.durationMs,
+      outputTail: ok ? null : lastLines(log, OUTPUT_TAIL_LINES),
+      excerpt: ok ? null : failureExcerpt(`${r.stdout}\n${r.stderr}`),
+    },
+    key,
+  );
 }
 
 /**
