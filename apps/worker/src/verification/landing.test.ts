@@ -3,15 +3,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  buildVerificationPlan,
   canonicalRepo,
   commandIds,
   defaultPolicyDocument,
   humanGateApplies,
   loadConfig,
   policyFromDocument,
+  type VerificationPlan,
 } from "@rhumbatron/core";
-import { shopChecks } from "@rhumbatron/core/testing";
 import {
   type Db,
   decideCandidateApproval,
@@ -22,7 +21,7 @@ import {
   setLandWhenReady,
   withRepoToken,
 } from "@rhumbatron/db";
-import { seedProjects, useTestDatabase } from "@rhumbatron/db/testing";
+import { seedVerifiedCandidate, useTestDatabase } from "@rhumbatron/db/testing";
 import {
   consumeQueue,
   enqueueCommand,
@@ -451,21 +450,13 @@ describe("the landing queue and approvals", () => {
    * a person's approval, which nobody has given yet.
    */
   async function verifiedAwaitingApproval(db: Db, projectId: string) {
-    await seedProjects(db, [projectId], TENANT);
-    const changeId = `chg_${projectId}`;
-    const candidateId = `cand_${randomUUID().replaceAll("-", "")}`;
-    await db.canonicalGeneration.create({ data: { projectId, generation: 0, commit: "c0", tree: "t0" } });
-    await db.change.create({
-      data: {
-        id: changeId,
-        projectId,
-        title: "Gated by an approval",
-        riskTier: "high",
-        clientRequestId: changeId,
-        status: "verifying",
-        landWhenReady: true,
-        landingSince: new Date(),
-      },
+    const { changeId, candidateId } = await seedVerifiedCandidate(db, projectId, config, {
+      riskTier: "high",
+      tenantId: TENANT,
+      candidateId: `cand_${randomUUID().replaceAll("-", "")}`,
+      paths: ["src/x.ts"],
+      approvalRequired: true,
+      change: { title: "Gated by an approval", landWhenReady: true, landingSince: new Date() },
     });
     await db.task.create({
       data: {
@@ -477,45 +468,8 @@ describe("the landing queue and approvals", () => {
         agentId: `agt_${projectId}`,
       },
     });
-    const plan = buildVerificationPlan(
-      { riskTier: "high", invariants: [], goals: {} },
-      ["src/x.ts"],
-      policy,
-      config,
-      shopChecks(),
-    );
-    expect(humanGateApplies(plan, policy)).toBe(true);
-    await db.candidate.create({
-      data: {
-        id: candidateId,
-        projectId,
-        changeId,
-        compositionKey: candidateId,
-        baseGeneration: 0,
-        baseCommit: "c0",
-        status: "verified",
-        composedCommit: "c1",
-        composedTree: "t1",
-        approvalRequired: true,
-        plan: JSON.parse(JSON.stringify(plan)),
-      },
-    });
-    for (const check of plan.checks) {
-      await db.evidence.create({
-        data: {
-          id: `ev_${projectId}_${check.id}`,
-          candidateId,
-          checkId: check.id,
-          kind: check.kind,
-          status: "pass",
-          coverage: "checked_supported",
-          durationMs: 10,
-          timeoutSeconds: check.timeoutSeconds,
-          metrics: check.id === "performance" ? { p95Ms: 1 } : {},
-          completedAt: new Date(),
-        },
-      });
-    }
+    const candidate = await db.candidate.findUniqueOrThrow({ where: { id: candidateId } });
+    expect(humanGateApplies(candidate.plan as unknown as VerificationPlan, policy)).toBe(true);
     return { changeId, candidateId };
   }
 

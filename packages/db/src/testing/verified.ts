@@ -3,32 +3,48 @@ import {
   defaultPolicyDocument,
   policyFromDocument,
   type RhumbatronConfig,
+  type RiskTier,
 } from "@rhumbatron/core";
 import { shopChecks } from "@rhumbatron/core/testing";
 import type { Db } from "../client.ts";
 import { seedChange, seedProjects } from "./fixtures.ts";
 
+export interface VerifiedCandidateOptions {
+  /** `rejected`: every planned check failed instead. Default verified. */
+  status?: "verified" | "rejected";
+  riskTier?: RiskTier;
+  candidateId?: string;
+  tenantId?: string;
+  /** The paths the plan is made for (default src/banner.ts). */
+  paths?: string[];
+  approvalRequired?: boolean;
+  /** More of the Change's fields (it lands when ready, since when). */
+  change?: { title?: string; landWhenReady?: boolean; landingSince?: Date };
+}
+
 /**
- * A Candidate of a low-risk Change (`verifying`), planned under the project's default policy v1,
- * every planned check's Evidence passing on its composed tree (failing when `status` is
- * `rejected`), based on S0: promotable while v1 is the active policy and the source probe finds
- * its commit.
+ * A Change (`verifying`) with a Candidate based on S0, planned under the project's default policy
+ * v1, every planned check's Evidence passing on its composed tree (failing when rejected):
+ * promotable while v1 is the active policy, the source probe finds its commit and, where the plan
+ * asks for one, a person approved it.
  */
 export async function seedVerifiedCandidate(
   db: Db,
   projectId: string,
   config: RhumbatronConfig,
-  status: "verified" | "rejected" = "verified",
+  o: VerifiedCandidateOptions = {},
 ): Promise<{ changeId: string; candidateId: string }> {
-  await seedProjects(db, [projectId]);
+  const status = o.status ?? "verified";
+  const riskTier = o.riskTier ?? "low";
+  await seedProjects(db, [projectId], o.tenantId);
   const changeId = `chg_${projectId}`;
-  const candidateId = `cand_${projectId}`;
+  const candidateId = o.candidateId ?? `cand_${projectId}`;
   await seedChange(db, projectId, changeId);
-  await db.change.update({ where: { id: changeId }, data: { status: "verifying" } });
+  await db.change.update({ where: { id: changeId }, data: { status: "verifying", riskTier, ...o.change } });
   await db.canonicalGeneration.create({ data: { projectId, generation: 0, commit: "c0", tree: "t0" } });
   const plan = buildVerificationPlan(
-    { riskTier: "low", invariants: [], goals: {} },
-    ["src/banner.ts"],
+    { riskTier, invariants: [], goals: {} },
+    o.paths ?? ["src/banner.ts"],
     policyFromDocument(defaultPolicyDocument(config), 1),
     config,
     shopChecks(),
@@ -44,6 +60,7 @@ export async function seedVerifiedCandidate(
       status,
       composedCommit: "c1",
       composedTree: "t1",
+      ...(o.approvalRequired ? { approvalRequired: true } : {}),
       plan: JSON.parse(JSON.stringify(plan)),
     },
   });
@@ -58,6 +75,8 @@ export async function seedVerifiedCandidate(
         coverage: "checked_supported",
         durationMs: 10,
         timeoutSeconds: check.timeoutSeconds,
+        // A performance check passes with its metric below the bound.
+        metrics: check.id === "performance" ? { p95Ms: 1 } : {},
         completedAt: new Date(),
       },
     });

@@ -159,7 +159,7 @@ describe("a project's policy", () => {
 });
 
 const verifiedUnderV1 = (projectId: string, status: "verified" | "rejected" = "verified") =>
-  seedVerifiedCandidate(t.db, projectId, config, status);
+  seedVerifiedCandidate(t.db, projectId, config, { status });
 
 const inFork = { commitInCandidateFork: async () => true };
 const promote = (candidateId: string, probe = inFork) =>
